@@ -1,0 +1,51 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+let package = Package(
+    name: "larder",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "larder", targets: ["larder"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+    ],
+    targets: [
+        // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift.
+        .target(name: "CLinux"),
+        // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
+        .target(
+            name: "HTTPServer",
+            dependencies: [
+                "CLinux",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The service: configuration, routes, health.
+        .target(
+            name: "Larder",
+            dependencies: [
+                "HTTPServer",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The executable: argument parsing and wiring only.
+        .executableTarget(
+            name: "larder",
+            dependencies: [
+                "Larder",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // A raw socket client with deadlines, shared by the end-to-end tests.
+        .target(name: "TestSupport", dependencies: ["CLinux"], path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,41 @@
+// Linux system interfaces that Glibc's Swift module does not export.
+#ifndef LARDER_CLINUX_H
+#define LARDER_CLINUX_H
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <time.h>
+
+/// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: one call, no race with fork.
+/// Defined in shim.c, which needs _GNU_SOURCE (defining it here would clash with Glibc's module).
+int larder_accept_nonblocking(int fd);
+
+/// Names the calling thread (visible in top -H and perf); at most 15 characters are kept.
+void larder_set_thread_name(const char *name);
+
+/// Registers or modifies an fd with an opaque 64-bit token (fd and generation).
+static inline int larder_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t token) {
+    struct epoll_event ev;
+    ev.events = events;
+    ev.data.u64 = token;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+/// epoll_event is packed on x86_64; Swift cannot read its fields safely, so copy them out here.
+static inline uint64_t larder_epoll_event_token(const struct epoll_event *events, int index) {
+    return events[index].data.u64;
+}
+static inline uint32_t larder_epoll_event_flags(const struct epoll_event *events, int index) {
+    return events[index].events;
+}
+static inline size_t larder_epoll_event_size(void) { return sizeof(struct epoll_event); }
+
+static inline int larder_errno(void) { return errno; }
+
+#endif

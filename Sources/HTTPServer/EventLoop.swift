@@ -1,0 +1,409 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import Logging
+import Synchronization
+
+/// One thread blocking in `epoll_wait`, with its own listening socket and connections.
+///
+/// Everything a loop owns is touched only on its thread; the one door in from other
+/// threads is `post` (an async handler's response) and `requestStop`, which queue work
+/// under a lock and wake the loop through its eventfd.
+final class EventLoop: @unchecked Sendable {
+    private static let listenerToken: UInt64 = 1
+    private static let wakeToken: UInt64 = 2
+    private static let maxEvents: Int32 = 256
+    private static let readChunk = 64 * 1024
+    private static let lingerNanoseconds: UInt64 = 2_000_000_000
+
+    let configuration: HTTPServerConfiguration
+    private let handler: HTTPHandler
+    private let shared: ServerSharedState
+    private let logger: Logger
+    private let epfd: Int32
+    private let wakeFD: Int32
+    private var listenerFD: Int32
+    private var listenerPaused = false
+
+    private var connections: [Int32: Connection] = [:]
+    private var generation: UInt64 = 0
+    var date = DateHeaderCache()
+    private let scratch: UnsafeMutableRawBufferPointer
+    private let tick: Int32
+    private let onExit: @Sendable () -> Void
+
+    private struct Inbox {
+        var completions: [(token: UInt64, sequence: Int, response: HTTPResponse)] = []
+        var stopRequested = false
+    }
+    private let inbox = Mutex(Inbox())
+    private var drainDeadline: UInt64?
+
+    init(listenerFD: Int32, configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
+         shared: ServerSharedState, logger: Logger, onExit: @escaping @Sendable () -> Void) throws(SystemError) {
+        self.listenerFD = listenerFD
+        self.configuration = configuration
+        self.handler = handler
+        self.shared = shared
+        self.logger = logger
+        self.onExit = onExit
+        epfd = try System.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+        wakeFD = try System.call("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        scratch = .allocate(byteCount: Self.readChunk, alignment: 16)
+        let shortest = min(configuration.headerReadTimeout, configuration.idleTimeout, configuration.writeStallTimeout)
+        tick = Int32(clamping: max(5, min(1000, shortest.nanoseconds / 4_000_000)))
+        _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, listenerFD, EPOLLIN.rawValue, Self.listenerToken) }
+        _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, Self.wakeToken) }
+    }
+
+    // MARK: Doors from other threads
+
+    /// Hands a finished async response to the loop that owns its connection.
+    func post(token: UInt64, sequence: Int, response: HTTPResponse) {
+        let first = inbox.withLock { inbox in
+            inbox.completions.append((token, sequence, response))
+            return inbox.completions.count == 1
+        }
+        if first { wake() }
+    }
+
+    /// Starts a graceful stop: no new connections, in-flight responses finished, idle ones closed.
+    func requestStop() {
+        inbox.withLock { $0.stopRequested = true }
+        wake()
+    }
+
+    private func wake() {
+        _ = eventfd_write(wakeFD, 1)
+    }
+
+    // MARK: The loop
+
+    func run() {
+        let events = UnsafeMutableRawPointer.allocate(byteCount: larder_epoll_event_size() * Int(Self.maxEvents), alignment: 16)
+            .bindMemory(to: epoll_event.self, capacity: Int(Self.maxEvents))
+        defer { events.deallocate() }
+        var lastSweep = System.monotonicNanoseconds()
+        let tickNanoseconds = UInt64(tick) * 1_000_000
+
+        while true {
+            let count = epoll_wait(epfd, events, Self.maxEvents, tick)
+            if count < 0, larder_errno() != EINTR {
+                logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])
+                break
+            }
+            for i in 0..<Int32(max(0, count)) {
+                let token = larder_epoll_event_token(events, i)
+                let flags = larder_epoll_event_flags(events, i)
+                switch token {
+                case Self.listenerToken: acceptConnections()
+                case Self.wakeToken: drainInbox()
+                default:
+                    let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
+                    // A stale event for a closed and reused descriptor carries an old generation.
+                    guard let connection = connections[fd], connection.token == token else { continue }
+                    handleEvent(connection, flags: flags)
+                }
+            }
+            let now = System.monotonicNanoseconds()
+            if now &- lastSweep >= tickNanoseconds {
+                lastSweep = now
+                sweep(now: now)
+            }
+            if drainDeadline != nil, connections.isEmpty { break }
+        }
+        shutDownLoop()
+    }
+
+    private func shutDownLoop() {
+        for connection in Array(connections.values) { close(connection) }
+        closeListener()
+        System.close(wakeFD)
+        System.close(epfd)
+        scratch.deallocate()
+        onExit()
+    }
+
+    private func drainInbox() {
+        var value: eventfd_t = 0
+        _ = eventfd_read(wakeFD, &value)
+        let (completions, stop) = inbox.withLock { inbox in
+            defer { inbox.completions.removeAll(keepingCapacity: true) }
+            return (inbox.completions, inbox.stopRequested)
+        }
+        for completion in completions {
+            let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
+            // The connection may have closed while its handler ran.
+            guard let connection = connections[fd], connection.token == completion.token else { continue }
+            connection.complete(completion.sequence, completion.response, date: &date)
+            service(connection)
+        }
+        if stop, drainDeadline == nil { beginDrain() }
+    }
+
+    // MARK: Accepting
+
+    private func acceptConnections() {
+        for _ in 0..<128 {
+            let fd = larder_accept_nonblocking(listenerFD)
+            if fd < 0 {
+                switch larder_errno() {
+                case EAGAIN, EWOULDBLOCK: return
+                case EINTR, ECONNABORTED, EPROTO: continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors: stop watching the listener until the next sweep,
+                    // or level-triggered epoll would spin on it.
+                    logger.warning("accept failed, pausing", metadata: ["errno": "\(larder_errno())"])
+                    setListener(paused: true)
+                    return
+                default:
+                    logger.error("accept failed", metadata: ["errno": "\(larder_errno())"])
+                    return
+                }
+            }
+            try? System.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let open = shared.openConnections.add(1, ordering: .relaxed).newValue
+            generation += 1
+            let now = System.monotonicNanoseconds()
+            let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
+                                        parser: RequestParser(configuration: configuration), now: now)
+            connections[fd] = connection
+            updateInterest(connection)
+            if open > configuration.maxConnections {
+                fail(connection, status: 503, detail: "The server has too many open connections; try again shortly.")
+                service(connection)
+            }
+        }
+    }
+
+    private func setListener(paused: Bool) {
+        guard listenerFD >= 0, paused != listenerPaused else { return }
+        listenerPaused = paused
+        _ = larder_epoll_ctl(epfd, EPOLL_CTL_MOD, listenerFD, paused ? 0 : EPOLLIN.rawValue, Self.listenerToken)
+    }
+
+    private func closeListener() {
+        guard listenerFD >= 0 else { return }
+        _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, listenerFD, 0, 0)
+        System.close(listenerFD)
+        listenerFD = -1
+    }
+
+    // MARK: Graceful stop and timeouts
+
+    private func beginDrain() {
+        drainDeadline = System.monotonicNanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
+        closeListener()
+        for connection in Array(connections.values) {
+            if connection.isIdle {
+                close(connection)
+            } else if !connection.parser.inProgress, connection.input.isEmpty, connection.closeAfterOwedResponses() {
+                connection.phase = .closing
+            }
+            // Otherwise a request is half read: it is answered with `Connection: close` when it completes.
+        }
+    }
+
+    var draining: Bool { drainDeadline != nil }
+
+    private func sweep(now: UInt64) {
+        setListener(paused: false)
+        if let deadline = drainDeadline, now >= deadline {
+            for connection in Array(connections.values) { close(connection) }
+            return
+        }
+        let header = configuration.headerReadTimeout.nanoseconds
+        let idle = configuration.idleTimeout.nanoseconds
+        let stall = configuration.writeStallTimeout.nanoseconds
+        for connection in Array(connections.values) {
+            if case .lingering(let deadline) = connection.phase {
+                if now >= deadline { close(connection) }
+                continue
+            }
+            if connection.pendingOutput > 0, now &- connection.lastWriteProgress > stall {
+                close(connection)
+            } else if case .open = connection.phase, let started = connection.headStartedAt, now &- started > header {
+                fail(connection, status: 408, detail: "The request header was not received in time.")
+                service(connection)
+            } else if connection.responsesOwed == 0, connection.pendingOutput == 0, !connection.parser.readingHead,
+                      now &- connection.lastActivity > idle {
+                close(connection)
+            }
+        }
+    }
+
+    // MARK: Connections
+
+    private func handleEvent(_ connection: Connection, flags: UInt32) {
+        if flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 {
+            close(connection)
+            return
+        }
+        if flags & EPOLLIN.rawValue != 0, !read(connection) { return }
+        service(connection)
+    }
+
+    /// Reads what is available. Returns false when the connection was closed.
+    private func read(_ connection: Connection) -> Bool {
+        while true {
+            let result: IOResult
+            do {
+                result = try System.read(connection.fd, scratch)
+            } catch {
+                close(connection)
+                return false
+            }
+            guard case .done(let n) = result else { return true }
+            if n == 0 {
+                connection.peerClosedWrite = true
+                if case .lingering = connection.phase {
+                    close(connection)
+                    return false
+                }
+                return true
+            }
+            if case .lingering = connection.phase { continue }  // discard what a closing client still sends
+            connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            connection.lastActivity = System.monotonicNanoseconds()
+            if n < scratch.count { return true }
+            // A full chunk: let the parser catch up before reading more, so input stays bounded.
+            if connection.input.count >= configuration.maxOutputBytes { return true }
+        }
+    }
+
+    /// Moves the connection forward: write, parse and dispatch what the limits allow, write
+    /// again, then close or re-arm epoll as the new state requires.
+    func service(_ connection: Connection) {
+        guard flush(connection) else { return }
+        if case .open = connection.phase {
+            parseAndDispatch(connection)
+            guard flush(connection) else { return }
+        }
+        if connection.pendingOutput == 0, connection.responsesOwed == 0 {
+            switch connection.phase {
+            case .closing:
+                linger(connection)
+                return
+            case .open where connection.peerClosedWrite || (draining && connection.isIdle):
+                close(connection)
+                return
+            default: break
+            }
+        }
+        updateInterest(connection)
+    }
+
+    private func parseAndDispatch(_ connection: Connection) {
+        while case .open = connection.phase, !connection.input.isEmpty || connection.parser.inProgress {
+            if connection.responsesOwed >= configuration.maxPipelinedRequests
+                || connection.pendingOutput >= configuration.maxOutputBytes {
+                break  // back-pressure: the rest waits in `input` until the client reads
+            }
+            switch connection.parser.next(&connection.input) {
+            case .needMore:
+                if connection.parser.wantsContinue, connection.responsesOwed == 0 {
+                    connection.parser.wantsContinue = false
+                    connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                }
+                if connection.parser.readingHead {
+                    if connection.headStartedAt == nil { connection.headStartedAt = System.monotonicNanoseconds() }
+                } else {
+                    connection.headStartedAt = nil
+                }
+                connection.input.compact()
+                return
+            case .request(let request):
+                connection.headStartedAt = nil
+                dispatch(request, on: connection)
+            case .failure(let error):
+                fail(connection, status: error.status, detail: error.detail)
+            }
+        }
+        connection.input.compact()
+    }
+
+    private func dispatch(_ request: HTTPRequest, on connection: Connection) {
+        let keepAlive = request.keepAlive && !draining && !connection.peerClosedWrite
+        let sequence = connection.admit(.init(isHead: request.method == .head, keepAlive: keepAlive, version: request.version))
+        if !keepAlive { connection.phase = .closing }
+        switch handler(request) {
+        case .now(let response):
+            connection.complete(sequence, response, date: &date)
+        case .later(let work):
+            let token = connection.token
+            Task { [self] in
+                let response = await work()
+                post(token: token, sequence: sequence, response: response)
+            }
+        }
+    }
+
+    /// Queues an error response as the connection's last and stops reading requests.
+    private func fail(_ connection: Connection, status: Int, detail: String) {
+        let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
+        connection.phase = .closing
+        connection.headStartedAt = nil
+        connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date)
+    }
+
+    /// Writes as much output as the socket takes. Returns false when the connection was closed.
+    private func flush(_ connection: Connection) -> Bool {
+        while connection.pendingOutput > 0 {
+            let result: IOResult
+            do {
+                result = try connection.output.withUnsafeBytes { bytes throws(SystemError) in
+                    try System.send(connection.fd, UnsafeRawBufferPointer(rebasing: bytes[connection.outputSent...]))
+                }
+            } catch {
+                close(connection)
+                return false
+            }
+            guard case .done(let n) = result else { break }
+            connection.outputWritten(n)
+            let now = System.monotonicNanoseconds()
+            connection.lastWriteProgress = now
+            connection.lastActivity = now
+        }
+        return true
+    }
+
+    private func linger(_ connection: Connection) {
+        if connection.peerClosedWrite {
+            close(connection)
+            return
+        }
+        shutdown(connection.fd, Int32(SHUT_WR))
+        connection.phase = .lingering(deadline: System.monotonicNanoseconds() &+ Self.lingerNanoseconds)
+        connection.input = InputBuffer()
+        updateInterest(connection)
+    }
+
+    private func updateInterest(_ connection: Connection) {
+        var events: UInt32 = 0
+        let backPressured = connection.responsesOwed >= configuration.maxPipelinedRequests
+            || connection.pendingOutput >= configuration.maxOutputBytes
+        switch connection.phase {
+        case .open where !connection.peerClosedWrite && !backPressured: events |= EPOLLIN.rawValue
+        case .lingering: events |= EPOLLIN.rawValue
+        default: break
+        }
+        if connection.pendingOutput > 0 { events |= EPOLLOUT.rawValue }
+        guard events != connection.registeredEvents || connection.registeredEvents == UInt32.max else { return }
+        let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
+        connection.registeredEvents = events
+    }
+
+    private func close(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
+        System.close(connection.fd)
+        shared.openConnections.subtract(1, ordering: .relaxed)
+    }
+}
+
+/// State every loop of one server shares: only counters, so the hot path takes no lock.
+final class ServerSharedState: Sendable {
+    let openConnections = Atomic<Int>(0)
+}

@@ -1,0 +1,81 @@
+/// Header fields in the order received or to be sent.
+///
+/// Repeated fields are kept (a cache needs every `Cache-Control` line, a proxy every
+/// `Set-Cookie`), and names compare case-insensitively (RFC 9110 §5.1).
+public struct HTTPHeaders: Sendable, Equatable, Sequence {
+    public typealias Element = (name: String, value: String)
+
+    @usableFromInline var fields: [Element]
+
+    public init() { fields = [] }
+
+    public init(_ fields: [(String, String)]) {
+        self.fields = fields.map { (name: $0.0, value: $0.1) }
+    }
+
+    public var count: Int { fields.count }
+
+    public mutating func add(_ name: String, _ value: String) {
+        fields.append((name: name, value: value))
+    }
+
+    /// Replaces every field of this name with one.
+    public mutating func set(_ name: String, _ value: String) {
+        remove(name)
+        fields.append((name: name, value: value))
+    }
+
+    public mutating func remove(_ name: String) {
+        fields.removeAll { HTTPHeaders.namesEqual($0.name, name) }
+    }
+
+    /// The first value of the field, if present.
+    public subscript(name: String) -> String? {
+        fields.first { HTTPHeaders.namesEqual($0.name, name) }?.value
+    }
+
+    /// Every value of the field, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { HTTPHeaders.namesEqual($0.name, name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// The comma-separated members of every field of this name (RFC 9110 §5.6.1), trimmed, empties dropped.
+    public func listValues(_ name: String) -> [Substring] {
+        values(name).flatMap { value in
+            value.split(separator: ",").map { $0.trimmingOWS() }.filter { !$0.isEmpty }
+        }
+    }
+
+    public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
+
+    public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
+        lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }
+    }
+
+    /// ASCII case-insensitive comparison without allocating.
+    @inlinable
+    public static func namesEqual(_ a: String, _ b: String) -> Bool {
+        var a = a, b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count where x[i] | 0x20 != y[i] | 0x20 {
+                    return false
+                }
+                return true
+            }
+        }
+    }
+}
+
+extension StringProtocol {
+    /// Drops optional whitespace (SP, HTAB) at both ends.
+    func trimmingOWS() -> Substring {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,36 @@
+/// A request method (RFC 9110 §9). Known methods are cases so routing compares integers;
+/// any other token is kept as written, because a gateway forwards methods it does not know.
+public enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
+    case get, head, post, put, delete, options, patch, trace, connect
+    case other(String)
+
+    init(token: String) {
+        switch token {
+        case "GET": self = .get
+        case "HEAD": self = .head
+        case "POST": self = .post
+        case "PUT": self = .put
+        case "DELETE": self = .delete
+        case "OPTIONS": self = .options
+        case "PATCH": self = .patch
+        case "TRACE": self = .trace
+        case "CONNECT": self = .connect
+        default: self = .other(token)
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .get: "GET"
+        case .head: "HEAD"
+        case .post: "POST"
+        case .put: "PUT"
+        case .delete: "DELETE"
+        case .options: "OPTIONS"
+        case .patch: "PATCH"
+        case .trace: "TRACE"
+        case .connect: "CONNECT"
+        case .other(let token): token
+        }
+    }
+}

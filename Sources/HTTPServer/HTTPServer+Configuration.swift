@@ -1,0 +1,47 @@
+/// Every limit and timeout of the server in one value, with documented defaults.
+///
+/// The defaults follow SPEC.md ("Errors"): a request line of 8 KiB, a header block of
+/// 16 KiB in at most 100 fields, a body of 1 MiB. Timeouts are `Duration`s so tests can
+/// shrink them instead of sleeping.
+public struct HTTPServerConfiguration: Sendable {
+    /// Address to bind, numeric IPv4 or IPv6 (`127.0.0.1`, `0.0.0.0`, `::1`) or `localhost`.
+    public var host: String = "127.0.0.1"
+    /// Port to bind; 0 asks the kernel for any free port (read back with `HTTPServer.port`).
+    public var port: Int = 8080
+    /// Event loops, one thread and one `SO_REUSEPORT` listener each. Default: one per CPU.
+    public var eventLoops: Int = System.cpuCount
+    /// Longest request line, excluding CRLF (414 past it).
+    public var maxRequestLineBytes: Int = 8 * 1024
+    /// Largest header block, every field line with its CRLF (431 past it).
+    public var maxHeaderBytes: Int = 16 * 1024
+    /// Most header fields in one request, trailers included (431 past it).
+    public var maxHeaderCount: Int = 100
+    /// Largest request body, after chunked decoding (413 past it).
+    public var maxBodyBytes: Int = 1024 * 1024
+    /// Time allowed from the first byte of a request to the end of its header block (408, then close).
+    public var headerReadTimeout: Duration = .seconds(10)
+    /// Time an idle keep-alive connection is kept open (then closed silently).
+    public var idleTimeout: Duration = .seconds(60)
+    /// Time a connection may go without accepting any of the bytes waiting for it (then closed).
+    public var writeStallTimeout: Duration = .seconds(30)
+    /// Connections open at once across all loops; one more is answered 503 and closed.
+    public var maxConnections: Int = 10_000 + 1_024
+    /// Output buffered for one connection before it stops reading further requests.
+    public var maxOutputBytes: Int = 1024 * 1024
+    /// Requests read ahead of their responses on one connection (pipelining depth).
+    public var maxPipelinedRequests: Int = 64
+    /// How long a graceful stop waits for in-flight responses before closing everything.
+    public var shutdownGracePeriod: Duration = .seconds(8)
+
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+}
+
+extension Duration {
+    var nanoseconds: UInt64 {
+        let (seconds, attoseconds) = components
+        return UInt64(max(0, seconds)) &* 1_000_000_000 &+ UInt64(max(0, attoseconds) / 1_000_000_000)
+    }
+}

@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+import Logging
+import Synchronization
+
+/// A small HTTP/1.1 server on POSIX sockets: one epoll event loop per core, each on its
+/// own thread with its own `SO_REUSEPORT` listener. It knows nothing of what it serves:
+/// every request goes to one `HTTPHandler` (usually a `Router`).
+public final class HTTPServer: Sendable {
+    public let configuration: HTTPServerConfiguration
+    private let handler: HTTPHandler
+    private let logger: Logger
+    private let shared = ServerSharedState()
+
+    private struct State {
+        var loops: [EventLoop] = []
+        var port: Int?
+        var running = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
+
+    public init(configuration: HTTPServerConfiguration, logger: Logger = Logger(label: "larder.http"),
+                handler: @escaping HTTPHandler) {
+        self.configuration = configuration
+        self.logger = logger
+        self.handler = handler
+    }
+
+    /// The bound port (the kernel's choice when configured with 0); nil before `start`.
+    public var port: Int? { state.withLock { $0.port } }
+
+    /// Connections open now, across every loop.
+    public var openConnections: Int { shared.openConnections.load(ordering: .relaxed) }
+
+    /// Binds every listener and starts the loops. Throws if any listener cannot bind,
+    /// leaving nothing running.
+    public func start() throws(SystemError) {
+        let count = max(1, configuration.eventLoops)
+        var listeners: [Int32] = []
+        do {
+            var port = configuration.port
+            for _ in 0..<count {
+                let fd = try Listener.open(host: configuration.host, port: port)
+                listeners.append(fd)
+                // Port 0: every later listener joins the port the first one got.
+                port = Listener.boundPort(fd)
+            }
+            let loops = try listeners.map { fd throws(SystemError) in
+                try EventLoop(listenerFD: fd, configuration: configuration, handler: handler, shared: shared,
+                              logger: logger, onExit: { [weak self] in self?.loopExited() })
+            }
+            state.withLock {
+                $0.loops = loops
+                $0.port = port
+                $0.running = loops.count
+            }
+            for (index, loop) in loops.enumerated() {
+                Thread.start(name: "larder-loop-\(index)") { loop.run() }
+            }
+        } catch {
+            listeners.forEach(System.close)
+            throw error
+        }
+    }
+
+    /// Graceful stop: stop accepting, finish in-flight responses, close idle connections;
+    /// returns when every loop has exited (at most the grace period later).
+    public func shutdown() async {
+        let loops = state.withLock { $0.loops }
+        loops.forEach { $0.requestStop() }
+        await waitUntilStopped()
+    }
+
+    /// Returns once every loop has exited.
+    public func waitUntilStopped() async {
+        await withCheckedContinuation { continuation in
+            let done = state.withLock { state in
+                if state.running == 0 { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+
+    private func loopExited() {
+        let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.running -= 1
+            guard state.running == 0 else { return [] }
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+}
+
+/// A detached POSIX thread; the event loops block in `epoll_wait` and must never run on
+/// Swift's cooperative pool.
+enum Thread {
+    private final class Body {
+        let run: () -> Void
+        init(_ run: @escaping () -> Void) { self.run = run }
+    }
+
+    static func start(name: String, _ run: @escaping @Sendable () -> Void) {
+        let body = Unmanaged.passRetained(Body {
+            larder_set_thread_name(name)
+            run()
+        }).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { argument in
+            let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
+            body.run()
+            return nil
+        }, body)
+        precondition(status == 0, "pthread_create failed: \(status)")
+        pthread_detach(thread)
+    }
+}

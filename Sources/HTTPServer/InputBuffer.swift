@@ -1,0 +1,42 @@
+/// Bytes read from a connection and not yet consumed by the parser.
+///
+/// Consumed bytes are dropped lazily (by moving `start`) so parsing a pipelined batch
+/// never shifts memory per request.
+struct InputBuffer {
+    var bytes: [UInt8] = []
+    var start = 0
+
+    var count: Int { bytes.count - start }
+    var isEmpty: Bool { start == bytes.count }
+
+    subscript(offset: Int) -> UInt8 { bytes[start + offset] }
+
+    mutating func consume(_ n: Int) {
+        start += n
+        if start == bytes.count {
+            bytes.removeAll(keepingCapacity: bytes.capacity <= 64 * 1024)
+            start = 0
+        }
+    }
+
+    /// Moves unconsumed bytes to the front once the consumed prefix dominates.
+    mutating func compact() {
+        if start > 0, start >= count {
+            bytes.removeSubrange(0..<start)
+            start = 0
+        }
+    }
+
+    mutating func append(_ chunk: UnsafeRawBufferPointer) {
+        bytes.append(contentsOf: chunk)
+    }
+
+    mutating func append(_ chunk: some Sequence<UInt8>) {
+        bytes.append(contentsOf: chunk)
+    }
+
+    /// The unconsumed bytes at `range` (offsets relative to `start`).
+    func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
+        bytes[(start + range.lowerBound)..<(start + range.upperBound)]
+    }
+}

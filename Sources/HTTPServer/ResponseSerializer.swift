@@ -1,0 +1,43 @@
+/// Renders a response into the connection's output buffer so head and body leave in one write.
+enum ResponseSerializer {
+    /// How the request shaped its response: HEAD drops the body, keep-alive decides `Connection`.
+    struct Context {
+        var isHead: Bool
+        var keepAlive: Bool
+        var version: HTTPVersion
+    }
+
+    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout [UInt8]) {
+        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32)
+        out.append(contentsOf: "HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8)
+        var hasDate = false
+        for field in response.headers {
+            // Framing and connection management belong to the server alone.
+            if HTTPHeaders.namesEqual(field.name, "content-length") || HTTPHeaders.namesEqual(field.name, "connection")
+                || HTTPHeaders.namesEqual(field.name, "transfer-encoding") || HTTPHeaders.namesEqual(field.name, "keep-alive") {
+                continue
+            }
+            if !hasDate, HTTPHeaders.namesEqual(field.name, "date") { hasDate = true }
+            out.append(contentsOf: field.name.utf8)
+            out.append(0x3A)
+            out.append(0x20)
+            out.append(contentsOf: field.value.utf8)
+            out.append(0x0D)
+            out.append(0x0A)
+        }
+        if !hasDate { out.append(contentsOf: date) }
+        if response.allowsBody {
+            out.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+        }
+        if !context.keepAlive {
+            out.append(contentsOf: "Connection: close\r\n".utf8)
+        } else if context.version == .http10 {
+            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+        }
+        out.append(0x0D)
+        out.append(0x0A)
+        if response.allowsBody, !context.isHead {
+            out.append(contentsOf: response.body)
+        }
+    }
+}

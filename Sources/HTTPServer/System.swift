@@ -1,0 +1,85 @@
+// One place for system calls: EINTR is retried, EAGAIN is "not now", the rest throws.
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+
+/// A failed system call, with the name of the call and errno.
+public struct SystemError: Error, CustomStringConvertible, Sendable {
+    public let call: String
+    public let errno: Int32
+
+    public var description: String { "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))" }
+}
+
+/// Outcome of a non-blocking I/O call: done (with a count) or would block.
+enum IOResult: Equatable {
+    case done(Int)
+    case wouldBlock
+}
+
+enum System {
+    /// Retries on EINTR; returns the result or throws for any other failure.
+    @inline(__always)
+    static func call(_ name: String, _ body: () -> Int32) throws(SystemError) -> Int32 {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let err = larder_errno()
+            if err == EINTR { continue }
+            throw SystemError(call: name, errno: err)
+        }
+    }
+
+    /// Like `call`, but EAGAIN/EWOULDBLOCK become `.wouldBlock`.
+    @inline(__always)
+    static func nonBlocking(_ name: String, _ body: () -> Int) throws(SystemError) -> IOResult {
+        while true {
+            let result = body()
+            if result >= 0 { return .done(result) }
+            let err = larder_errno()
+            if err == EINTR { continue }
+            if err == EAGAIN || err == EWOULDBLOCK { return .wouldBlock }
+            throw SystemError(call: name, errno: err)
+        }
+    }
+
+    static func read(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult {
+        try nonBlocking("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> IOResult {
+        try nonBlocking("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    static func close(_ fd: Int32) {
+        // Linux closes the descriptor even when close reports EINTR: never retry.
+        _ = Glibc.close(fd)
+    }
+
+    static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SystemError) {
+        var value = value
+        _ = try call("setsockopt") {
+            setsockopt(fd, level, name, &value, socklen_t(MemoryLayout<Int32>.size))
+        }
+    }
+
+    /// Monotonic time in nanoseconds, for deadlines.
+    static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
+    }
+
+    /// Wall-clock seconds since the epoch, coarse: cheap enough to call per loop iteration.
+    static func wallSeconds() -> Int {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts)
+        return ts.tv_sec
+    }
+}
+
+extension System {
+    /// Online CPUs, at least 1.
+    static var cpuCount: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+}

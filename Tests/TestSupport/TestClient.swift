@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+
+/// A failure of the test client: a deadline passed, the peer closed, or a call failed.
+public struct TestClientError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// One response as read off the wire, unparsed beyond framing.
+public struct TestResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+    public func headerValues(_ name: String) -> [String] {
+        headers.filter { $0.name.lowercased() == name.lowercased() }.map(\.value)
+    }
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+/// A blocking TCP client for tests in which every read has a deadline, so no test can hang
+/// on a server that never answers.
+public final class TestClient {
+    public let fd: Int32
+    private var buffer: [UInt8] = []
+    public var timeout: Duration
+
+    public init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(10)) throws {
+        self.timeout = timeout
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw TestClientError("socket: errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(port).bigEndian
+        inet_pton(AF_INET, host, &address.sin_addr)
+        let result = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard result == 0 else {
+            let err = errno
+            Glibc.close(fd)
+            throw TestClientError("connect to \(port): errno \(err)")
+        }
+        var one: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+    }
+
+    deinit { Glibc.close(fd) }
+
+    public func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    public func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw TestClientError("send: errno \(errno)")
+            }
+            offset += n
+        }
+    }
+
+    /// Shuts down the write side (the server sees end of input).
+    public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
+
+    /// Reads more bytes into the buffer; returns 0 at end of stream. Throws past the deadline.
+    @discardableResult
+    private func fill(deadline: ContinuousClock.Instant) throws -> Int {
+        while true {
+            let remaining = ContinuousClock.now.duration(to: deadline)
+            guard remaining > .zero else { throw TestClientError("read timed out") }
+            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ms = Int32(clamping: remaining.components.seconds * 1000 + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let ready = poll(&pfd, 1, ms)
+            if ready < 0, errno == EINTR { continue }
+            if ready == 0 { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let n = chunk.withUnsafeMutableBytes { Glibc.recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 {
+                if errno == EINTR || errno == EAGAIN { continue }
+                if errno == ECONNRESET { return 0 }
+                throw TestClientError("recv: errno \(errno)")
+            }
+            buffer.append(contentsOf: chunk[0..<n])
+            return n
+        }
+    }
+
+    /// Reads one response. `bodyless` is for answers to HEAD, which carry a length but no body.
+    public func readResponse(bodyless: Bool = false) throws -> TestResponse {
+        let deadline = ContinuousClock.now + timeout
+        var headEnd: Int?
+        while headEnd == nil {
+            headEnd = Self.find([13, 10, 13, 10], in: buffer)
+            if headEnd == nil, try fill(deadline: deadline) == 0 {
+                throw TestClientError("connection closed before a response head (\(buffer.count) bytes buffered)")
+            }
+        }
+        let head = String(decoding: buffer[0..<headEnd!], as: UTF8.self)
+        buffer.removeFirst(headEnd! + 4)
+        var lines = head.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { throw TestClientError("bad status line: \(head)") }
+        let headers = lines.map { line -> (name: String, value: String) in
+            let colon = line.firstIndex(of: ":")!
+            return (String(line[..<colon]), String(line[line.index(after: colon)...].drop { $0 == " " }))
+        }
+        var response = TestResponse(status: status, headers: headers, body: [])
+        if status == 100 { return response }
+        if bodyless || status == 204 || status == 304 { return response }
+        if let length = response.header("content-length").flatMap(Int.init) {
+            while buffer.count < length {
+                if try fill(deadline: deadline) == 0 { throw TestClientError("connection closed mid-body") }
+            }
+            response.body = Array(buffer[0..<length])
+            buffer.removeFirst(length)
+        } else {
+            while try fill(deadline: deadline) > 0 {}
+            response.body = buffer
+            buffer = []
+        }
+        return response
+    }
+
+    /// True when the server closes the connection (end of stream or reset) before the deadline;
+    /// any bytes still arriving are kept for `readResponse`.
+    public func waitForClose(within duration: Duration) -> Bool {
+        let deadline = ContinuousClock.now + duration
+        while true {
+            do {
+                if try fill(deadline: deadline) == 0 { return true }
+            } catch {
+                return false
+            }
+        }
+    }
+
+    public var bufferedByteCount: Int { buffer.count }
+
+    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] {
+            if Array(haystack[i..<(i + needle.count)]) == needle { return i }
+        }
+        return nil
+    }
+}
+
+/// Raises the open-file limit to the hard limit, for tests that hold many connections.
+public func raiseFileLimit() {
+    var limit = rlimit()
+    getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    limit.rlim_cur = limit.rlim_max
+    setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+}
