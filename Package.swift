@@ -43,7 +43,7 @@ let package = Package(
             ]
         ),
         // A raw socket client with deadlines, shared by the end-to-end tests.
-        .target(name: "TestSupport", dependencies: ["CLinux"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "TestSupport"]),
     ],

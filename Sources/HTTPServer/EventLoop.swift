@@ -277,7 +277,12 @@ final class EventLoop: @unchecked Sendable {
     func service(_ connection: Connection) {
         guard flush(connection) else { return }
         if case .open = connection.phase {
-            parseAndDispatch(connection)
+            // Requests already buffered must not wait for new bytes that may never come:
+            // keep parsing for as long as writing makes room.
+            while parseAndDispatch(connection) {
+                guard flush(connection) else { return }
+                if isBackPressured(connection) { break }
+            }
             guard flush(connection) else { return }
         }
         if connection.pendingOutput == 0, connection.responsesOwed == 0 {
@@ -294,11 +299,18 @@ final class EventLoop: @unchecked Sendable {
         updateInterest(connection)
     }
 
-    private func parseAndDispatch(_ connection: Connection) {
+    private func isBackPressured(_ connection: Connection) -> Bool {
+        connection.responsesOwed >= configuration.maxPipelinedRequests
+            || connection.pendingOutput >= configuration.maxOutputBytes
+    }
+
+    /// Parses and dispatches buffered requests. Returns true when it stopped for back-pressure
+    /// with bytes still buffered (the rest waits in `input` until the client reads).
+    private func parseAndDispatch(_ connection: Connection) -> Bool {
         while case .open = connection.phase, !connection.input.isEmpty || connection.parser.inProgress {
-            if connection.responsesOwed >= configuration.maxPipelinedRequests
-                || connection.pendingOutput >= configuration.maxOutputBytes {
-                break  // back-pressure: the rest waits in `input` until the client reads
+            if isBackPressured(connection) {
+                connection.input.compact()
+                return true
             }
             switch connection.parser.next(&connection.input) {
             case .needMore:
@@ -312,7 +324,7 @@ final class EventLoop: @unchecked Sendable {
                     connection.headStartedAt = nil
                 }
                 connection.input.compact()
-                return
+                return false
             case .request(let request):
                 connection.headStartedAt = nil
                 dispatch(request, on: connection)
@@ -321,6 +333,7 @@ final class EventLoop: @unchecked Sendable {
             }
         }
         connection.input.compact()
+        return false
     }
 
     private func dispatch(_ request: HTTPRequest, on connection: Connection) {
@@ -381,10 +394,8 @@ final class EventLoop: @unchecked Sendable {
 
     private func updateInterest(_ connection: Connection) {
         var events: UInt32 = 0
-        let backPressured = connection.responsesOwed >= configuration.maxPipelinedRequests
-            || connection.pendingOutput >= configuration.maxOutputBytes
         switch connection.phase {
-        case .open where !connection.peerClosedWrite && !backPressured: events |= EPOLLIN.rawValue
+        case .open where !connection.peerClosedWrite && !isBackPressured(connection): events |= EPOLLIN.rawValue
         case .lingering: events |= EPOLLIN.rawValue
         default: break
         }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import Dispatch
 
 /// A failure of the test client: a deadline passed, the peer closed, or a call failed.
 public struct TestClientError: Error, CustomStringConvertible {
@@ -24,9 +25,10 @@ public struct TestResponse: Sendable {
     public var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-/// A blocking TCP client for tests in which every read has a deadline, so no test can hang
-/// on a server that never answers.
-public final class TestClient {
+/// A TCP client for tests in which every read has a deadline, so no test can hang on a
+/// server that never answers. Reads block a Dispatch thread, never Swift's cooperative
+/// pool, which the server's async handlers need. One task uses a client at a time.
+public final class TestClient: @unchecked Sendable {
     public let fd: Int32
     private var buffer: [UInt8] = []
     public var timeout: Duration
@@ -93,8 +95,19 @@ public final class TestClient {
         }
     }
 
+    /// Runs blocking socket work on a Dispatch thread.
+    private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+        }
+    }
+
     /// Reads one response. `bodyless` is for answers to HEAD, which carry a length but no body.
-    public func readResponse(bodyless: Bool = false) throws -> TestResponse {
+    public func readResponse(bodyless: Bool = false) async throws -> TestResponse {
+        try await offPool { try self.readResponseBlocking(bodyless: bodyless) }
+    }
+
+    private func readResponseBlocking(bodyless: Bool) throws -> TestResponse {
         let deadline = ContinuousClock.now + timeout
         var headEnd: Int?
         while headEnd == nil {
@@ -131,7 +144,11 @@ public final class TestClient {
 
     /// True when the server closes the connection (end of stream or reset) before the deadline;
     /// any bytes still arriving are kept for `readResponse`.
-    public func waitForClose(within duration: Duration) -> Bool {
+    public func waitForClose(within duration: Duration) async -> Bool {
+        (try? await offPool { self.waitForCloseBlocking(within: duration) }) ?? false
+    }
+
+    private func waitForCloseBlocking(within duration: Duration) -> Bool {
         let deadline = ContinuousClock.now + duration
         while true {
             do {

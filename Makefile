@@ -1,0 +1,25 @@
+# Larder: `make run` starts the service, `make test` runs every test.
+# Both install missing prerequisites first (scripts/prerequisites.sh).
+
+SWIFT ?= swift
+PORT ?= 8080
+
+.PHONY: run test build prerequisites clean
+
+prerequisites:
+	@scripts/prerequisites.sh
+
+build: prerequisites
+	$(SWIFT) build
+
+## Builds and starts Larder on http://127.0.0.1:$(PORT); Ctrl-C stops it gracefully.
+run: build
+	$(SWIFT) run larder serve --port $(PORT)
+
+## Every test: unit, parser, and end-to-end over real sockets.
+test: prerequisites
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+clean:
+	rm -rf .build

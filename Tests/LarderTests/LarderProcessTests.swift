@@ -1,0 +1,80 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Testing
+import TestSupport
+
+/// The `larder` executable as an operator runs it: real process, real socket, real signals.
+@Suite struct LarderProcessTests {
+    @Test func servesLivezOnTheAnnouncedPortAndStopsOnSIGTERM() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0"])
+        let port = try await larder.waitForPort()
+        #expect(port > 0)
+        let firstLine = larder.output.split(separator: "\n").first.map(String.init) ?? ""
+        #expect(firstLine.hasSuffix("listening on http://127.0.0.1:\(port)"))
+
+        let client = try TestClient(port: port)
+        try client.send("GET /livez HTTP/1.1\r\nHost: t\r\n\r\n")
+        let response = try await client.readResponse()
+        #expect(response.status == 200)
+        #expect(response.header("cache-control") == "no-store")
+
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+        #expect(await client.waitForClose(within: .seconds(5)))
+    }
+
+    @Test func sigintAlsoStopsCleanly() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0"])
+        _ = try await larder.waitForPort()
+        larder.signal(SIGINT)
+        #expect(await larder.waitForExit() == 0)
+    }
+
+    @Test func environmentChoosesThePortWhenNoFlagDoes() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0"], environment: ["LARDER_PORT": "1", "LARDER_LOG_FORMAT": "json"])
+        let port = try await larder.waitForPort()
+        #expect(port != 1)  // the flag won
+        #expect(larder.output.hasPrefix("{"))  // the environment's log format applied
+        #expect(larder.output.contains("\"message\":\"listening on http://127.0.0.1:\(port)\""))
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+    }
+
+    @Test(arguments: [["serve", "--bogus"], ["serve", "--port", "70000"], ["serve", "--log-format", "yaml"]])
+    func badConfigurationExitsWithStatus2AndOneLine(_ arguments: [String]) async throws {
+        let larder = try LarderProcess(arguments)
+        #expect(await larder.waitForExit() == 2)
+        let lines = larder.errorOutput.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.hasPrefix("larder: ") == true)
+    }
+
+    @Test func portInUseExitsWithStatus2() async throws {
+        let first = try LarderProcess(["serve", "--port", "0"])
+        let port = try await first.waitForPort()
+        // SO_REUSEPORT only lets the same user share a port deliberately; a second server
+        // must still fail, so the first listener is held without SO_REUSEPORT here.
+        let blocker = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(blocker) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(blocker, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0)
+        listen(blocker, 1)
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(blocker, $0, &length) }
+        }
+        let taken = Int(UInt16(bigEndian: address.sin_port))
+        let second = try LarderProcess(["serve", "--port", "\(taken)"])
+        #expect(await second.waitForExit() == 2)
+        #expect(second.errorOutput.contains("cannot start"))
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit() == 0)
+        _ = port
+    }
+}

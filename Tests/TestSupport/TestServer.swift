@@ -1,0 +1,33 @@
+import HTTPServer
+
+/// Starts an `HTTPServer` on a free loopback port, runs `body` with the port, and always
+/// stops the server afterwards.
+public func withServer<T>(
+    _ configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    handler: @escaping HTTPHandler,
+    _ body: (HTTPServer, Int) async throws -> T
+) async throws -> T {
+    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+    configuration.eventLoops = 2
+    configure(&configuration)
+    let server = HTTPServer(configuration: configuration, handler: handler)
+    try server.start()
+    do {
+        let result = try await body(server, server.port!)
+        await server.shutdown()
+        return result
+    } catch {
+        await server.shutdown()
+        throw error
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; for waiting on another thread's progress.
+public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return condition()
+}
