@@ -16,6 +16,10 @@ let package = Package(
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift.
         .target(name: "CLinux"),
+        // libcurl, with typed wrappers for its variadic calls.
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // The upstream client: one libcurl multi handle on its own thread, async fetch.
+        .target(name: "Upstream", dependencies: ["CCurl"]),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
             name: "HTTPServer",
@@ -29,6 +33,7 @@ let package = Package(
             name: "Larder",
             dependencies: [
                 "HTTPServer",
+                "Upstream",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -45,6 +50,7 @@ let package = Package(
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "TestSupport"]),
         .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -163,6 +163,7 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             try? System.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            shared.acceptedConnections.add(1, ordering: .relaxed)
             let open = shared.openConnections.add(1, ordering: .relaxed).newValue
             generation += 1
             let now = System.monotonicNanoseconds()
@@ -417,4 +418,5 @@ final class EventLoop: @unchecked Sendable {
 /// State every loop of one server shares: only counters, so the hot path takes no lock.
 final class ServerSharedState: Sendable {
     let openConnections = Atomic<Int>(0)
+    let acceptedConnections = Atomic<Int>(0)
 }

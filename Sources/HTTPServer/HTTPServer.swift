@@ -35,6 +35,9 @@ public final class HTTPServer: Sendable {
     /// Connections open now, across every loop.
     public var openConnections: Int { shared.openConnections.load(ordering: .relaxed) }
 
+    /// Connections accepted since start, across every loop.
+    public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
+
     /// Binds every listener and starts the loops. Throws if any listener cannot bind,
     /// leaving nothing running.
     public func start() throws(SystemError) {

@@ -1,0 +1,46 @@
+// libcurl for Swift. curl_easy_setopt, curl_easy_getinfo and curl_multi_setopt are
+// C-variadic, which Swift cannot call: each use gets a typed wrapper here.
+#ifndef LARDER_CCURL_SHIM_H
+#define LARDER_CCURL_SHIM_H
+
+#include <curl/curl.h>
+
+static inline CURLcode larder_easy_setopt_long(CURL *easy, CURLoption option, long value) {
+    return curl_easy_setopt(easy, option, value);
+}
+static inline CURLcode larder_easy_setopt_string(CURL *easy, CURLoption option, const char *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+static inline CURLcode larder_easy_setopt_pointer(CURL *easy, CURLoption option, void *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+static inline CURLcode larder_easy_setopt_offset(CURL *easy, CURLoption option, curl_off_t value) {
+    return curl_easy_setopt(easy, option, value);
+}
+static inline CURLcode larder_easy_setopt_slist(CURL *easy, CURLoption option, struct curl_slist *value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+typedef size_t (*larder_data_callback)(char *data, size_t size, size_t count, void *context);
+
+static inline CURLcode larder_easy_setopt_callback(CURL *easy, CURLoption option, larder_data_callback value) {
+    return curl_easy_setopt(easy, option, value);
+}
+
+static inline CURLcode larder_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+static inline CURLcode larder_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
+    return curl_easy_getinfo(easy, info, value);
+}
+
+static inline CURLMcode larder_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+// CURLMsg holds a union; these read it without Swift having to model the union.
+static inline int larder_msg_is_done(const CURLMsg *message) { return message->msg == CURLMSG_DONE; }
+static inline CURL *larder_msg_easy(const CURLMsg *message) { return message->easy_handle; }
+static inline CURLcode larder_msg_result(const CURLMsg *message) { return message->data.result; }
+
+#endif

@@ -1,0 +1,26 @@
+/// One request to an upstream API. Only what a caller decides is here; `UpstreamClient`
+/// adds `User-Agent`, `Accept-Encoding` and connection reuse itself.
+public struct UpstreamRequest: Sendable {
+    public var url: String
+    public var method: String
+    /// Extra header fields, such as `If-None-Match` when revalidating.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]?
+    /// Whole exchange: connect, send, wait, receive.
+    public var timeout: Duration
+    public var connectTimeout: Duration
+    /// A larger (decoded) body fails with `UpstreamError.bodyTooLarge` rather than arriving truncated.
+    public var maxBodyBytes: Int
+
+    public init(url: String, method: String = "GET", headers: [(name: String, value: String)] = [],
+                body: [UInt8]? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),
+                maxBodyBytes: Int = 8 * 1024 * 1024) {
+        self.url = url
+        self.method = method
+        self.headers = headers
+        self.body = body
+        self.timeout = timeout
+        self.connectTimeout = min(connectTimeout, timeout)
+        self.maxBodyBytes = maxBodyBytes
+    }
+}

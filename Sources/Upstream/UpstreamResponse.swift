@@ -1,0 +1,26 @@
+import Foundation
+
+/// What an upstream answered, with the two clock readings RFC 9111 §4.2.3 needs to work
+/// out a response's age: when the request was sent and when the response arrived.
+public struct UpstreamResponse: Sendable {
+    public var status: Int
+    /// Every header field of the final response, in order, repeats kept.
+    public var headers: [(name: String, value: String)]
+    /// The body after content decoding (curl undoes gzip).
+    public var body: [UInt8]
+    public var requestTime: Date
+    public var responseTime: Date
+
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], requestTime: Date, responseTime: Date) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+    }
+
+    /// The first value of a header field, compared case-insensitively.
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
