@@ -4,7 +4,7 @@
 SWIFT ?= swift
 PORT ?= 8080
 
-.PHONY: run test build prerequisites clean
+.PHONY: run test bench build prerequisites clean
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -20,6 +20,11 @@ run: build
 test: prerequisites
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## Measurements (not part of `make test`): release build, loopback only, bounded in time.
+bench: prerequisites
+	$(SWIFT) build -c release --product larder-bench
+	.build/release/larder-bench upstream-overhead 1000
 
 clean:
 	rm -rf .build

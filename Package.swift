@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "larder", targets: ["larder"]),
+        .executable(name: "larder-bench", targets: ["LarderBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -47,6 +48,8 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Measurements that are not tests: `make bench`.
+        .executableTarget(name: "LarderBench", dependencies: ["HTTPServer", "Upstream"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),

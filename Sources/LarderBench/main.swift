@@ -1,0 +1,8 @@
+/// `larder-bench`: measurements that are not tests (run through `make bench`).
+let arguments = CommandLine.arguments.dropFirst()
+switch arguments.first {
+case "upstream-overhead":
+    try await UpstreamOverhead.run(count: Int(arguments.dropFirst().first ?? "") ?? 1000)
+default:
+    print("usage: larder-bench upstream-overhead [count]")
+}
