@@ -19,12 +19,13 @@ run: build
 ## Every test: unit, parser, and end-to-end over real sockets.
 test: prerequisites
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
+	timeout 20m $(SWIFT) test --skip-build
 
 ## Measurements (not part of `make test`): release build, loopback only, bounded in time.
 bench: prerequisites
 	$(SWIFT) build -c release --product larder-bench
 	.build/release/larder-bench upstream-overhead 1000
+	.build/release/larder-bench memory-hit 1000000
 
 clean:
 	rm -rf .build

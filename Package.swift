@@ -13,6 +13,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     ],
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift.
@@ -21,6 +22,8 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         .target(name: "Upstream", dependencies: ["CCurl"]),
+        // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
+        .target(name: "Caching", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
             name: "HTTPServer",
@@ -35,6 +38,7 @@ let package = Package(
             dependencies: [
                 "HTTPServer",
                 "Upstream",
+                "Caching",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -49,11 +53,12 @@ let package = Package(
             ]
         ),
         // Measurements that are not tests: `make bench`.
-        .executableTarget(name: "LarderBench", dependencies: ["HTTPServer", "Upstream"]),
+        .executableTarget(name: "LarderBench", dependencies: ["HTTPServer", "Upstream", "Caching"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "CachingTests", dependencies: ["Caching"]),
         .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

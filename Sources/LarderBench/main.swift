@@ -3,6 +3,8 @@ let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "upstream-overhead":
     try await UpstreamOverhead.run(count: Int(arguments.dropFirst().first ?? "") ?? 1000)
+case "memory-hit":
+    await MemoryHit.run(iterations: Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 default:
-    print("usage: larder-bench upstream-overhead [count]")
+    print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations]")
 }

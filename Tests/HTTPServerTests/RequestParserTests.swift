@@ -31,7 +31,7 @@ private func same(_ a: [HTTPRequest], _ b: [HTTPRequest]) -> Bool {
     a.count == b.count && zip(a, b).allSatisfy { RequestParser.Step.request($0) == .request($1) }
 }
 
-@Suite struct RequestParserTests {
+@Suite(.timeLimit(.minutes(1))) struct RequestParserTests {
     static let validExamples = [
         "GET /weather?lat=52.52&lon=13.41 HTTP/1.1\r\nHost: localhost\r\nAccept: */*\r\n\r\n",
         "GET / HTTP/1.0\r\n\r\n",

@@ -26,7 +26,7 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
     return router.handler
 }
 
-@Suite struct ServerEndToEndTests {
+@Suite(.timeLimit(.minutes(1))) struct ServerEndToEndTests {
     @Test func keepAliveServesOneHundredRequestsOnOneConnection() async throws {
         try await withServer(handler: testRouter()) { _, port in
             let client = try TestClient(port: port)
@@ -228,7 +228,7 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
     }
 }
 
-@Suite struct RouterTests {
+@Suite(.timeLimit(.minutes(1))) struct RouterTests {
     private func status(_ router: Router, _ method: HTTPMethod, _ target: String) -> HTTPResponse? {
         guard case .now(let response) = router.handle(HTTPRequest(method: method, target: target)) else { return nil }
         return response

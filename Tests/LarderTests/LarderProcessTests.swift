@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The `larder` executable as an operator runs it: real process, real socket, real signals.
-@Suite struct LarderProcessTests {
+@Suite(.timeLimit(.minutes(1))) struct LarderProcessTests {
     @Test func servesLivezOnTheAnnouncedPortAndStopsOnSIGTERM() async throws {
         let larder = try LarderProcess(["serve", "--port", "0"])
         let port = try await larder.waitForPort()

@@ -1,7 +1,7 @@
 import Testing
 @testable import Larder
 
-@Suite struct ServeSettingsTests {
+@Suite(.timeLimit(.minutes(1))) struct ServeSettingsTests {
     @Test func defaultsApplyWhenNothingIsGiven() throws {
         let settings = try ServeSettings.resolve(flags: [:], environment: [:])
         #expect(settings.host == "127.0.0.1")

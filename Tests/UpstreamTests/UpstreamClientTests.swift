@@ -60,7 +60,7 @@ private func withClient<T>(maxConnectionsPerHost: Int = 8, _ body: (UpstreamClie
     }
 }
 
-@Suite struct UpstreamClientTests {
+@Suite(.timeLimit(.minutes(1))) struct UpstreamClientTests {
     @Test func okResponseCarriesBodyHeadersAndTimes() async throws {
         try await withServer(handler: upstreamRouter()) { _, port in
             try await withClient { client in

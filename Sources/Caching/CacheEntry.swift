@@ -1,0 +1,82 @@
+import Foundation
+
+/// A stored upstream answer as the upstream gave it: status, header fields, body, and the
+/// request and response times around the exchange. This, not any rendering of it, is what
+/// the disk keeps, so a change of the service's own JSON never invalidates the cache.
+///
+/// Immutable and a class, so handing one from a tier to a caller is a single retain.
+public final class CacheEntry: Sendable {
+    public let status: Int
+    public let headers: [(name: String, value: String)]
+    public let body: [UInt8]
+    /// Clock reading when the request that produced this answer was sent.
+    public let requestTime: Date
+    /// Clock reading when the answer (or the 304 that last freshened it) arrived.
+    public let responseTime: Date
+
+    // Read once from the headers, because every lookup needs them.
+    public let cacheControl: CacheControl
+    public let date: Date?
+    public let ageValue: Int
+    public let etag: String?
+    public let lastModified: String?
+    /// `Expires` as given: nil when absent; `.distantPast` when present but invalid (RFC 9111 §5.3).
+    public let expires: Date?
+
+    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], requestTime: Date, responseTime: Date) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.requestTime = requestTime
+        self.responseTime = responseTime
+        func values(_ name: String) -> [String] {
+            headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        }
+        cacheControl = CacheControl(values("cache-control"))
+        date = values("date").first.flatMap(HTTPDateParser.parse)
+        // RFC 9111 §5.1: an invalid Age is ignored; a huge one is capped.
+        ageValue = values("age").first.flatMap { CacheControl.deltaSeconds(Substring($0)) } ?? 0
+        etag = values("etag").first
+        lastModified = values("last-modified").first
+        expires = values("expires").first.map { HTTPDateParser.parse($0) ?? .distantPast }
+    }
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// Whether the upstream gave any validator to revalidate with.
+    public var hasValidator: Bool { etag != nil || lastModified != nil }
+
+    /// The conditional request fields for revalidation, with the stored strings verbatim.
+    public var conditionalHeaders: [(name: String, value: String)] {
+        var fields: [(name: String, value: String)] = []
+        if let etag { fields.append(("If-None-Match", etag)) }
+        if let lastModified { fields.append(("If-Modified-Since", lastModified)) }
+        return fields
+    }
+
+    /// The entry freshened by a 304 (RFC 9111 §4.3.4): each header field the 304 carries
+    /// replaces the stored fields of that name; the body stays; the times become the 304's.
+    public func freshened(by notModified: [(name: String, value: String)], requestTime: Date, responseTime: Date) -> CacheEntry {
+        let replaced = Set(notModified.map { $0.name.lowercased() }).subtracting(Self.keptOn304)
+        var merged = headers.filter { !replaced.contains($0.name.lowercased()) }
+        merged += notModified.filter { replaced.contains($0.name.lowercased()) }
+        return CacheEntry(status: status, headers: merged, body: body, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// Fields a 304 must not overwrite: they describe the stored body, not the 304's empty one.
+    private static let keptOn304: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "content-range"]
+
+    /// Bytes this entry costs in a tier's budget (body, header text and fixed overhead).
+    public var cost: Int {
+        body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 128
+    }
+}
+
+extension CacheEntry: Equatable {
+    public static func == (a: CacheEntry, b: CacheEntry) -> Bool {
+        a.status == b.status && a.body == b.body && a.requestTime == b.requestTime && a.responseTime == b.responseTime
+            && a.headers.elementsEqual(b.headers) { $0.name == $1.name && $0.value == $1.value }
+    }
+}

@@ -1,0 +1,48 @@
+/// The `Cache-Status` value (RFC 9211) for one answer, built from what actually happened.
+///
+/// Examples: `larder; hit; ttl=3542; detail=memory`, `larder; fwd=miss; fwd-status=200; stored`,
+/// `larder; fwd=stale; fwd-status=503; detail=stale-if-error`.
+public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
+    /// Why the cache went forward to the upstream (RFC 9211 §2.2).
+    public enum Forward: String, Sendable {
+        /// Nothing was stored.
+        case miss
+        /// Something was stored, but stale.
+        case stale
+        /// Something fresh was stored, but the request asked to go forward (no-cache, max-age, min-fresh).
+        case request
+    }
+
+    public static let cacheName = "larder"
+
+    public var hit = false
+    public var forward: Forward?
+    public var forwardStatus: Int?
+    public var ttl: Int?
+    public var stored = false
+    public var collapsed = false
+    public var detail: String?
+
+    public init(hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttl: Int? = nil,
+                stored: Bool = false, collapsed: Bool = false, detail: String? = nil) {
+        self.hit = hit
+        self.forward = forward
+        self.forwardStatus = forwardStatus
+        self.ttl = ttl
+        self.stored = stored
+        self.collapsed = collapsed
+        self.detail = detail
+    }
+
+    public var description: String {
+        var parts = [Self.cacheName]
+        if hit { parts.append("hit") }
+        if let forward { parts.append("fwd=\(forward.rawValue)") }
+        if let forwardStatus { parts.append("fwd-status=\(forwardStatus)") }
+        if let ttl { parts.append("ttl=\(ttl)") }
+        if stored { parts.append("stored") }
+        if collapsed { parts.append("collapsed") }
+        if let detail { parts.append("detail=\(detail)") }
+        return parts.joined(separator: "; ")
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+
+/// Reads the three date formats RFC 9110 §5.6.7 obliges a recipient to accept:
+/// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
+/// and asctime (`Sun Nov  6 08:49:37 1994`). Anything else is nil.
+public enum HTTPDateParser {
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+
+    public static func parse(_ text: String) -> Date? {
+        let parts = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        var day: Int?, month: Int?, year: Int?, time: [Int]?
+        switch parts.count {
+        case 6 where parts[5] == "GMT":  // IMF-fixdate
+            day = Int(parts[1]); month = monthIndex(parts[2]); year = Int(parts[3]); time = clock(parts[4])
+        case 4 where parts[3] == "GMT":  // RFC 850
+            let dmy = parts[1].split(separator: "-").map(String.init)
+            guard dmy.count == 3, let yy = Int(dmy[2]) else { return nil }
+            day = Int(dmy[0]); month = monthIndex(dmy[1]); time = clock(parts[2])
+            // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
+            let currentYear = Calendar(identifier: .gregorian).component(.year, from: Date())
+            var full = 2000 + yy
+            if full > currentYear + 50 { full -= 100 }
+            year = dmy[2].count == 2 ? full : yy
+        case 5:  // asctime
+            month = monthIndex(parts[1]); day = Int(parts[2]); time = clock(parts[3]); year = Int(parts[4])
+        default:
+            return nil
+        }
+        guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900,
+              time[0] < 24, time[1] < 60, time[2] < 61 else { return nil }
+        var components = DateComponents()
+        components.timeZone = TimeZone(identifier: "GMT")
+        components.year = year
+        components.month = month
+        components.day = day
+        components.hour = time[0]
+        components.minute = time[1]
+        components.second = time[2]
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "GMT")!
+        guard let date = calendar.date(from: components),
+              calendar.component(.day, from: date) == day else { return nil }  // rejects 31 Feb
+        return date
+    }
+
+    private static func monthIndex(_ name: String) -> Int? {
+        months.firstIndex(of: name.lowercased()).map { $0 + 1 }
+    }
+
+    private static func clock(_ text: String) -> [Int]? {
+        let parts = text.split(separator: ":")
+        guard parts.count == 3, parts.allSatisfy({ $0.count == 2 }) else { return nil }
+        let values = parts.compactMap { Int($0) }
+        return values.count == 3 ? values : nil
+    }
+}

@@ -1,0 +1,118 @@
+import Synchronization
+
+/// The first tier: entries in memory, bounded by bytes, least recently used evicted first.
+///
+/// One lock around a dictionary and an intrusive list, so a lookup is a hash, a compare and
+/// a few pointer moves: cheap enough to run on an event loop thread. Shared by every route;
+/// each item carries the decoded value its route made from the entry, so a hit decodes nothing.
+public final class MemoryTier: Sendable {
+    public struct Item: Sendable {
+        public let entry: CacheEntry
+        /// The route's decoded value, boxed in a class so reading it back is a class check,
+        /// not an existential cast (measurably cheaper on the hit path).
+        public let value: any AnyObject & Sendable
+
+        public init(entry: CacheEntry, value: any AnyObject & Sendable) {
+            self.entry = entry
+            self.value = value
+        }
+    }
+
+    /// Holds a route's decoded value in the memory tier.
+    public final class Box<Value: Sendable>: Sendable {
+        public let value: Value
+        public init(_ value: Value) { self.value = value }
+    }
+
+    private final class Node {
+        let key: String
+        var item: Item
+        var cost: Int
+        // Both links are strong; every removal unlinks, so no cycle outlives its node.
+        var newer: Node?
+        var older: Node?
+
+        init(key: String, item: Item, cost: Int) {
+            self.key = key
+            self.item = item
+            self.cost = cost
+        }
+    }
+
+    private struct State {
+        var nodes: [String: Node] = [:]
+        var newest: Node?
+        var oldest: Node?
+        var bytes = 0
+        var evictions = 0
+
+        mutating func unlink(_ node: Node) {
+            if let older = node.older { older.newer = node.newer } else { oldest = node.newer }
+            if let newer = node.newer { newer.older = node.older } else { newest = node.older }
+            node.older = nil
+            node.newer = nil
+        }
+
+        mutating func pushNewest(_ node: Node) {
+            node.older = newest
+            node.newer = nil
+            newest?.newer = node
+            newest = node
+            if oldest == nil { oldest = node }
+        }
+    }
+
+    public let budget: Int
+    private let state = Mutex(State())
+
+    public init(budget: Int) {
+        self.budget = budget
+    }
+
+    /// The item for `key`, marked as most recently used.
+    public func get(_ key: String) -> Item? {
+        state.withLock { state in
+            guard let node = state.nodes[key] else { return nil }
+            if state.newest !== node {
+                state.unlink(node)
+                state.pushNewest(node)
+            }
+            return node.item
+        }
+    }
+
+    /// Stores the item, evicting least recently used items past the budget. An item larger
+    /// than the whole budget is not kept (and replaces nothing).
+    public func set(_ key: String, _ item: Item) {
+        let cost = item.entry.cost + key.utf8.count
+        state.withLock { state in
+            if let existing = state.nodes.removeValue(forKey: key) {
+                state.unlink(existing)
+                state.bytes -= existing.cost
+            }
+            guard cost <= budget else { return }
+            let node = Node(key: key, item: item, cost: cost)
+            state.nodes[key] = node
+            state.pushNewest(node)
+            state.bytes += cost
+            while state.bytes > budget, let victim = state.oldest {
+                state.unlink(victim)
+                state.nodes.removeValue(forKey: victim.key)
+                state.bytes -= victim.cost
+                state.evictions += 1
+            }
+        }
+    }
+
+    public func remove(_ key: String) {
+        state.withLock { state in
+            guard let node = state.nodes.removeValue(forKey: key) else { return }
+            state.unlink(node)
+            state.bytes -= node.cost
+        }
+    }
+
+    public var bytes: Int { state.withLock { $0.bytes } }
+    public var count: Int { state.withLock { $0.nodes.count } }
+    public var evictions: Int { state.withLock { $0.evictions } }
+}

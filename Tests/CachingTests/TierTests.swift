@@ -1,0 +1,156 @@
+import Foundation
+import Testing
+@testable import Caching
+
+func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("larder-cache-test-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+@Suite(.timeLimit(.minutes(1))) struct MemoryTierTests {
+    private func item(_ size: Int) -> MemoryTier.Item {
+        MemoryTier.Item(entry: entry([], body: String(repeating: "x", count: size)), value: MemoryTier.Box(size))
+    }
+
+    @Test func evictsLeastRecentlyUsedPastTheByteBudget() {
+        let one = item(1000).entry.cost + 1
+        let memory = MemoryTier(budget: one * 3)
+        memory.set("a", item(1000))
+        memory.set("b", item(1000))
+        memory.set("c", item(1000))
+        _ = memory.get("a")  // a becomes the most recently used; b is now the oldest
+        memory.set("d", item(1000))
+        #expect(memory.get("b") == nil)
+        #expect(memory.get("a") != nil && memory.get("c") != nil && memory.get("d") != nil)
+        #expect(memory.bytes <= memory.budget)
+        #expect(memory.evictions == 1)
+    }
+
+    @Test func replacingAnItemKeepsTheAccountingRight() {
+        let memory = MemoryTier(budget: 100_000)
+        memory.set("a", item(1000))
+        memory.set("a", item(2000))
+        #expect(memory.count == 1)
+        #expect(memory.bytes == item(2000).entry.cost + 1)
+        memory.remove("a")
+        #expect(memory.bytes == 0 && memory.count == 0)
+    }
+
+    @Test func anItemLargerThanTheBudgetIsNotKept() {
+        let memory = MemoryTier(budget: 500)
+        memory.set("big", item(10_000))
+        #expect(memory.get("big") == nil)
+        #expect(memory.bytes == 0)
+    }
+
+    @Test func manyThreadsAtOnceLeaveItConsistent() async {
+        let memory = MemoryTier(budget: 50 * (item(100).entry.cost + 8))
+        await withTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for i in 0..<2000 {
+                        memory.set("k\((worker * 31 + i) % 200)", self.item(100))
+                        _ = memory.get("k\(i % 200)")
+                    }
+                }
+            }
+        }
+        #expect(memory.bytes <= memory.budget)
+        #expect(memory.count <= 50)
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct DiskTierTests {
+    private let sample = entry([("ETag", "\"a\""), ("Cache-Control", "max-age=60"), ("X-Repeat", "1"), ("X-Repeat", "2")],
+                               requested: 10, received: 11.5, body: "{\"temperature\":3.2}")
+
+    @Test func entriesSurviveANewInstanceOverTheSameDirectory() async throws {
+        let directory = temporaryDirectory()
+        let first = try DiskTier(directory: directory, budget: 1 << 20)
+        first.write("weather:52.52,13.41", sample)
+        await first.waitForWrites()
+
+        let second = try DiskTier(directory: directory, budget: 1 << 20)
+        #expect(second.count == 1)
+        let read = await second.read("weather:52.52,13.41")
+        #expect(read == sample)
+        #expect(read?.headers.filter { $0.name == "X-Repeat" }.map(\.value) == ["1", "2"])
+        #expect(await second.read("weather:0,0") == nil)
+    }
+
+    @Test func filesAreNamedBySHA256InTwoCharacterFolders() async throws {
+        let directory = temporaryDirectory()
+        let disk = try DiskTier(directory: directory, budget: 1 << 20)
+        disk.write("balance", sample)
+        await disk.waitForWrites()
+        // SHA-256("balance")
+        let hash = DiskTier.hash("balance")
+        #expect(hash.count == 64)
+        #expect(FileManager.default.fileExists(atPath: "\(directory)/\(hash.prefix(2))/\(hash)"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/tmp").isEmpty)
+    }
+
+    enum Damage: String, CaseIterable { case flippedByte, truncated, empty, garbage }
+
+    @Test(arguments: Damage.allCases)
+    func aDamagedFileIsAMissAndIsRemoved(_ damage: Damage) async throws {
+        let directory = temporaryDirectory()
+        let disk = try DiskTier(directory: directory, budget: 1 << 20)
+        disk.write("key", sample)
+        await disk.waitForWrites()
+        let path = disk.path(for: DiskTier.hash("key"))
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        switch damage {
+        case .flippedByte: bytes[bytes.count - 3] ^= 0x01  // inside the body
+        case .truncated: bytes.removeLast(5)
+        case .empty: bytes = []
+        case .garbage: bytes = Array(repeating: 0x4C, count: 200)
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        #expect(await disk.read("key") == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+        #expect(disk.count == 0)
+        #expect(disk.corruptions == 1)
+    }
+
+    @Test func anUnreadableFileIsAMiss() async throws {
+        let directory = temporaryDirectory()
+        let disk = try DiskTier(directory: directory, budget: 1 << 20)
+        disk.write("key", sample)
+        await disk.waitForWrites()
+        let path = disk.path(for: DiskTier.hash("key"))
+        try FileManager.default.removeItem(atPath: path)
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)  // a directory, not a file
+        #expect(await disk.read("key") == nil)
+    }
+
+    @Test func theByteBudgetEvictsLeastRecentlyUsed() async throws {
+        let directory = temporaryDirectory()
+        let size = DiskEntryCodec.encode(key: "k0", entry: sample).count
+        let disk = try DiskTier(directory: directory, budget: size * 3)
+        for i in 0..<3 { disk.write("k\(i)", sample) }
+        await disk.waitForWrites()
+        _ = await disk.read("k0")  // k1 is now the least recently used
+        disk.write("k3", sample)
+        await disk.waitForWrites()
+        #expect(disk.count == 3)
+        #expect(disk.bytes <= disk.budget)
+        #expect(disk.evictions == 1)
+        #expect(await disk.read("k1") == nil)
+        #expect(await disk.read("k0") != nil)
+        #expect(await disk.read("k3") != nil)
+    }
+
+    @Test func aBudgetShrunkAcrossRestartsIsEnforcedAtStart() async throws {
+        let directory = temporaryDirectory()
+        let size = DiskEntryCodec.encode(key: "k0", entry: sample).count
+        let big = try DiskTier(directory: directory, budget: size * 10)
+        for i in 0..<5 { big.write("k\(i)", sample) }
+        await big.waitForWrites()
+        let small = try DiskTier(directory: directory, budget: size * 2)
+        #expect(small.count == 2)
+        #expect(small.bytes <= size * 2)
+    }
+}

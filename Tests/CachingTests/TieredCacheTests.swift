@@ -1,0 +1,440 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import Caching
+
+/// A fake upstream that counts its calls, records the header fields it was sent, and answers
+/// from a script. A gate can hold every fetch until the test opens it.
+final class CountingFetcher: CacheFetcher {
+    struct Reply: Sendable {
+        var status = 200
+        var headers: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
+        var body = "{\"v\":1}"
+        var error: FetchError?
+    }
+
+    private let state = Mutex<(calls: Int, sent: [[(name: String, value: String)]], reply: Reply)>((0, [], Reply()))
+    private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((true, []))
+    let clock: ManualClock
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    var calls: Int { state.withLock { $0.calls } }
+    var lastHeaders: [(name: String, value: String)] { state.withLock { $0.sent.last ?? [] } }
+
+    func reply(_ change: (inout Reply) -> Void) { state.withLock { change(&$0.reply) } }
+
+    func closeGate() { gate.withLock { $0.open = false } }
+
+    func openGate() {
+        let waiters = gate.withLock { gate in
+            gate.open = true
+            defer { gate.waiters = [] }
+            return gate.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    func fetch(key: String, headers: [(name: String, value: String)]) async throws -> CacheEntry {
+        let reply = state.withLock { state in
+            state.calls += 1
+            state.sent.append(headers)
+            return state.reply
+        }
+        await withCheckedContinuation { continuation in
+            let open = gate.withLock { gate in
+                if gate.open { return true }
+                gate.waiters.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+        if let error = reply.error { throw error }
+        let now = clock.now()
+        return CacheEntry(status: reply.status, headers: reply.headers.map { (name: $0.0, value: $0.1) },
+                          body: Array(reply.body.utf8), requestTime: now, responseTime: now)
+    }
+}
+
+struct Undecodable: Error {}
+
+/// A cache of strings over a counting fetcher and a manual clock; bodies reading `garbage` do not decode.
+struct Harness {
+    let clock = ManualClock()
+    let fetcher: CountingFetcher
+    let cache: TieredCache<String>
+    let directory: String
+
+    init(policy: CachePolicy = CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 0, staleIfError: 0),
+         directory: String = temporaryDirectory(), memoryBudget: Int = 1 << 20) throws {
+        fetcher = CountingFetcher(clock: clock)
+        self.directory = directory
+        cache = TieredCache(policy: policy, memory: MemoryTier(budget: memoryBudget),
+                            disk: try DiskTier(directory: directory, budget: 1 << 20), fetcher: fetcher, clock: clock) { entry in
+            let text = String(decoding: entry.body, as: UTF8.self)
+            if text == "garbage" { throw Undecodable() }
+            return text
+        }
+    }
+
+    func get(_ request: String? = nil, key: String = "k") async -> Result<CacheAnswer<String>, CacheFailure> {
+        await cache.answer(key: key, request: RequestDirectives(cacheControl: request.map { [$0] } ?? [], pragma: []))
+    }
+
+    /// Waits (without polling the clock) until background refreshes have finished.
+    func settle() async {
+        while cache.flightsInProgress > 0 { await Task.yield() }
+        await cache.waitForDiskWrites()
+    }
+}
+
+extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
+    var answer: CacheAnswer<String>? { try? get() }
+    var failure: CacheFailure? { if case .failure(let f) = self { f } else { nil } }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct TieredCacheTests {
+    // MARK: The five behaviours the product was first specified by
+
+    @Test func noCachedEntryAsksTheUpstreamOnce() async throws {
+        let h = try Harness()
+        let answer = try #require(await h.get().answer)
+        #expect(h.fetcher.calls == 1)
+        #expect(answer.value == "{\"v\":1}")
+        #expect(answer.status.description == "larder; fwd=miss; fwd-status=200; stored")
+    }
+
+    @Test func anOutdatedEntryAsksTheUpstream() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 61)
+        h.fetcher.reply { $0.body = "{\"v\":2}" }
+        let answer = try #require(await h.get().answer)
+        #expect(h.fetcher.calls == 2)
+        #expect(answer.value == "{\"v\":2}")
+    }
+
+    @Test func aRecentEntryDoesNotAskTheUpstream() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 30)
+        let answer = try #require(await h.get().answer)
+        #expect(h.fetcher.calls == 1)
+        #expect(answer.age == 30)
+        #expect(answer.lifetime == 60)
+        #expect(answer.status.description == "larder; hit; ttl=30; detail=memory")
+    }
+
+    @Test func readingTheCacheFailsSoTheUpstreamIsAsked() async throws {
+        let directory = temporaryDirectory()
+        let first = try Harness(directory: directory)
+        _ = await first.get()
+        await first.settle()
+        // Damage the stored file, then start over with an empty memory tier.
+        let path = first.cache.disk!.path(for: DiskTier.hash("k"))
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        bytes[bytes.count - 2] ^= 0xFF
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+        let second = try Harness(directory: directory)
+        let answer = try #require(await second.get().answer)
+        #expect(second.fetcher.calls == 1)
+        #expect(answer.value == "{\"v\":1}")
+        #expect(answer.status.forward == .miss)
+        #expect(second.cache.disk!.corruptions == 1)
+    }
+
+    @Test func upstreamFailureWithOnlyAnOutdatedEntryAndNoStaleIfErrorIsAnError() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 0))
+        _ = await h.get()
+        h.clock.advance(by: 120)
+        h.fetcher.reply { $0.error = .unreachable("refused") }
+        let failure = try #require(await h.get().failure)
+        #expect(h.fetcher.calls == 2)
+        guard case .upstream(let upstream, let status) = failure else { Issue.record("expected an upstream failure"); return }
+        #expect(!upstream.timeout)
+        #expect(status.description == "larder; fwd=stale")
+    }
+
+    // MARK: Stale answers
+
+    @Test func staleIfErrorServesTheOutdatedEntryAndSaysSo() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 3600))
+        _ = await h.get()
+        h.clock.advance(by: 120)
+        h.fetcher.reply { $0.status = 503; $0.body = "down" }
+        let answer = try #require(await h.get().answer)
+        #expect(answer.value == "{\"v\":1}")
+        #expect(answer.age == 120)
+        #expect(answer.status.description == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
+
+        h.fetcher.reply { $0.status = 200; $0.error = .timeout }
+        let unreachable = try #require(await h.get().answer)
+        #expect(unreachable.status.description == "larder; fwd=stale; detail=stale-if-error")
+    }
+
+    @Test func staleIfErrorEndsWithItsWindow() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 100))
+        _ = await h.get()
+        h.clock.advance(by: 60 + 101)
+        h.fetcher.reply { $0.error = .timeout }
+        guard case .upstream(let failure, _)? = await h.get().failure else { Issue.record("expected a failure"); return }
+        #expect(failure.timeout)
+    }
+
+    @Test func undecodableAnswersAreFailuresAndNeverStored() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 0))
+        h.fetcher.reply { $0.body = "garbage" }
+        guard case .upstream(let failure, let status)? = await h.get().failure else { Issue.record("expected a failure"); return }
+        #expect(failure.upstreamStatus == 200)
+        #expect(!status.stored)
+        await h.settle()
+        #expect(h.cache.memory.count == 0)
+        #expect(h.cache.disk!.count == 0)
+    }
+
+    @Test func staleWhileRevalidateAnswersAtOnceAndRefreshesExactlyOnce() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 30))
+        _ = await h.get()
+        h.clock.advance(by: 70)  // 10 s stale
+        h.fetcher.closeGate()  // the refresh cannot finish until the test says so
+        h.fetcher.reply { $0.body = "{\"v\":2}" }
+        let first = try #require(await h.get().answer)
+        let second = try #require(await h.get().answer)
+        #expect(first.value == "{\"v\":1}" && second.value == "{\"v\":1}")
+        #expect(first.status.description == "larder; hit; ttl=-10; detail=memory")
+        #expect(await eventuallyTrue { h.fetcher.calls == 2 })
+        h.fetcher.openGate()
+        await h.settle()
+        #expect(h.fetcher.calls == 2)  // one background refresh for both stale answers
+        #expect(h.fetcher.lastHeaders.contains { $0.name == "If-None-Match" && $0.value == "\"v1\"" })
+        let refreshed = try #require(await h.get().answer)
+        #expect(refreshed.value == "{\"v\":2}")
+        #expect(refreshed.status.hit)
+    }
+
+    @Test func pastTheStaleWhileRevalidateWindowTheCallerWaits() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 30))
+        _ = await h.get()
+        h.clock.advance(by: 60 + 31)
+        h.fetcher.reply { $0.body = "{\"v\":2}" }
+        let answer = try #require(await h.get().answer)
+        #expect(answer.value == "{\"v\":2}")
+        #expect(answer.status.forward == .stale)
+    }
+
+    // MARK: One flight per key
+
+    @Test func oneHundredConcurrentLookupsOfOneMissingKeyMakeOneFetch() async throws {
+        let h = try Harness()
+        h.fetcher.closeGate()
+        let answers = await withTaskGroup(of: CacheAnswer<String>?.self) { group in
+            for _ in 0..<100 { group.addTask { await h.get().answer } }
+            // Open the gate only once the fetch has started and the others can be waiting on it.
+            _ = await eventuallyTrue { h.fetcher.calls == 1 }
+            h.fetcher.openGate()
+            return await group.reduce(into: [CacheAnswer<String>?]()) { $0.append($1) }
+        }
+        #expect(h.fetcher.calls == 1)
+        #expect(answers.allSatisfy { $0?.value == "{\"v\":1}" })
+        let collapsed = answers.filter { $0?.status.collapsed == true }.count
+        let hits = answers.filter { $0?.status.hit == true }.count
+        #expect(collapsed + hits == 99)
+        #expect(answers.filter { $0?.status.forward == .miss && $0?.status.collapsed == false }.count == 1)
+    }
+
+    // MARK: Tiers
+
+    @Test func freshOnDiskIsAHitPromotedToMemory() async throws {
+        let directory = temporaryDirectory()
+        let first = try Harness(directory: directory)
+        _ = await first.get()
+        await first.settle()
+        let second = try Harness(directory: directory)
+        second.clock.advance(by: 0)
+        let fromDisk = try #require(await second.get().answer)
+        #expect(second.fetcher.calls == 0)
+        #expect(fromDisk.status.description.hasSuffix("detail=disk"))
+        let fromMemory = try #require(second.cache.answerFromMemory(key: "k", request: .none))
+        #expect(fromMemory.status.detail == "memory")
+    }
+
+    @Test func memoryAnswerIsNilWhenTheAsyncPathIsNeeded() async throws {
+        let h = try Harness()
+        #expect(h.cache.answerFromMemory(key: "k", request: .none) == nil)
+        _ = await h.get()
+        #expect(h.cache.answerFromMemory(key: "k", request: .none)?.value == "{\"v\":1}")
+        #expect(h.cache.answerFromMemory(key: "k", request: RequestDirectives(CacheControl("no-cache"))) == nil)
+    }
+
+    // MARK: Revalidation
+
+    @Test func a304RefreshKeepsTheBodyAndUpdatesTheTimes() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 100)
+        h.fetcher.reply { $0.status = 304; $0.body = ""; $0.headers = [("Cache-Control", "max-age=90"), ("ETag", "\"v1\"")] }
+        let answer = try #require(await h.get().answer)
+        #expect(h.fetcher.lastHeaders.map(\.name) == ["If-None-Match"])
+        #expect(answer.value == "{\"v\":1}")
+        #expect(answer.age == 0)
+        #expect(answer.lifetime == 90)
+        #expect(answer.status.description == "larder; fwd=stale; fwd-status=304; stored")
+        h.clock.advance(by: 10)
+        #expect(try #require(await h.get().answer).age == 10)
+        #expect(h.fetcher.calls == 2)
+    }
+
+    @Test func lastModifiedIsSentVerbatim() async throws {
+        let h = try Harness()
+        h.fetcher.reply { $0.headers = [("Cache-Control", "max-age=1"), ("Last-Modified", "Tue, 01 Jan 2030 00:00:00 GMT")] }
+        _ = await h.get()
+        h.clock.advance(by: 5)
+        _ = await h.get()
+        #expect(h.fetcher.lastHeaders.map(\.name) == ["If-Modified-Since"])
+        #expect(h.fetcher.lastHeaders.first?.value == "Tue, 01 Jan 2030 00:00:00 GMT")
+    }
+
+    @Test func a304ToAnUnconditionalRequestIsAFailure() async throws {
+        let h = try Harness()
+        h.fetcher.reply { $0.status = 304 }
+        guard case .upstream(let failure, _)? = await h.get().failure else { Issue.record("expected a failure"); return }
+        #expect(failure.upstreamStatus == 304)
+    }
+
+    // MARK: Request directives
+
+    @Test(arguments: ["no-cache", "max-age=0"])
+    func revalidateFirstDirectivesGoToTheUpstream(_ directive: String) async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 1)
+        let answer = try #require(await h.get(directive).answer)
+        #expect(h.fetcher.calls == 2)
+        #expect(answer.status.forward == .request)
+    }
+
+    @Test func pragmaNoCacheWithoutCacheControlRevalidates() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        _ = await h.cache.answer(key: "k", request: RequestDirectives(cacheControl: [], pragma: ["no-cache"]))
+        #expect(h.fetcher.calls == 2)
+        _ = await h.cache.answer(key: "k", request: RequestDirectives(cacheControl: ["max-stale"], pragma: ["no-cache"]))
+        #expect(h.fetcher.calls == 2)  // Cache-Control present: Pragma is ignored (RFC 9111 §5.4)
+    }
+
+    @Test func maxAgeLimitsTheAgeAccepted() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 20)
+        _ = await h.get("max-age=30")
+        #expect(h.fetcher.calls == 1)
+        _ = await h.get("max-age=10")
+        #expect(h.fetcher.calls == 2)
+    }
+
+    @Test func minFreshAsksForRemainingFreshness() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 40)  // 20 s of freshness left
+        _ = await h.get("min-fresh=10")
+        #expect(h.fetcher.calls == 1)
+        _ = await h.get("min-fresh=30")
+        #expect(h.fetcher.calls == 2)
+    }
+
+    @Test func maxStaleAcceptsStaleAnswers() async throws {
+        let h = try Harness()
+        _ = await h.get()
+        h.clock.advance(by: 60 + 50)  // 50 s stale
+        let anyStale = try #require(await h.get("max-stale").answer)
+        #expect(anyStale.status.hit)
+        #expect(anyStale.status.ttl == -50)
+        _ = await h.get("max-stale=100")
+        #expect(h.fetcher.calls == 1)
+        _ = await h.get("max-stale=10")
+        #expect(h.fetcher.calls == 2)
+    }
+
+    @Test func mustRevalidateOverridesMaxStaleAndStaleIfError() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 60, staleIfError: 3600))
+        h.fetcher.reply { $0.headers = [("Cache-Control", "max-age=10, must-revalidate")] }
+        _ = await h.get()
+        h.clock.advance(by: 20)
+        h.fetcher.reply { $0.error = .unreachable("down") }
+        #expect(await h.get("max-stale").failure != nil)
+        #expect(h.fetcher.calls == 2)
+    }
+
+    @Test func onlyIfCachedIsNotCachedWhenNothingSuitableIsStored() async throws {
+        let h = try Harness()
+        #expect(await h.get("only-if-cached").failure == .notCached)
+        #expect(h.fetcher.calls == 0)
+        _ = await h.get()
+        #expect(await h.get("only-if-cached").answer?.status.hit == true)
+        h.clock.advance(by: 100)
+        #expect(await h.get("only-if-cached").failure == .notCached)
+        #expect(h.fetcher.calls == 1)
+    }
+
+    @Test func noStoreStoresNothingFetchedButMayUseWhatIsStored() async throws {
+        let h = try Harness()
+        let miss = try #require(await h.get("no-store").answer)
+        #expect(!miss.status.stored)
+        #expect(h.cache.memory.count == 0)
+        _ = await h.get()
+        let hit = try #require(await h.get("no-store").answer)
+        #expect(hit.status.hit)
+        #expect(h.fetcher.calls == 2)
+    }
+
+    // MARK: What the upstream allows
+
+    @Test func upstreamNoStoreIsNotStored() async throws {
+        let h = try Harness()
+        h.fetcher.reply { $0.headers = [("Cache-Control", "no-store")] }
+        let answer = try #require(await h.get().answer)
+        #expect(!answer.status.stored)
+        _ = await h.get()
+        #expect(h.fetcher.calls == 2)
+    }
+
+    @Test func privateIsStoredOnlyWhereThePolicyAllows() async throws {
+        let shared = try Harness(policy: CachePolicy(defaultLifetime: 60, storesPrivate: false))
+        shared.fetcher.reply { $0.headers = [("Cache-Control", "private, max-age=60")] }
+        #expect(try #require(await shared.get().answer).status.stored == false)
+        let perAccount = try Harness(policy: CachePolicy(defaultLifetime: 60, storesPrivate: true))
+        perAccount.fetcher.reply { $0.headers = [("Cache-Control", "private, max-age=60")] }
+        #expect(try #require(await perAccount.get().answer).status.stored)
+    }
+
+    @Test func theConfiguredLifetimeAppliesWhenTheUpstreamGivesNone() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600))
+        h.fetcher.reply { $0.headers = [] }
+        let answer = try #require(await h.get().answer)
+        #expect(answer.lifetime == 600)
+        h.clock.advance(by: 599)
+        _ = await h.get()
+        #expect(h.fetcher.calls == 1)
+    }
+
+    @Test func ageCountsTheUpstreamsAgeAndDate() async throws {
+        let h = try Harness()
+        h.fetcher.reply { $0.headers = [("Cache-Control", "max-age=60"), ("Age", "15")] }
+        let answer = try #require(await h.get().answer)
+        #expect(answer.age == 15)
+        h.clock.advance(by: 5)
+        let later = try #require(await h.get().answer)
+        #expect(later.age == 20)
+        #expect(later.status.ttl == 40)
+    }
+}
+
+/// Waits for another task's progress (a gate to be reached), yielding rather than sleeping.
+func eventuallyTrue(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<100_000 {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
+}
