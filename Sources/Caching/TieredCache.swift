@@ -4,7 +4,7 @@ import Foundation
 /// through one flight per key, with stale-while-revalidate, stale-if-error, revalidation
 /// and the request directives of RFC 9111.
 ///
-/// `decode` turns a fetched entry into the route's value; an entry that does not decode is
+/// `decode` turns a fetched entry (and its key) into the route's value; an entry that does not decode is
 /// an upstream failure and is never stored. The memory lookup is synchronous so a hit can
 /// be answered on the event loop thread; everything else is async.
 public final class TieredCache<Value: Sendable>: Sendable {
@@ -13,7 +13,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
     public let disk: DiskTier?
     private let fetcher: any CacheFetcher
     private let clock: any CacheClock
-    private let decode: @Sendable (CacheEntry) throws -> Value
+    private let decode: @Sendable (_ key: String, CacheEntry) throws -> Value
     private let flights = SingleFlight<FlightOutcome>()
 
     /// What one flight to the upstream produced.
@@ -23,7 +23,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
     }
 
     public init(policy: CachePolicy, memory: MemoryTier, disk: DiskTier?, fetcher: any CacheFetcher,
-                clock: any CacheClock = SystemClock(), decode: @escaping @Sendable (CacheEntry) throws -> Value) {
+                clock: any CacheClock = SystemClock(), decode: @escaping @Sendable (_ key: String, CacheEntry) throws -> Value) {
         self.policy = policy
         self.memory = memory
         self.disk = disk
@@ -54,7 +54,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
             }
             candidate = (item.entry, decision)
         } else if let entry = await disk?.read(key) {
-            if let value = try? decode(entry) {
+            if let value = try? decode(key, entry) {
                 memory.set(key, MemoryTier.Item(entry: entry, value: MemoryTier.Box(value)))
                 let decision = CacheDecision.decide(entry, now: clock.now(), request: request, policy: policy)
                 if let answer = serveWithoutWaiting(key: key, entry: entry, value: value, decision: decision, detail: "disk") {
@@ -78,7 +78,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
             let status = CacheStatus(forward: forward, forwardStatus: upstreamStatus, stored: stored, collapsed: collapsed)
             return .success(compose(entry, value, now: now, status: status))
         case .failure(let failure):
-            if let stale, CacheDecision.mayServeOnError(stale, now: now, policy: policy), let value = try? decode(stale) {
+            if let stale, CacheDecision.mayServeOnError(stale, now: now, policy: policy), let value = try? decode(key, stale) {
                 let status = CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed,
                                          detail: "stale-if-error")
                 return .success(compose(stale, value, now: now, status: status))
@@ -142,7 +142,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
         }
         let value: Value
         do {
-            value = try decode(entry)
+            value = try decode(key, entry)
         } catch {
             return .failure(UpstreamFailure(upstreamStatus: fetched.status, detail: "the upstream's answer could not be read: \(error)"))
         }

@@ -1,45 +1,149 @@
+import Caching
+import Foundation
 import HTTPServer
 import Logging
 import ServiceLifecycle
+import Upstream
 
-/// The Larder service: its routes on an `HTTPServer`, run under swift-service-lifecycle
-/// so SIGTERM and SIGINT drain in-flight requests before the process exits.
-public final class LarderService: Service {
-    public let settings: ServeSettings
-    public let server: HTTPServer
+/// The Larder service: caches in front of the upstream APIs, its routes on an `HTTPServer`,
+/// run under swift-service-lifecycle so SIGTERM and SIGINT drain in-flight requests before
+/// the process exits. With `--demo`, the upstream simulator runs in the same process.
+public final class LarderService: Service, @unchecked Sendable {
+    public private(set) var settings: ServeSettings
     private let logger: Logger
+    private let accessLogger: Logger
+    public private(set) var server: HTTPServer?
+    public private(set) var simulator: UpstreamSimulator?
+    private var client: UpstreamClient?
+    private var caches: [TieredCache<RenderedBody>] = []
+    let metrics = LarderMetrics()
+    private let clock: any CacheClock
 
-    public init(settings: ServeSettings, logger: Logger = Logger(label: "larder")) {
+    /// `clock` is where freshness and Age read the time; tests pass a clock they move.
+    public init(settings: ServeSettings, logger: Logger = Logger(label: "larder"), clock: any CacheClock = SystemClock()) {
         self.settings = settings
         self.logger = logger
-        self.server = HTTPServer(configuration: settings.serverConfiguration, logger: logger,
-                                 handler: Self.makeRouter().handler)
+        var access = logger
+        access[metadataKey: "log"] = "access"
+        self.accessLogger = access
+        self.clock = clock
     }
 
-    static func makeRouter() -> Router {
-        var router = Router()
-        router.get("/livez") { _ in .now(OperationalResponse.livez) }
-        return router
-    }
-
-    /// Binds the listeners; a failure here (port in use, bad address) is a start failure.
+    /// Opens the cache, starts the simulator (with `--demo`) and binds the listeners. A
+    /// failure here (cache dir not writable, port in use) is a start failure.
     public func start() throws {
-        try server.start()
-        let port = server.port ?? settings.port
+        if settings.demo { try startSimulator() }
+        let memory = MemoryTier(budget: settings.memoryLimit)
+        let disk: DiskTier
+        do {
+            disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit)
+        } catch {
+            throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(error.localizedDescription)")
+        }
+        guard disk.isWritable else { throw ConfigurationError("cache directory \(settings.cacheDirectory) is not writable") }
+        let client = UpstreamClient()
+        self.client = client
+        let health = Health(metrics: metrics)
+        let settings = self.settings
+        let weatherURL = settings.weatherURL
+        let weather = TieredCache<RenderedBody>(
+            policy: CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
+                                staleIfError: settings.staleIfError.seconds, storesPrivate: false),
+            memory: memory, disk: disk,
+            fetcher: UpstreamFetcher(name: "weather", client: client, timeout: settings.upstreamTimeout,
+                                     url: { OpenMeteoFormat.url(base: weatherURL, key: $0) }, observer: health),
+            clock: clock,
+            decode: { key, entry in try OpenMeteoFormat.render(key: key, entry: entry) })
+        var balance: TieredCache<RenderedBody>?
+        if let balanceURL = settings.balanceURL {
+            balance = TieredCache<RenderedBody>(
+                policy: CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
+                                    staleIfError: settings.staleIfError.seconds, storesPrivate: true),
+                memory: memory, disk: disk,
+                fetcher: UpstreamFetcher(name: "balance", client: client, timeout: settings.upstreamTimeout,
+                                         url: { _ in balanceURL }, observer: health),
+                clock: clock,
+                decode: { _, entry in try BalanceFormat.render(entry: entry) })
+        }
+        caches = [weather] + (balance.map { [$0] } ?? [])
+        let routes = LarderRoutes(settings: settings, weather: weather, balance: balance, metrics: metrics)
+
+        var router = Router()
+        router.get("/weather", routes.weatherHandler)
+        router.get("/balance", routes.balanceHandler)
+        router.get("/overview", routes.overviewHandler)
+        router.get("/livez") { _ in .now(Health.livez) }
+        let upstreams = balance == nil ? ["weather"] : ["weather", "balance"]
+        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, upstreams: upstreams)) }
+        router.get("/readyz", readiness)
+        router.get("/healthz", readiness)
+        let metrics = self.metrics
+        // The server is created below; the metrics handler reads its connection count through this box.
+        let serverBox = ServerBox()
+        router.get("/metrics") { _ in
+            .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                                                                 ("Cache-Control", "no-store")]),
+                              body: metrics.render(memory: memory, disk: disk, openConnections: serverBox.server?.openConnections ?? 0)))
+        }
+        router.get("/openapi.yaml") { _ in
+            .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
+                              body: OpenAPIDocument.yaml))
+        }
+
+        let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger,
+                                handler: AccessLog(logger: accessLogger, metrics: metrics).wrap(router))
+        serverBox.server = server
+        do {
+            try server.start()
+        } catch {
+            throw ConfigurationError("cannot listen on \(settings.host):\(settings.port): \(error)")
+        }
+        self.server = server
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        logger.info("listening on http://\(host):\(port)")
+        logger.info("listening on http://\(host):\(server.port ?? settings.port)")
+        if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
     }
+
+    private func startSimulator() throws {
+        var simulatorSettings = UpstreamSimulator.Settings()
+        simulatorSettings.port = 0
+        simulatorSettings.latency = .milliseconds(80)
+        let simulator = UpstreamSimulator(settings: simulatorSettings, logger: logger)
+        do {
+            try simulator.start()
+        } catch {
+            throw ConfigurationError("cannot start the upstream simulator: \(error)")
+        }
+        self.simulator = simulator
+        let base = "http://127.0.0.1:\(simulator.port ?? 0)"
+        if !settings.weatherURLGiven { settings.weatherURL = base + "/v1/forecast" }
+        if settings.balanceURL == nil { settings.balanceURL = base + "/balance" }
+    }
+
+    private var startsInRun = false
 
     /// Serves until a graceful shutdown is requested, then drains.
     public func run() async throws {
+        if startsInRun { try start() }
         try? await gracefulShutdown()
+        await stop()
+    }
+
+    /// Drains connections, then finishes disk writes and stops the upstream client and simulator.
+    public func stop() async {
         logger.info("stopping: draining connections")
-        await server.shutdown()
+        await server?.shutdown()
+        for cache in caches { await cache.waitForDiskWrites() }
+        await client?.shutdown()
+        await simulator?.shutdown()
         logger.info("stopped")
     }
 
-    /// Runs the started service until SIGTERM or SIGINT.
-    public func runWithoutStarting() async throws {
+    /// Starts the service and runs it until SIGTERM or SIGINT. Binding happens inside the
+    /// service group, after its signal handlers are in place, so a SIGTERM that arrives
+    /// right after the listening line still drains instead of killing the process.
+    public func runUntilSignalled() async throws {
+        startsInRun = true
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: self)],
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -48,10 +152,44 @@ public final class LarderService: Service {
     }
 }
 
-/// Fixed responses of the operational endpoints; they carry `Cache-Control: no-store`.
-enum OperationalResponse {
-    static let livez = HTTPResponse(
-        status: 200,
-        headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
-        body: "{\"status\":\"pass\"}")
+/// Lets a handler made before the server reach it once it exists.
+final class ServerBox: @unchecked Sendable {
+    var server: HTTPServer?
+}
+
+/// One access log line and one request count per request, with route, status, cache
+/// status and duration; wraps every handler so async answers are logged when they leave.
+struct AccessLog: Sendable {
+    let logger: Logger
+    let metrics: LarderMetrics
+
+    func wrap(_ router: Router) -> HTTPHandler {
+        { request in
+            let start = ContinuousClock.now
+            switch router.handle(request) {
+            case .now(let response):
+                record(request, response, start)
+                return .now(response)
+            case .later(let work):
+                return .later {
+                    let response = await work()
+                    record(request, response, start)
+                    return response
+                }
+            }
+        }
+    }
+
+    private static let knownRoutes: Set<Substring> = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
+
+    private func record(_ request: HTTPRequest, _ response: HTTPResponse, _ start: ContinuousClock.Instant) {
+        let route = Self.knownRoutes.contains(request.path) ? String(request.path) : "other"
+        metrics.request(route: route, status: response.status)
+        logger.info("\(request.method) \(request.target) \(response.status)", metadata: [
+            "route": "\(route)",
+            "status": "\(response.status)",
+            "cache_status": "\(response.headers["cache-status"] ?? "-")",
+            "duration_ms": "\(((ContinuousClock.now - start).seconds * 1_000_000).rounded() / 1000)",
+        ])
+    }
 }

@@ -5,43 +5,86 @@ import HTTPServer
 /// (swift-configuration) and validated once at start, so a bad value stops the
 /// process before it binds anything.
 public struct ServeSettings: Sendable, Equatable {
-    public var host: String
-    public var port: Int
-    public var logLevel: String
-    public var logFormat: LogFormat
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var cacheDirectory = ".larder-cache"
+    public var memoryLimit = 64 << 20
+    public var diskLimit = 1 << 30
+    public var weatherURL = "https://api.open-meteo.com/v1/forecast"
+    public var balanceURL: String?
+    public var weatherTTL: Duration = .seconds(600)
+    public var balanceTTL: Duration = .seconds(60)
+    public var staleWhileRevalidate: Duration = .seconds(30)
+    public var staleIfError: Duration = .seconds(86_400)
+    public var upstreamTimeout: Duration = .seconds(5)
+    public var coordinatePrecision = 2
+    public var logLevel = "info"
+    public var logFormat = LogFormat.text
+    /// Start the upstream simulator in-process and point unset upstream URLs at it.
+    public var demo = false
+    /// Whether the weather and balance URLs were given (flag or environment), so `--demo` leaves them alone.
+    public var weatherURLGiven = false
 
     public enum LogFormat: String, Sendable, Equatable { case text, json }
 
-    /// `flags` maps configuration keys (`host`, `port`, …) to what was given on the command
-    /// line; `environment` is read as `LARDER_HOST`, `LARDER_PORT`, ….
+    public init() {}
+
+    /// One row of the settings table: key, environment variable and flag are derived from it.
+    struct Option {
+        let key: String
+        var flag: String { "--" + key.replacingOccurrences(of: ".", with: "-") }
+        var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
+    }
+
+    /// `flags` maps configuration keys (`host`, `cache-dir`, …) to what was given on the
+    /// command line; `environment` is read as `LARDER_HOST`, `LARDER_CACHE_DIR`, ….
     public static func resolve(flags: [String: String], environment: [String: String]) throws(ConfigurationError) -> ServeSettings {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, value) in flags {
-            values[AbsoluteConfigKey(["larder", key])] = ConfigValue(.string(value), isSecret: false)
+            values[AbsoluteConfigKey(["larder"] + key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: false)
         }
+        // swift-configuration maps the key larder.cache.dir to LARDER_CACHE_DIR.
         let reader = ConfigReader(providers: [
             InMemoryProvider(name: "flags", values: values),
             EnvironmentVariablesProvider(environmentVariables: environment),
         ])
-        func string(_ key: String, _ fallback: String) -> String {
-            reader.string(forKey: ConfigKey(["larder", key]), default: fallback)
+        func string(_ key: String) -> String? {
+            reader.string(forKey: ConfigKey(["larder"] + key.split(separator: ".").map(String.init)))
+        }
+        func read<T>(_ key: String, _ what: String, _ parse: (String) -> T?) throws(ConfigurationError) -> T? {
+            guard let text = string(key) else { return nil }
+            guard let value = parse(text) else {
+                let option = Option(key: key)
+                throw ConfigurationError("\(option.flag) (\(option.variable)) must be \(what), got '\(text)'")
+            }
+            return value
         }
 
-        let host = string("host", "127.0.0.1")
-        guard !host.isEmpty else { throw ConfigurationError("--host (LARDER_HOST) must not be empty") }
-        let portText = string("port", "8080")
-        guard let port = Int(portText), (0...65535).contains(port) else {
-            throw ConfigurationError("--port (LARDER_PORT) must be a whole number from 0 to 65535, got '\(portText)'")
+        var s = ServeSettings()
+        if let host = try read("host", "a host name or address", { $0.isEmpty ? nil : $0 }) { s.host = host }
+        if let port = try read("port", "a whole number from 0 to 65535", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) { s.port = port }
+        if let dir = try read("cache.dir", "a directory path", { $0.isEmpty ? nil : $0 }) { s.cacheDirectory = dir }
+        let size = "a size (bytes, or with B, KiB, MiB, GiB)"
+        if let v = try read("memory.limit", size, SettingValues.bytes) { s.memoryLimit = v }
+        if let v = try read("disk.limit", size, SettingValues.bytes) { s.diskLimit = v }
+        let url = "an http:// or https:// URL"
+        if let v = try read("weather.url", url, { SettingValues.isHTTPURL($0) ? $0 : nil }) { s.weatherURL = v; s.weatherURLGiven = true }
+        if let v = try read("balance.url", url, { SettingValues.isHTTPURL($0) ? $0 : nil }) { s.balanceURL = v }
+        let duration = "a duration (seconds, or with ms, s, m, h)"
+        if let v = try read("weather.ttl", duration, SettingValues.duration) { s.weatherTTL = v }
+        if let v = try read("balance.ttl", duration, SettingValues.duration) { s.balanceTTL = v }
+        if let v = try read("stale.while.revalidate", duration, SettingValues.duration) { s.staleWhileRevalidate = v }
+        if let v = try read("stale.if.error", duration, SettingValues.duration) { s.staleIfError = v }
+        if let v = try read("upstream.timeout", "a duration above zero", { SettingValues.duration($0).flatMap { $0 > .zero ? $0 : nil } }) {
+            s.upstreamTimeout = v
         }
-        let level = string("log.level", "info")
-        guard Self.logLevels.contains(level) else {
-            throw ConfigurationError("--log-level (LARDER_LOG_LEVEL) must be one of \(Self.logLevels.joined(separator: ", ")), got '\(level)'")
+        if let v = try read("coordinate.precision", "a whole number from 0 to 6", { Int($0).flatMap { (0...6).contains($0) ? $0 : nil } }) {
+            s.coordinatePrecision = v
         }
-        let formatText = string("log.format", "text")
-        guard let format = LogFormat(rawValue: formatText) else {
-            throw ConfigurationError("--log-format (LARDER_LOG_FORMAT) must be text or json, got '\(formatText)'")
-        }
-        return ServeSettings(host: host, port: port, logLevel: level, logFormat: format)
+        if let v = try read("log.level", "one of \(logLevels.joined(separator: ", "))", { logLevels.contains($0) ? $0 : nil }) { s.logLevel = v }
+        if let v = try read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
+        if let v = try read("demo", "true or false", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { s.demo = v }
+        return s
     }
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -57,4 +100,9 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
     public let message: String
     public init(_ message: String) { self.message = message }
     public var description: String { message }
+}
+
+extension ServeSettings {
+    /// The duration syntax of every setting (`80ms`, `10m`), for other commands' options.
+    public static func parseDuration(_ text: String) -> Duration? { SettingValues.duration(text) }
 }

@@ -14,7 +14,7 @@ enum MemoryHit {
 
     static func run(iterations: Int) async {
         let cache = TieredCache<String>(policy: CachePolicy(defaultLifetime: 600), memory: MemoryTier(budget: 64 << 20),
-                                        disk: nil, fetcher: Fetcher()) { String(decoding: $0.body, as: UTF8.self) }
+                                        disk: nil, fetcher: Fetcher()) { String(decoding: $1.body, as: UTF8.self) }
         let keys = (0..<1000).map { "weather:\($0 / 10).\($0 % 10),13.41" }
         for key in keys { _ = await cache.answer(key: key, request: .none) }
 

@@ -1,9 +1,7 @@
 import ArgumentParser
-import Larder
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
+import Larder
+import Upstream
 
 /// The `larder` executable: argument parsing and wiring only.
 @main
@@ -11,7 +9,8 @@ struct LarderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "larder",
         abstract: "A caching REST microservice for weather and account balance.",
-        subcommands: [Serve.self],
+        version: Version.current,
+        subcommands: [Serve.self, UpstreamSim.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 
     /// Parses and runs; every usage or configuration error exits with status 2 and one line on stderr.
@@ -25,6 +24,8 @@ struct LarderCommand: AsyncParsableCommand {
             }
         } catch let error as ConfigurationError {
             fail(error.message)
+        } catch let exit as ExitCode {
+            Foundation.exit(exit.rawValue)
         } catch {
             if exitCode(for: error) == .success { exit(withError: error) }
             fail(message(for: error))
@@ -38,34 +39,88 @@ struct LarderCommand: AsyncParsableCommand {
 }
 
 struct Serve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Run the service (the default command).")
+    static let configuration = CommandConfiguration(
+        abstract: "Run the service (the default command). Every option can also be set by its LARDER_* variable.")
 
-    @Option(help: "Listen address (LARDER_HOST, default 127.0.0.1).")
-    var host: String?
-
-    @Option(help: "Listen port, 0 for any free port (LARDER_PORT, default 8080).")
-    var port: String?
-
-    @Option(help: "trace, debug, info, notice, warning, error or critical (LARDER_LOG_LEVEL, default info).")
-    var logLevel: String?
-
-    @Option(help: "text or json (LARDER_LOG_FORMAT, default text).")
-    var logFormat: String?
+    @Option(help: "Listen address (LARDER_HOST, default 127.0.0.1).") var host: String?
+    @Option(help: "Listen port, 0 for any free port (LARDER_PORT, default 8080).") var port: String?
+    @Option(help: "Disk tier directory (LARDER_CACHE_DIR, default .larder-cache).") var cacheDir: String?
+    @Option(help: "Memory tier budget: bytes or B, KiB, MiB, GiB (LARDER_MEMORY_LIMIT, default 64MiB).") var memoryLimit: String?
+    @Option(help: "Disk tier budget (LARDER_DISK_LIMIT, default 1GiB).") var diskLimit: String?
+    @Option(help: "Weather upstream (LARDER_WEATHER_URL, default https://api.open-meteo.com/v1/forecast).") var weatherUrl: String?
+    @Option(help: "Balance upstream (LARDER_BALANCE_URL); unset: /balance answers 503.") var balanceUrl: String?
+    @Option(help: "Weather freshness when the upstream gives none: 90, 90s, 10m, 1h (LARDER_WEATHER_TTL, default 10m).") var weatherTtl: String?
+    @Option(help: "Balance freshness when the upstream gives none (LARDER_BALANCE_TTL, default 60s).") var balanceTtl: String?
+    @Option(help: "Serve stale this long while one refresh runs (LARDER_STALE_WHILE_REVALIDATE, default 30s).") var staleWhileRevalidate: String?
+    @Option(help: "Serve stale this long when the upstream fails; 0 = never (LARDER_STALE_IF_ERROR, default 24h).") var staleIfError: String?
+    @Option(help: "Whole upstream exchange (LARDER_UPSTREAM_TIMEOUT, default 5s).") var upstreamTimeout: String?
+    @Option(help: "Decimals kept of lat/lon (LARDER_COORDINATE_PRECISION, default 2).") var coordinatePrecision: String?
+    @Option(help: "trace … critical (LARDER_LOG_LEVEL, default info).") var logLevel: String?
+    @Option(help: "text or json (LARDER_LOG_FORMAT, default text).") var logFormat: String?
+    @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
 
     func run() async throws {
         var flags: [String: String] = [:]
         flags["host"] = host
         flags["port"] = port
+        flags["cache.dir"] = cacheDir
+        flags["memory.limit"] = memoryLimit
+        flags["disk.limit"] = diskLimit
+        flags["weather.url"] = weatherUrl
+        flags["balance.url"] = balanceUrl
+        flags["weather.ttl"] = weatherTtl
+        flags["balance.ttl"] = balanceTtl
+        flags["stale.while.revalidate"] = staleWhileRevalidate
+        flags["stale.if.error"] = staleIfError
+        flags["upstream.timeout"] = upstreamTimeout
+        flags["coordinate.precision"] = coordinatePrecision
         flags["log.level"] = logLevel
         flags["log.format"] = logFormat
+        if demo { flags["demo"] = "true" }
         let settings = try ServeSettings.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
-        let service = LarderService(settings: settings)
-        do {
-            try service.start()
-        } catch {
-            throw ConfigurationError("cannot start: \(error)")
+        try await LarderService(settings: settings).runUntilSignalled()
+    }
+}
+
+struct UpstreamSim: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "upstream-sim", abstract: "Run the upstream simulator alone (Open-Meteo and balance formats).")
+
+    @Option(help: "Listen address.") var host = "127.0.0.1"
+    @Option(help: "Listen port, 0 for any free port.") var port = 8081
+    @Option(help: "Added to every answer: 80ms, 1s, 0.") var latency = "80ms"
+    @Option(help: "Share of requests answered 503, from 0 to 1.") var errorRate = 0.0
+    @Option(help: "max-age sent with every answer, in seconds.") var maxAge = 60
+
+    func run() async throws {
+        LogOutput.bootstrap(level: "info", format: .text)
+        guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, got \(port)") }
+        guard (0...1).contains(errorRate) else { throw ConfigurationError("--error-rate must be from 0 to 1, got \(errorRate)") }
+        guard maxAge >= 0 else { throw ConfigurationError("--max-age must not be negative") }
+        var settings = UpstreamSimulator.Settings()
+        settings.host = host
+        settings.port = port
+        settings.errorRate = errorRate
+        settings.maxAge = maxAge
+        guard let latency = ServeSettings.parseDuration(latency) else {
+            throw ConfigurationError("--latency must be a duration (seconds, or with ms, s, m, h), got '\(latency)'")
         }
-        try await service.runWithoutStarting()
+        settings.latency = latency
+        try await SimulatorService(settings: settings).runUntilSignalled()
+    }
+}
+
+struct HealthCheck: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "healthcheck", abstract: "Exit 0 when the URL answers 2xx, else 1 (for Docker HEALTHCHECK).")
+
+    @Option(help: "The URL to ask.") var url = "http://127.0.0.1:8080/readyz"
+
+    func run() async throws {
+        let client = UpstreamClient()
+        let status = try? await client.fetch(UpstreamRequest(url: url, timeout: .seconds(3))).status
+        await client.shutdown()
+        throw ExitCode((200..<300).contains(status ?? 0) ? 0 : 1)
     }
 }

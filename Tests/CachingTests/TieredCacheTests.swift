@@ -70,7 +70,7 @@ struct Harness {
         fetcher = CountingFetcher(clock: clock)
         self.directory = directory
         cache = TieredCache(policy: policy, memory: MemoryTier(budget: memoryBudget),
-                            disk: try DiskTier(directory: directory, budget: 1 << 20), fetcher: fetcher, clock: clock) { entry in
+                            disk: try DiskTier(directory: directory, budget: 1 << 20), fetcher: fetcher, clock: clock) { _, entry in
             let text = String(decoding: entry.body, as: UTF8.self)
             if text == "garbage" { throw Undecodable() }
             return text

@@ -72,7 +72,7 @@ import TestSupport
         let taken = Int(UInt16(bigEndian: address.sin_port))
         let second = try LarderProcess(["serve", "--port", "\(taken)"])
         #expect(await second.waitForExit() == 2)
-        #expect(second.errorOutput.contains("cannot start"))
+        #expect(second.errorOutput.contains("cannot listen"))
         first.signal(SIGTERM)
         #expect(await first.waitForExit() == 0)
         _ = port

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CLinux
-import Dispatch
+import Foundation
 
 /// A failure of the test client: a deadline passed, the peer closed, or a call failed.
 public struct TestClientError: Error, CustomStringConvertible {
@@ -26,7 +26,7 @@ public struct TestResponse: Sendable {
 }
 
 /// A TCP client for tests in which every read has a deadline, so no test can hang on a
-/// server that never answers. Reads block a Dispatch thread, never Swift's cooperative
+/// server that never answers. Reads block a thread of their own, never Swift's cooperative
 /// pool, which the server's async handlers need. One task uses a client at a time.
 public final class TestClient: @unchecked Sendable {
     public let fd: Int32
@@ -95,10 +95,11 @@ public final class TestClient: @unchecked Sendable {
         }
     }
 
-    /// Runs blocking socket work on a Dispatch thread.
+    /// Runs blocking socket work on a thread of its own: neither Swift's cooperative pool nor
+    /// Dispatch's global queues (about one thread per core, shared with the disk tier) may wait on it.
     private func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(with: Result { try work() }) }
+            Thread { continuation.resume(with: Result { try work() }) }.start()
         }
     }
 

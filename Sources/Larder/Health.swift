@@ -1,0 +1,57 @@
+import Caching
+import Foundation
+import HTTPServer
+import Synchronization
+import Upstream
+
+/// Liveness and readiness in `application/health+json` (draft-inadarei-api-health-check):
+/// the cache directory and disk index, the upstream client, and each upstream's last
+/// outcome. An upstream outage is `warn` (stale answers can still be served); a broken
+/// disk or a dead client is `fail` and 503.
+final class Health: UpstreamObserver {
+    private let lastOutcome = Mutex<[String: (healthy: Bool, detail: String, time: Date)]>([:])
+    private let metrics: LarderMetrics
+
+    init(metrics: LarderMetrics) { self.metrics = metrics }
+
+    func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration) {
+        lastOutcome.withLock { $0[upstream] = (healthy, detail, Date()) }
+        metrics.upstream(upstream, outcome: outcome, duration: duration)
+    }
+
+    private struct Check {
+        let name: String
+        let status: String
+        let output: String?
+    }
+
+    func readiness(disk: DiskTier?, client: UpstreamClient, upstreams: [String]) -> HTTPResponse {
+        var checks: [Check] = []
+        checks.append(Check(name: "cache:directory", status: disk?.isWritable == true ? "pass" : "fail",
+                            output: disk?.isWritable == true ? nil : "the cache directory is not writable"))
+        checks.append(Check(name: "cache:index", status: disk != nil ? "pass" : "fail", output: disk != nil ? nil : "no disk index"))
+        checks.append(Check(name: "upstream:client", status: client.isAlive ? "pass" : "fail",
+                            output: client.isAlive ? nil : "the libcurl thread is not running"))
+        let outcomes = lastOutcome.withLock { $0 }
+        for name in upstreams {
+            let last = outcomes[name]
+            checks.append(Check(name: "upstream:\(name)", status: last.map { $0.healthy ? "pass" : "warn" } ?? "pass",
+                                output: last.flatMap { $0.healthy ? nil : "last request \($0.detail)" }))
+        }
+        let overall = checks.contains { $0.status == "fail" } ? "fail" : checks.contains { $0.status == "warn" } ? "warn" : "pass"
+        let rendered = checks.map { check in
+            var fields = ["\"status\":\"\(check.status)\""]
+            if let output = check.output { fields.append("\"output\":\(JSONString.quote(output))") }
+            return "\(JSONString.quote(check.name)):[{\(fields.joined(separator: ","))}]"
+        }
+        let body = "{\"status\":\"\(overall)\",\"checks\":{\(rendered.joined(separator: ","))}}"
+        return HTTPResponse(status: overall == "fail" ? 503 : 200,
+                            headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
+                            body: body)
+    }
+
+    static let livez = HTTPResponse(
+        status: 200,
+        headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
+        body: "{\"status\":\"pass\"}")
+}

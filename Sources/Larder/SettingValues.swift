@@ -1,0 +1,40 @@
+/// Parsers for the value syntaxes of SPEC.md: sizes (`64MiB`) and durations (`10m`).
+enum SettingValues {
+    /// A whole number of bytes, or with `B`, `KiB`, `MiB`, `GiB`.
+    static func bytes(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            return wholeNumber(String(text.dropLast(suffix.count))).flatMap { $0.multipliedReportingOverflow(by: factor) }
+                .flatMap { $0.overflow ? nil : $0.partialValue }
+        }
+        return wholeNumber(text)
+    }
+
+    /// Whole seconds, or with `ms`, `s`, `m`, `h`. Never negative.
+    static func duration(_ text: String) -> Duration? {
+        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
+        for (suffix, milliseconds) in units where text.hasSuffix(suffix) {
+            guard let n = wholeNumber(String(text.dropLast(suffix.count))), Int64(n) < Int64.max / milliseconds else { return nil }
+            return .milliseconds(Int64(n) * milliseconds)
+        }
+        return wholeNumber(text).map { .seconds($0) }
+    }
+
+    private static func wholeNumber(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
+    }
+
+    /// An `http` or `https` URL with a host.
+    static func isHTTPURL(_ text: String) -> Bool {
+        let lower = text.lowercased()
+        let rest: Substring
+        if lower.hasPrefix("http://") { rest = text.dropFirst(7) } else if lower.hasPrefix("https://") { rest = text.dropFirst(8) } else { return false }
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return !host.isEmpty && !text.contains(" ") && !host.hasPrefix(":")
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,328 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Larder
+
+private func json(_ response: TestResponse) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+}
+
+@Suite(.timeLimit(.minutes(1))) struct ServiceEndToEndTests {
+    @Test func weatherBodyAndHeaders() async throws {
+        try await withLarder { h in
+            let response = try await h.get("/weather?lat=52.52&lon=13.41")
+            #expect(response.status == 200)
+            #expect(response.text == "{\"latitude\":52.52,\"longitude\":13.41,\"temperature\":3.2,\"temperatureUnit\":\"°C\","
+                    + "\"weatherCode\":3,\"condition\":\"Overcast\",\"lastUpdate\":\"2026-11-21T20:45:00Z\"}")
+            #expect(response.header("content-type") == "application/json")
+            #expect(response.header("cache-control") == "public, max-age=60, stale-while-revalidate=30, stale-if-error=86400")
+            #expect(response.header("age") == "0")
+            #expect(response.header("etag")?.wholeMatch(of: /"[0-9a-f]{32}"/) != nil)
+            #expect(response.header("cache-status") == "larder; fwd=miss; fwd-status=200; stored")
+            #expect(response.header("date") != nil)
+            #expect(response.header("content-length") == String(response.body.count))
+            let asked = try #require(h.upstream.requests.first)
+            #expect(asked.query == "latitude=52.52&longitude=13.41&current=temperature_2m,weather_code")
+            #expect(asked.headers["user-agent"]?.hasPrefix("larder/") == true)
+        }
+    }
+
+    @Test func balanceBodyAndHeaders() async throws {
+        try await withLarder { h in
+            let response = try await h.get("/balance")
+            #expect(response.status == 200)
+            #expect(response.text == "{\"balance\":1234.56,\"lastUpdate\":\"2021-06-02T11:01:48Z\"}")
+            #expect(response.header("cache-control") == "private, max-age=60")
+            #expect(response.header("cache-status") == "larder; fwd=miss; fwd-status=200; stored")
+        }
+    }
+
+    @Test func overviewCombinesBothWithTheShorterLifetimeAndTheOlderAge() async throws {
+        try await withLarder { h in
+            _ = try await h.get("/weather?lat=52.52&lon=13.41")
+            h.clock.advance(by: 20.5)
+            h.upstream.update { $0.maxAge = 30 }
+            _ = try await h.get("/balance")
+            let response = try await h.get("/overview?lat=52.52&lon=13.41")
+            #expect(response.status == 200)
+            let body = try json(response)
+            #expect((body["weather"] as? [String: Any])?["condition"] as? String == "Overcast")
+            #expect((body["balance"] as? [String: Any])?["balance"] as? Double == 1234.56)
+            #expect(response.header("cache-control") == "private, max-age=30")
+            let age = try #require(response.header("age").flatMap(Int.init))
+            #expect(age >= 19 && age <= 21)  // the weather part's age, not the balance's 0
+            #expect(response.header("cache-status")?.hasPrefix("larder; hit") == true)
+        }
+    }
+
+    @Test(arguments: [
+        ("/weather?lon=13.41", "lat"), ("/weather?lat=52.52", "lon"), ("/weather?lat=abc&lon=1", "lat"),
+        ("/weather?lat=NaN&lon=1", "lat"), ("/weather?lat=1&lon=inf", "lon"), ("/weather?lat=90.01&lon=1", "lat"),
+        ("/weather?lat=1&lon=-180.5", "lon"), ("/weather?lat=1&lat=2&lon=3", "lat"), ("/weather?lat=1e1&lon=3", "lat"),
+        ("/weather?lat=%2B1&lon=3", "lat"), ("/weather?lat=+1&lon=3", "lat"), ("/weather?lat=0x1&lon=3", "lat"),
+        ("/weather?lat=&lon=3", "lat"), ("/overview?lat=1&lon=1&lon=2", "lon"),
+    ])
+    func badCoordinatesAre400NamingTheParameter(_ example: (String, String)) async throws {
+        try await withLarder { h in
+            let response = try await h.get(example.0)
+            #expect(response.status == 400)
+            #expect(response.header("content-type") == "application/problem+json")
+            #expect(response.header("cache-control") == "no-store")
+            #expect(try json(response)["title"] as? String == "Invalid parameter '\(example.1)'")
+            #expect(h.upstream.count("/v1/forecast") == 0)
+        }
+    }
+
+    @Test func roundingSharesOneEntryAndOneUpstreamCall() async throws {
+        try await withLarder { h in
+            let first = try await h.get("/weather?lat=52.5201&lon=13.4149")
+            let second = try await h.get("/weather?lat=52.52&lon=13.41")
+            let third = try await h.get("/weather?lat=52.515&lon=13.405")  // half away from zero
+            #expect(first.status == 200 && second.status == 200 && third.status == 200)
+            #expect(h.upstream.count("/v1/forecast") == 1)
+            #expect(second.header("cache-status")?.hasPrefix("larder; hit") == true)
+            #expect(try json(first)["latitude"] as? Double == 52.52)
+            #expect(try json(third)["longitude"] as? Double == 13.41)
+        }
+    }
+
+    @Test func missThenHitWithAgeGrowing() async throws {
+        try await withLarder { h in
+            let miss = try await h.get("/weather?lat=1&lon=2")
+            #expect(miss.header("cache-status") == "larder; fwd=miss; fwd-status=200; stored")
+            #expect(miss.header("age") == "0")
+            h.clock.advance(by: 10.9)
+            let hit = try await h.get("/weather?lat=1&lon=2")
+            let age = try #require(hit.header("age").flatMap(Int.init))
+            #expect(age >= 9 && age <= 11)
+            #expect(hit.header("cache-status") == "larder; hit; ttl=\(60 - age); detail=memory")
+            #expect(hit.header("etag") == miss.header("etag"))
+            #expect(h.upstream.count("/v1/forecast") == 1)
+        }
+    }
+
+    @Test func fiftyConcurrentRequestsForOneColdKeyMakeOneUpstreamRequest() async throws {
+        let upstream = try TestUpstream()
+        upstream.update { $0.delay = .milliseconds(300) }
+        try await withLarder(upstream: upstream) { h in
+            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<50 { group.addTask { try await h.get("/weather?lat=10&lon=10").status } }
+                return try await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            #expect(statuses.count == 50 && statuses.allSatisfy { $0 == 200 })
+            #expect(h.upstream.count("/v1/forecast") == 1)
+        }
+        await upstream.stop()
+    }
+
+    @Test func aRestartKeepsTheDiskTier() async throws {
+        let upstream = try TestUpstream()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("larder-restart-\(UUID().uuidString)").path
+        try await withLarder(upstream: upstream, cacheDirectory: directory) { h in
+            let r1 = try await h.get("/weather?lat=3&lon=4")
+            #expect(r1.status == 200)
+        }
+        try await withLarder(upstream: upstream, cacheDirectory: directory) { h in
+            let response = try await h.get("/weather?lat=3&lon=4")
+            #expect(response.status == 200)
+            #expect(response.header("cache-status")?.hasSuffix("detail=disk") == true)
+        }
+        #expect(upstream.count("/v1/forecast") == 1)
+        await upstream.stop()
+    }
+
+    @Test func upstreamDownServesStaleWithinStaleIfError() async throws {
+        try await withLarder { h in
+            let r2 = try await h.get("/weather?lat=5&lon=5")
+            #expect(r2.status == 200)
+            h.clock.advance(by: 200)  // well past max-age 60 and the 30 s stale-while-revalidate window
+            h.upstream.update { $0.status = 503; $0.body = "{\"error\":true}" }
+            let response = try await h.get("/weather?lat=5&lon=5")
+            #expect(response.status == 200)
+            #expect(response.header("cache-status") == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
+            let ready = try await h.get("/readyz")
+            #expect(ready.status == 200)
+            #expect(try json(ready)["status"] as? String == "warn")
+        }
+    }
+
+    @Test func upstreamDownWithoutStaleIfErrorIs502() async throws {
+        try await withLarder({ $0.staleIfError = .zero }) { h in
+            let r3 = try await h.get("/weather?lat=5&lon=5")
+            #expect(r3.status == 200)
+            h.clock.advance(by: 200)
+            h.upstream.update { $0.status = 500 }
+            let response = try await h.get("/weather?lat=5&lon=5")
+            #expect(response.status == 502)
+            #expect(response.header("content-type") == "application/problem+json")
+            #expect(response.header("cache-status") == "larder; fwd=stale; fwd-status=500")
+        }
+    }
+
+    @Test func upstreamTimeoutIs504() async throws {
+        let upstream = try TestUpstream()
+        upstream.update { $0.delay = .seconds(3) }
+        try await withLarder(upstream: upstream, { $0.upstreamTimeout = .milliseconds(300) }) { h in
+            let response = try await h.get("/weather?lat=6&lon=6")
+            #expect(response.status == 504)
+            #expect(try json(response)["detail"] as? String == "The weather upstream has no usable answer: the upstream did not answer in time.")
+        }
+        await upstream.stop()
+    }
+
+    @Test func garbageBodyIs502AndNotStored() async throws {
+        try await withLarder { h in
+            h.upstream.update { $0.body = "<html>not json</html>" }
+            let r4 = try await h.get("/weather?lat=7&lon=7")
+            #expect(r4.status == 502)
+            let r5 = try await h.get("/weather?lat=7&lon=7")
+            #expect(r5.status == 502)
+            #expect(h.upstream.count("/v1/forecast") == 2)
+            h.upstream.update { $0.body = "{\"balance\":\"lots\"}" }
+            let r6 = try await h.get("/balance")
+            #expect(r6.status == 502)
+        }
+    }
+
+    @Test func ifNoneMatchGets304WithValidatorsAndNoBody() async throws {
+        try await withLarder { h in
+            let first = try await h.get("/weather?lat=8&lon=8")
+            let etag = try #require(first.header("etag"))
+            let response = try await h.get("/weather?lat=8&lon=8", headers: ["If-None-Match: W/\(etag), \"other\""])
+            #expect(response.status == 304)
+            #expect(response.header("etag") == etag)
+            #expect(response.header("cache-control") != nil && response.header("age") != nil)
+            #expect(response.header("cache-status") != nil && response.header("date") != nil)
+            #expect(response.header("content-type") == nil && response.header("content-length") == nil)
+            let r7 = try await h.get("/weather?lat=8&lon=8", headers: ["If-None-Match: *"])
+            #expect(r7.status == 304)
+            let r8 = try await h.get("/weather?lat=8&lon=8", headers: ["If-None-Match: \"nope\""])
+            #expect(r8.status == 200)
+        }
+    }
+
+    @Test func noCacheForcesARevalidation() async throws {
+        try await withLarder { h in
+            _ = try await h.get("/weather?lat=9&lon=9")
+            let response = try await h.get("/weather?lat=9&lon=9", headers: ["Cache-Control: no-cache"])
+            #expect(response.status == 200)
+            #expect(h.upstream.count("/v1/forecast") == 2)
+            #expect(h.upstream.requests.last?.headers["if-none-match"] == "\"upstream-v1\"")
+            #expect(response.header("cache-status") == "larder; fwd=request; fwd-status=304; stored")
+        }
+    }
+
+    @Test func onlyIfCachedOnAColdKeyIs504() async throws {
+        try await withLarder { h in
+            let response = try await h.get("/weather?lat=11&lon=11", headers: ["Cache-Control: only-if-cached"])
+            #expect(response.status == 504)
+            #expect(h.upstream.count("/v1/forecast") == 0)
+        }
+    }
+
+    @Test func balanceWithoutAnUpstreamIs503() async throws {
+        try await withLarder({ $0.balanceURL = nil }) { h in
+            let balance = try await h.get("/balance")
+            #expect(balance.status == 503)
+            #expect(try json(balance)["detail"] as? String == "No balance upstream is configured (set --balance-url or LARDER_BALANCE_URL).")
+            let r9 = try await h.get("/overview?lat=1&lon=1")
+            #expect(r9.status == 503)
+        }
+    }
+
+    @Test func overviewNamesTheFailingPart() async throws {
+        try await withLarder({ $0.staleIfError = .zero }) { h in
+            h.upstream.update { $0.body = "{}" }
+            let response = try await h.get("/overview?lat=1&lon=1")
+            #expect(response.status == 502)
+            #expect((try json(response)["detail"] as? String)?.hasPrefix("The weather upstream") == true)
+        }
+    }
+
+    @Test func headAnswersWithoutABody() async throws {
+        try await withLarder { h in
+            let response = try await h.get("/weather?lat=12&lon=12", method: "HEAD")
+            #expect(response.status == 200)
+            #expect(response.body.isEmpty)
+            #expect(Int(response.header("content-length") ?? "") ?? 0 > 0)
+        }
+    }
+
+    @Test func otherMethodsAre405() async throws {
+        try await withLarder { h in
+            let response = try await h.get("/weather?lat=1&lon=1", method: "DELETE")
+            #expect(response.status == 405)
+            #expect(response.header("allow") == "GET, HEAD")
+        }
+    }
+
+    @Test func healthEndpoints() async throws {
+        try await withLarder { h in
+            let live = try await h.get("/livez")
+            #expect(live.status == 200 && live.header("cache-control") == "no-store")
+            let ready = try await h.get("/readyz")
+            #expect(ready.status == 200)
+            #expect(ready.header("content-type") == "application/health+json")
+            let body = try json(ready)
+            #expect(body["status"] as? String == "pass")
+            let checks = try #require(body["checks"] as? [String: Any])
+            #expect(Set(checks.keys) == ["cache:directory", "cache:index", "upstream:client", "upstream:weather", "upstream:balance"])
+            let r10 = try await h.get("/healthz")
+            #expect(r10.status == 200)
+        }
+    }
+
+    @Test func unwritableCacheDirectoryMakesReadinessFail() async throws {
+        try await withLarder { h in
+            try FileManager.default.removeItem(atPath: h.cacheDirectory)
+            let ready = try await h.get("/readyz")
+            #expect(ready.status == 503)
+            #expect(try json(ready)["status"] as? String == "fail")
+        }
+    }
+
+    @Test func metricsCarryTheSeries() async throws {
+        try await withLarder { h in
+            _ = try await h.get("/weather?lat=13&lon=13")
+            _ = try await h.get("/weather?lat=13&lon=13")
+            let metrics = try await h.get("/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
+            for line in ["larder_http_requests_total{route=\"/weather\",status=\"200\"} 2",
+                         "larder_cache_lookups_total{tier=\"memory\",result=\"hit\"} 1",
+                         "larder_cache_lookups_total{tier=\"upstream\",result=\"miss\"} 1",
+                         "larder_upstream_requests_total{upstream=\"weather\",outcome=\"ok\"} 1",
+                         "larder_cache_entries{tier=\"memory\"} 1.0", "larder_open_connections 1.0"] {
+                #expect(metrics.text.contains(line), "\(line)")
+            }
+            for series in ["larder_cache_bytes", "larder_cache_evictions_total", "larder_upstream_request_duration_seconds_bucket"] {
+                #expect(metrics.text.contains(series), "\(series)")
+            }
+        }
+    }
+
+    @Test func openAPIDocumentIsServedAsCommitted() async throws {
+        try await withLarder { h in
+            let served = try await h.get("/openapi.yaml")
+            #expect(served.status == 200)
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let committed = try String(contentsOf: root.appendingPathComponent("openapi.yaml"), encoding: .utf8)
+            #expect(served.text == committed)
+        }
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct CoordinateTests {
+    @Test(arguments: [("52.5201", 2, "52.52"), ("52.525", 2, "52.53"), ("-52.525", 2, "-52.53"), ("13.4149", 2, "13.41"),
+                      ("0.004", 2, "0"), ("-0.004", 2, "0"), ("90", 2, "90"), ("-180.00", 2, "-180"), ("1.5", 0, "2"),
+                      ("52.99999", 2, "53"), ("7", 3, "7"), ("0.0005", 3, "0.001")])
+    func roundsHalfAwayFromZero(_ example: (String, Int, String)) throws {
+        #expect(try Coordinate(parsing: Substring(example.0), limit: 180, precision: example.1).text == example.2)
+    }
+
+    @Test func rangeIsCheckedOnTheValueAsGiven() {
+        #expect(throws: Coordinate.Problem.outOfRange) { try Coordinate(parsing: "90.001", limit: 90, precision: 2) }
+        #expect(throws: Coordinate.Problem.notANumber) { try Coordinate(parsing: "1.", limit: 90, precision: 2) }
+        #expect(throws: Coordinate.Problem.notANumber) { try Coordinate(parsing: ".5", limit: 90, precision: 2) }
+    }
+}
