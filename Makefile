@@ -12,14 +12,24 @@ prerequisites:
 build: prerequisites
 	$(SWIFT) build
 
-## Builds and starts Larder on http://127.0.0.1:$(PORT); Ctrl-C stops it gracefully.
+## Builds and starts Larder on http://127.0.0.1:$(PORT) in front of the built-in upstream
+## simulator (no network needed); Ctrl-C stops it gracefully.
 run: build
-	$(SWIFT) run larder serve --port $(PORT)
+	$(SWIFT) run larder serve --demo --port $(PORT)
 
-## Every test: unit, parser, and end-to-end over real sockets.
-test: prerequisites
+VENV := .tools/venv
+
+$(VENV)/.installed: scripts/requirements-checks.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checks.txt
+	touch $@
+
+## Every test: unit, parser, end-to-end over real sockets, then the API checks
+## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo).
+test: prerequisites $(VENV)/.installed
 	$(SWIFT) build --build-tests
 	timeout 20m $(SWIFT) test --skip-build
+	scripts/check-api.sh
 
 ## Measurements (not part of `make test`): release build, loopback only, bounded in time.
 bench: prerequisites

@@ -9,7 +9,9 @@ if ! command -v swift >/dev/null 2>&1; then
 fi
 
 # Debian packages the build needs (the libcurl client links against the OpenSSL flavour).
-packages=(pkg-config libcurl4-openssl-dev)
+packages=(pkg-config libcurl4-openssl-dev curl)
+# The API checks run Python tools in a virtual environment.
+python3 -m venv --help >/dev/null 2>&1 || packages+=(python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

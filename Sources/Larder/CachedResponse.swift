@@ -7,11 +7,13 @@ import HTTPServer
 /// conditional requests (304), and cache failures as problem+json.
 enum CachedResponse {
     /// One answer; `cacheControl` renders the route's Cache-Control from the full lifetime.
-    static func make(body: [UInt8], etag: String, age: Int, cacheControl: String, cacheStatus: String,
+    static func make(body: [UInt8], etag: String, date: String, age: Int, cacheControl: String, cacheStatus: String,
                      request: HTTPRequest) -> HTTPResponse {
         var headers = HTTPHeaders()
         headers.add("Cache-Control", cacheControl)
         headers.add("Age", String(age))
+        // After Age: linters that read fields in order (REDbot) judge Date's clock skew with Age known.
+        headers.add("Date", date)
         headers.add("ETag", etag)
         headers.add("Cache-Status", cacheStatus)
         if ifNoneMatch(request.headers.values("if-none-match"), matches: etag) {

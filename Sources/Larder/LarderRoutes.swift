@@ -92,7 +92,9 @@ struct LarderRoutes: Sendable {
         let status = Self.combined(w.status, b.status)
         metrics.lookup(w.status)
         metrics.lookup(b.status)
-        return CachedResponse.make(body: body, etag: RenderedBody.etag(of: body), age: max(w.age, b.age),
+        // Age and Date come from the older part, so the pair stays consistent for downstream caches.
+        let older = w.age >= b.age ? w.value : b.value
+        return CachedResponse.make(body: body, etag: RenderedBody.etag(of: body), date: older.date, age: max(w.age, b.age),
                                    cacheControl: privateCacheControl(lifetime: min(w.lifetime, b.lifetime)),
                                    cacheStatus: status.description, request: request)
     }
@@ -115,7 +117,7 @@ struct LarderRoutes: Sendable {
 
     private func respond(_ answer: CacheAnswer<RenderedBody>, cacheControl: (Int) -> String, request: HTTPRequest) -> HTTPResponse {
         metrics.lookup(answer.status)
-        return CachedResponse.make(body: answer.value.body, etag: answer.value.etag, age: answer.age,
+        return CachedResponse.make(body: answer.value.body, etag: answer.value.etag, date: answer.value.date, age: answer.age,
                                    cacheControl: cacheControl(answer.lifetime), cacheStatus: answer.status.description,
                                    request: request)
     }

@@ -54,9 +54,9 @@ enum OpenAPIDocument {
                 Age: {$ref: '#/components/headers/Age'}
                 ETag: {$ref: '#/components/headers/ETag'}
                 Cache-Status: {$ref: '#/components/headers/CacheStatus'}
-            '400': {description: A missing or invalid parameter (no body for HEAD).}
-            '502': {description: No usable upstream answer (no body for HEAD).}
-            '504': {description: The upstream timed out, or only-if-cached found nothing (no body for HEAD).}
+            '400': {description: 'A missing or invalid parameter (no body for HEAD).'}
+            '502': {description: 'No usable upstream answer (no body for HEAD).'}
+            '504': {description: 'The upstream timed out, or only-if-cached found nothing (no body for HEAD).'}
       /balance:
         get:
           operationId: getBalance
@@ -90,9 +90,9 @@ enum OpenAPIDocument {
                 Age: {$ref: '#/components/headers/Age'}
                 ETag: {$ref: '#/components/headers/ETag'}
                 Cache-Status: {$ref: '#/components/headers/CacheStatus'}
-            '502': {description: No usable upstream answer (no body for HEAD).}
-            '503': {description: No balance upstream is configured (no body for HEAD).}
-            '504': {description: The upstream timed out, or only-if-cached found nothing (no body for HEAD).}
+            '502': {description: 'No usable upstream answer (no body for HEAD).'}
+            '503': {description: 'No balance upstream is configured (no body for HEAD).'}
+            '504': {description: 'The upstream timed out, or only-if-cached found nothing (no body for HEAD).'}
       /overview:
         get:
           operationId: getOverview
@@ -139,10 +139,10 @@ enum OpenAPIDocument {
                 Age: {$ref: '#/components/headers/Age'}
                 ETag: {$ref: '#/components/headers/ETag'}
                 Cache-Status: {$ref: '#/components/headers/CacheStatus'}
-            '400': {description: A missing or invalid parameter (no body for HEAD).}
-            '502': {description: A part has no usable upstream answer (no body for HEAD).}
-            '503': {description: The balance upstream is not configured (no body for HEAD).}
-            '504': {description: An upstream timed out, or only-if-cached found nothing (no body for HEAD).}
+            '400': {description: 'A missing or invalid parameter (no body for HEAD).'}
+            '502': {description: 'A part has no usable upstream answer (no body for HEAD).'}
+            '503': {description: 'The balance upstream is not configured (no body for HEAD).'}
+            '504': {description: 'An upstream timed out, or only-if-cached found nothing (no body for HEAD).'}
       /livez:
         get:
           operationId: getLivez
@@ -191,8 +191,7 @@ enum OpenAPIDocument {
               headers:
                 Cache-Control: {$ref: '#/components/headers/NoStore'}
               content:
-                application/yaml:
-                  schema: {type: string}
+                application/yaml: {}
     components:
       parameters:
         lat:

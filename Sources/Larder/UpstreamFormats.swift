@@ -3,15 +3,19 @@ import Crypto
 import Foundation
 import HTTPServer
 
-/// A decoded upstream answer rendered once into Larder's own JSON, with its strong ETag,
-/// so a cache hit only copies bytes.
+/// A decoded upstream answer rendered once into Larder's own JSON, with its strong ETag and
+/// the `Date` to send, so a cache hit only copies bytes.
 struct RenderedBody: Sendable {
     let body: [UInt8]
     let etag: String
+    /// The upstream's Date (or when its answer arrived, if it sent none): a cache forwards the
+    /// origin's Date with Age beside it (RFC 9110 §6.6.1, RFC 9111 §4.2.3), never "now".
+    let date: String
 
-    init(json: String) {
+    init(json: String, entry: CacheEntry) {
         body = Array(json.utf8)
         etag = RenderedBody.etag(of: body)
+        date = HTTPDate.format(epochSeconds: Int((entry.date ?? entry.responseTime).timeIntervalSince1970))
     }
 
     /// A strong validator over the body: the first 16 bytes of its SHA-256, quoted.
@@ -60,7 +64,7 @@ enum OpenMeteoFormat {
         let unit = answer.current_units?.temperature_2m ?? "°C"
         return RenderedBody(json: "{\"latitude\":\(pair[0]),\"longitude\":\(pair[1]),\"temperature\":\(answer.current.temperature_2m),"
             + "\"temperatureUnit\":\(jsonQuote(unit)),\"weatherCode\":\(answer.current.weather_code),"
-            + "\"condition\":\(jsonQuote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}")
+            + "\"condition\":\(jsonQuote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}", entry: entry)
     }
 
     /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`.
@@ -85,7 +89,7 @@ enum BalanceFormat {
         guard let date = parseDate(answer.date) else {
             throw UndecodableAnswer(description: "unreadable balance date '\(answer.date)'")
         }
-        return RenderedBody(json: "{\"balance\":\(answer.balance),\"lastUpdate\":\"\(isoFormat(date))\"}")
+        return RenderedBody(json: "{\"balance\":\(answer.balance),\"lastUpdate\":\"\(isoFormat(date))\"}", entry: entry)
     }
 
     /// `yyyy-MM-dd HH:mm:ss Z`.
