@@ -25,15 +25,22 @@ $(VENV)/.installed: scripts/requirements-checks.txt
 	touch $@
 
 ## Every test: unit, parser, end-to-end over real sockets, then the API checks
-## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo).
+## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo)
+## and the shipping checks (hadolint, compose schema, the Dockerfile's release build).
 test: prerequisites $(VENV)/.installed
 	$(SWIFT) build --build-tests
 	timeout 20m $(SWIFT) test --skip-build
 	scripts/check-api.sh
+	scripts/check-shipping.sh
 
-## Measurements (not part of `make test`): release build, loopback only, bounded in time.
+## Measurements (not part of `make test`): release build, loopback only, about 6 minutes.
+## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
+## then the libcurl fetch overhead and the memory hit cost. Table: bench/results/latest.md.
 bench: prerequisites
+	@command -v nginx >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
+	$(SWIFT) build -c release --product larder
 	$(SWIFT) build -c release --product larder-bench
+	python3 bench/bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
 	.build/release/larder-bench upstream-overhead 1000
 	.build/release/larder-bench memory-hit 1000000
 

@@ -11,18 +11,12 @@ fi
 # Debian packages the build needs (the libcurl client links against the OpenSSL flavour).
 packages=(pkg-config libcurl4-openssl-dev curl)
 # The API checks run Python tools in a virtual environment.
-python3 -m venv --help >/dev/null 2>&1 || packages+=(python3 python3-venv)
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || packages+=(python3 python3-venv)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
 done
 if ((${#missing[@]})); then
-    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-        echo "Installing ${missing[*]} …"
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
-    else
-        echo "Missing Debian packages: ${missing[*]}. Install them with: sudo apt-get install ${missing[*]}" >&2
-        exit 1
-    fi
+    echo "Installing ${missing[*]} …"
+    "$(dirname "$0")/install-packages.sh" "${missing[@]}"
 fi

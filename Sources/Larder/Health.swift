@@ -55,3 +55,8 @@ final class Health: UpstreamObserver {
         headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
         body: "{\"status\":\"pass\"}")
 }
+
+/// What `larder healthcheck` asks by default: readiness on the default port (the image's HEALTHCHECK).
+public enum HealthCheckDefaults {
+    public static let url = "http://127.0.0.1:\(ServeSettings().port)/readyz"
+}

@@ -34,6 +34,11 @@ public final class UpstreamSimulator: Sendable {
         var router = Router()
         router.get("/v1/forecast") { request in Self.delayed(settings, counter) { Self.weather(request, settings) } }
         router.get("/balance") { request in Self.delayed(settings, counter) { Self.balance(request, settings) } }
+        // How many upstream requests arrived: benchmarks and demos check caches asked once per key.
+        router.get("/_sim/requests") { _ in
+            .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]),
+                              body: "{\"requests\":\(counter.value.load(ordering: .relaxed))}"))
+        }
         server = HTTPServer(configuration: configuration, logger: logger, handler: router.handler)
         requestCounter = counter
     }

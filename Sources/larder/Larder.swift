@@ -115,7 +115,7 @@ struct HealthCheck: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "healthcheck", abstract: "Exit 0 when the URL answers 2xx, else 1 (for Docker HEALTHCHECK).")
 
-    @Option(help: "The URL to ask.") var url = "http://127.0.0.1:8080/readyz"
+    @Option(help: "The URL to ask.") var url = HealthCheckDefaults.url
 
     func run() async throws {
         let client = UpstreamClient()

@@ -1,0 +1,42 @@
+# Larder: a multi-stage build. The build stage compiles a release binary with the Swift
+# standard library linked statically; the runtime stage has only what that binary loads
+# at run time (libcurl, CA certificates, tzdata) and runs as a non-root numeric user.
+
+# ---- build ------------------------------------------------------------------------------
+FROM swift:6.3-noble AS build
+# DL3008 (pin apt versions) is ignored: the base image's distribution pins the versions,
+# and exact Ubuntu package versions disappear from the mirrors within weeks.
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libcurl4-openssl-dev pkg-config \
+    && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+# Package.swift names the test targets too, so their folders must be present to build.
+COPY Package.swift ./
+COPY Sources ./Sources
+COPY Tests ./Tests
+RUN swift build -c release --static-swift-stdlib --product larder \
+    && install -D "$(swift build -c release --show-bin-path)/larder" /out/larder
+
+# ---- runtime ----------------------------------------------------------------------------
+FROM ubuntu:24.04
+# hadolint ignore=DL3008
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends libcurl4t64 ca-certificates tzdata \
+    && rm -rf /var/lib/apt/lists/* \
+    && groupadd --gid 10001 larder \
+    && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin larder \
+    && mkdir -p /var/cache/larder \
+    && chown 10001:10001 /var/cache/larder
+COPY --from=build /out/larder /usr/local/bin/larder
+ENV LARDER_HOST=0.0.0.0 \
+    LARDER_PORT=8080 \
+    LARDER_CACHE_DIR=/var/cache/larder
+USER 10001:10001
+VOLUME ["/var/cache/larder"]
+EXPOSE 8080
+HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
+    CMD ["larder", "healthcheck", "--url", "http://127.0.0.1:8080/readyz"]
+# `docker stop` sends SIGTERM: Larder drains in-flight requests and exits 0 within 8 s.
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["larder", "serve"]

@@ -1,0 +1,292 @@
+#!/usr/bin/env python3
+"""make bench: Larder against nginx proxy_cache (and static nginx), side by side in one run.
+
+Loopback only, bounded in time (about five minutes), every process started is stopped by
+pid. Only ratios measured in the same run count: these machines are shared and noisy.
+Server CPU time per request comes from /proc, because wrk needs a core of its own here.
+"""
+import concurrent.futures
+import json
+import os
+import re
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LARDER = sys.argv[1]
+DURATION = int(os.environ.get("BENCH_DURATION", "10"))
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+HOT = "/weather?lat=52.52&lon=13.41"
+KEYS = ["/weather?lat=%d.%02d&lon=13.41" % (10 + i // 100, i % 100) for i in range(1000)]
+processes = []
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(args, log):
+    proc = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    processes.append(proc)
+    return proc
+
+
+def wait_for(port, path="/", timeout=30):
+    """Until anything answers over HTTP (an error status counts: the server is up)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2).read()
+            return
+        except urllib.error.HTTPError:
+            return
+        except Exception:
+            time.sleep(0.1)
+    raise SystemExit(f"nothing answered on port {port}")
+
+
+def stop_all():
+    for proc in processes:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+    for proc in processes:
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def tree(pid):
+    """The pid and its children (nginx: master and workers)."""
+    children = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [pid] + [int(c) for c in children]
+
+
+def cpu_seconds(pid):
+    total = 0
+    for p in tree(pid):
+        try:
+            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except FileNotFoundError:
+            pass
+    return total / CLK_TCK
+
+
+def rss_mib(pid):
+    total = 0
+    for p in tree(pid):
+        try:
+            for line in open(f"/proc/{p}/status"):
+                if line.startswith("VmRSS:"):
+                    total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total / 1024
+
+
+def get(port, path):
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+        return response.read()
+
+
+def sim_requests(sim_port):
+    return json.loads(get(sim_port, "/_sim/requests"))["requests"]
+
+
+def warm(name, port, sim_port, paths):
+    """Every key once (concurrently), then again: same bodies, and the upstream asked once per key."""
+    before = sim_requests(sim_port)
+    with concurrent.futures.ThreadPoolExecutor(64) as pool:
+        first = list(pool.map(lambda p: get(port, p), paths))
+        time.sleep(1)  # let background disk writes land before the second pass
+        second = list(pool.map(lambda p: get(port, p), paths))
+    asked = sim_requests(sim_port) - before
+    same = first == second
+    print(f"  warmed {name}: {len(paths)} keys, upstream asked {asked} times, bodies stable: {same}")
+    if not same or (sim_port and asked != len(paths)):
+        raise SystemExit(f"{name}: warm-up check failed")
+
+
+def parse_duration_ms(text):
+    value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
+    return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+
+
+def wrk(port, connections, script=None, path=HOT, duration=DURATION):
+    args = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
+    if script:
+        args += ["-s", os.path.join(ROOT, "bench", script)]
+    args.append(f"http://127.0.0.1:{port}{path}")
+    out = subprocess.run(args, capture_output=True, text=True, timeout=duration + 30).stdout
+    rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
+    requests = int(re.search(r"(\d+) requests in", out).group(1))
+    p50 = parse_duration_ms(re.search(r"50%\s+(\S+)", out).group(1))
+    p99 = parse_duration_ms(re.search(r"99%\s+(\S+)", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    socket_errors = re.search(r"Socket errors: (.*)", out)
+    if errors or socket_errors:
+        print(f"    note: {errors.group(0) if errors else ''} {socket_errors.group(0) if socket_errors else ''}")
+    return rps, p50, p99, requests
+
+
+def measure(name, proc, port, connections, keys):
+    script = "keys.lua" if keys == "1000 keys" else None
+    before = cpu_seconds(proc.pid)
+    rps, p50, p99, requests = wrk(port, connections, script)
+    cpu = cpu_seconds(proc.pid) - before
+    row = {"peer": name, "scenario": keys, "connections": connections, "rps": rps, "p50": p50, "p99": p99,
+           "cpu_us": cpu / max(requests, 1) * 1e6, "rss": rss_mib(proc.pid)}
+    print(f"    {name:18} {keys:9} c={connections:<4} {rps:10.0f} req/s  p50 {p50:6.2f} ms  p99 {p99:6.2f} ms  "
+          f"{row['cpu_us']:5.1f} µs CPU/req  RSS {row['rss']:.1f} MiB")
+    return row
+
+
+def miss_path(larder_port, sim_port):
+    """100 sequential cold keys through Larder and straight to the simulator: the overhead."""
+    overheads = []
+    for i in range(100):
+        lat, lon = 60 + i / 100, 20.5
+        start = time.perf_counter()
+        get(larder_port, f"/weather?lat={lat:.2f}&lon={lon}")
+        through = time.perf_counter() - start
+        start = time.perf_counter()
+        get(sim_port, f"/v1/forecast?latitude={lat:.2f}&longitude={lon}&current=temperature_2m,weather_code")
+        direct = time.perf_counter() - start
+        overheads.append((through - direct) * 1000)
+    overheads.sort()
+    return statistics.median(overheads), overheads[98]
+
+
+def idle_connections(port, pid, count=10_000):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    before = rss_mib(pid)
+    sockets = []
+    request = f"GET {HOT} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+    for _ in range(count):
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall(request)
+        sockets.append(s)
+    for s in sockets:
+        s.settimeout(10)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(4096)
+    time.sleep(1)
+    held = rss_mib(pid)
+    for s in sockets:
+        s.close()
+    return before, held
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="larder-bench-")
+    rows = []
+    try:
+        sim_port = free_port()
+        start([LARDER, "upstream-sim", "--port", str(sim_port), "--latency", "50ms", "--max-age", "3600"], f"{work}/sim.log")
+        wait_for(sim_port, "/balance")
+        upstream = ["--weather-url", f"http://127.0.0.1:{sim_port}/v1/forecast", "--balance-url", f"http://127.0.0.1:{sim_port}/balance",
+                    "--log-level", "warning"]
+        larder_port, disk_port = free_port(), free_port()
+        larder = start([LARDER, "serve", "--port", str(larder_port), "--cache-dir", f"{work}/larder"] + upstream, f"{work}/larder.log")
+        disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
+                     f"{work}/larder-disk.log")
+        proxy_port, static_port = free_port(), free_port()
+        body = None
+        template = open(os.path.join(ROOT, "bench", "nginx.conf.template")).read()
+        proxy_location = ("proxy_pass http://simulator/v1/forecast?latitude=$arg_lat&longitude=$arg_lon&current=temperature_2m,weather_code;\n"
+                          "            proxy_http_version 1.1;\n            proxy_set_header Connection \"\";\n"
+                          "            proxy_cache weather;\n            proxy_cache_key $arg_lat,$arg_lon;\n"
+                          "            proxy_cache_lock on;\n            proxy_cache_revalidate on;")
+        wait_for(larder_port, "/livez")
+        wait_for(disk_port, "/livez")
+        body = get(larder_port, HOT).decode()
+        static_location = "default_type application/json;\n            return 200 '" + body.replace("'", "\\'") + "';"
+        nginx = {}
+        for mode, port, location in [("proxy", proxy_port, proxy_location), ("static", static_port, static_location)]:
+            conf = f"{work}/nginx-{mode}.conf"
+            text = template
+            for key, value in {"work": work, "mode": mode, "port": str(port), "sim_port": str(sim_port), "location": location}.items():
+                text = text.replace("{" + key + "}", value)
+            open(conf, "w").write(text)
+            nginx[mode] = start(["nginx", "-c", conf, "-p", work], f"{work}/nginx-{mode}.log")
+            wait_for(port, "/ready-probe")
+
+        print("warm-up and checks")
+        warm("larder", larder_port, sim_port, KEYS)
+        warm("nginx proxy_cache", proxy_port, sim_port, KEYS + [HOT])
+        warm("larder (disk hits)", disk_port, sim_port, KEYS + [HOT])
+        if get(static_port, HOT).decode() != body or get(larder_port, HOT).decode() != body:
+            raise SystemExit("static nginx and Larder do not serve the same body")
+
+        peers = [("larder", larder, larder_port), ("nginx proxy_cache", nginx["proxy"], proxy_port),
+                 ("nginx static", nginx["static"], static_port)]
+        for rep in (1, 2):
+            print(f"round {rep}")
+            for connections in (64, 256):
+                for keys in ("hot key", "1000 keys"):
+                    for name, proc, port in peers:
+                        rows.append(measure(name, proc, port, connections, keys) | {"round": rep})
+        print("disk hits (memory tier of 64 KiB, 1,000 keys)")
+        for connections in (64, 256):
+            rows.append(measure("larder (disk hits)", disk, disk_port, connections, "1000 keys") | {"round": 1})
+
+        print("miss path: 100 sequential cold keys")
+        miss = miss_path(larder_port, sim_port)
+        print(f"  overhead over the raw simulator: p50 {miss[0]:.2f} ms, p99 {miss[1]:.2f} ms")
+        print("10,000 idle keep-alive connections on Larder")
+        idle = idle_connections(larder_port, larder.pid)
+        print(f"  RSS {idle[0]:.1f} MiB before, {idle[1]:.1f} MiB with 10,000 held")
+        after = {name: rss_mib(proc.pid) for name, proc, _ in peers}
+        after["larder (disk hits)"] = rss_mib(disk.pid)
+    finally:
+        stop_all()
+    report(rows, miss, idle, after)
+
+
+def report(rows, miss, idle, after):
+    def best(peer, scenario, connections):
+        candidates = [r for r in rows if r["peer"] == peer and r["scenario"] == scenario and r["connections"] == connections]
+        return max(candidates, key=lambda r: r["rps"]) if candidates else None
+
+    lines = ["# make bench", "", f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {os.cpu_count()} cores, wrk -t1, {DURATION} s runs,"
+             " best of two interleaved rounds.", "",
+             "| scenario | connections | peer | req/s | p50 ms | p99 ms | server CPU µs/req | RSS MiB | Larder / nginx proxy_cache | Larder / static nginx |",
+             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    for scenario in ("hot key", "1000 keys"):
+        for connections in (64, 256):
+            larder, proxy, static = (best(p, scenario, connections) for p in ("larder", "nginx proxy_cache", "nginx static"))
+            for row in (larder, proxy, static, best("larder (disk hits)", scenario, connections)):
+                if row is None:
+                    continue
+                ratios = ["", ""]
+                if row is larder:
+                    ratios = [f"{larder['rps'] / proxy['rps']:.2f}×", f"{larder['rps'] / static['rps']:.2f}×"]
+                if row["peer"] == "larder (disk hits)":
+                    ratios = [f"disk/memory {row['rps'] / larder['rps']:.2f}×", ""]
+                lines.append(f"| {scenario} | {connections} | {row['peer']} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} | "
+                             f"{row['cpu_us']:.1f} | {row['rss']:.1f} | {ratios[0]} | {ratios[1]} |")
+    lines += ["", f"Miss path, 100 sequential cold keys, overhead over the raw simulator: p50 {miss[0]:.2f} ms, p99 {miss[1]:.2f} ms.",
+              f"10,000 idle keep-alive connections: Larder RSS {idle[0]:.1f} MiB before, {idle[1]:.1f} MiB while held.",
+              "RSS after load: " + ", ".join(f"{name} {value:.1f} MiB" for name, value in after.items()) + "."]
+    text = "\n".join(lines) + "\n"
+    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    open(os.path.join(ROOT, "bench", "results", "latest.md"), "w").write(text)
+    print()
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
