@@ -10,17 +10,11 @@ larder="$(swift build --show-bin-path)/larder"
 "$venv/bin/openapi-spec-validator" openapi.yaml
 
 work=$(mktemp -d)
-"$larder" serve --demo --port 0 --cache-dir "$work/cache" > "$work/log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-port=""
-for _ in $(seq 1 100); do
-    port=$(grep -o 'listening on http://[^ ]*' "$work/log" | head -n 1 | sed 's/.*://' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "larder did not start:"; cat "$work/log"; exit 1; }
-url="http://127.0.0.1:$port"
+trap 'kill "${LARDER_PID:-}" 2>/dev/null || true; wait "${LARDER_PID:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+start_larder "$work" "$larder" serve --demo --port 0 --cache-dir "$work/cache"
+url="http://127.0.0.1:$LARDER_PORT"
 
 echo "== schemathesis against $url"
 timeout 600 "$venv/bin/st" run openapi.yaml --url "$url" --checks all --max-examples 30 --no-color

@@ -20,24 +20,19 @@ if ldd "$larder" | grep -q libswiftCore; then
 fi
 
 work=$(mktemp -d)
-"$larder" serve --port 0 --cache-dir "$work/cache" > "$work/log" 2>&1 &
-pid=$!
-trap 'kill "$pid" 2>/dev/null || true; rm -rf "$work"' EXIT
-port=""
-for _ in $(seq 1 100); do
-    port=$(grep -o 'listening on http://[^ ]*' "$work/log" | head -n 1 | sed 's/.*://' || true)
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { echo "release binary did not start:"; cat "$work/log"; exit 1; }
+trap 'kill "${LARDER_PID:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+start_larder "$work" "$larder" serve --port 0 --cache-dir "$work/cache"
+port=$LARDER_PORT
 curl -fsS "http://127.0.0.1:$port/livez" > /dev/null
 "$larder" healthcheck --url "http://127.0.0.1:$port/readyz"
 closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 if "$larder" healthcheck --url "http://127.0.0.1:$closed/readyz"; then
     echo "healthcheck passed against a closed port"; exit 1
 fi
-kill -TERM "$pid"
+kill -TERM "$LARDER_PID"
 status=0
-wait "$pid" || status=$?
+wait "$LARDER_PID" || status=$?
 [ "$status" = 0 ] || { echo "SIGTERM exit status $status"; cat "$work/log"; exit 1; }
 echo "release binary: serves /livez, healthcheck 0 (live) and 1 (closed port), SIGTERM exit 0"

@@ -36,7 +36,7 @@ public struct CacheDecision: Sendable, Equatable {
 
     /// Remaining freshness in whole seconds, negative once stale (`ttl` of Cache-Status):
     /// the full lifetime less the `Age` sent, so the two headers agree.
-    public var ttl: Int { Int(min(lifetime, TimeInterval(CacheControl.deltaSecondsCeiling))) - Freshness.ageHeader(age) }
+    public var ttl: Int { Freshness.wholeSeconds(lifetime) - Freshness.ageHeader(age) }
 
     public static func decide(_ entry: CacheEntry, now: Date, request: RequestDirectives, policy: CachePolicy) -> CacheDecision {
         let age = Freshness.currentAge(of: entry, now: now)

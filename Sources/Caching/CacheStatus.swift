@@ -35,14 +35,16 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        var parts = [Self.cacheName]
-        if hit { parts.append("hit") }
-        if let forward { parts.append("fwd=\(forward.rawValue)") }
-        if let forwardStatus { parts.append("fwd-status=\(forwardStatus)") }
-        if let ttl { parts.append("ttl=\(ttl)") }
-        if stored { parts.append("stored") }
-        if collapsed { parts.append("collapsed") }
-        if let detail { parts.append("detail=\(detail)") }
-        return parts.joined(separator: "; ")
+        // One string grown in place: this runs for every answer, hits included.
+        var text = Self.cacheName
+        text.reserveCapacity(64)
+        if hit { text += "; hit" }
+        if let forward { text += "; fwd=" + forward.rawValue }
+        if let forwardStatus { text += "; fwd-status=" + String(forwardStatus) }
+        if let ttl { text += "; ttl=" + String(ttl) }
+        if stored { text += "; stored" }
+        if collapsed { text += "; collapsed" }
+        if let detail { text += "; detail=" + detail }
+        return text
     }
 }

@@ -32,6 +32,11 @@ public enum Freshness {
         return correctedInitialAge + residentTime
     }
 
+    /// A lifetime as `max-age` states it: whole seconds, at most 2147483648 (RFC 9111 §1.2.2).
+    public static func wholeSeconds(_ lifetime: TimeInterval) -> Int {
+        Int(min(max(0, lifetime), TimeInterval(CacheControl.deltaSecondsCeiling)))
+    }
+
     /// `Age` as sent: whole seconds, rounded down (RFC 9111 §5.1).
     public static func ageHeader(_ age: TimeInterval) -> Int {
         Int(min(max(0, age), TimeInterval(CacheControl.deltaSecondsCeiling)).rounded(.down))

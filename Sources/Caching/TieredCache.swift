@@ -110,7 +110,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
 
     private func answer(_ entry: CacheEntry, _ value: Value, _ decision: CacheDecision, _ status: CacheStatus) -> CacheAnswer<Value> {
         CacheAnswer(value: value, entry: entry, age: Freshness.ageHeader(decision.age),
-                    lifetime: Int(min(decision.lifetime, TimeInterval(CacheControl.deltaSecondsCeiling))), status: status)
+                    lifetime: Freshness.wholeSeconds(decision.lifetime), status: status)
     }
 
     private func compose(_ entry: CacheEntry, _ value: Value, now: Date, status: CacheStatus) -> CacheAnswer<Value> {

@@ -4,6 +4,16 @@ public enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
     case get, head, post, put, delete, options, patch, trace, connect
     case other(String)
 
+    /// From the request line's bytes: known methods without making a String.
+    init(bytes: ArraySlice<UInt8>) {
+        switch bytes.count {
+        case 3 where bytes.elementsEqual("GET".utf8): self = .get
+        case 4 where bytes.elementsEqual("HEAD".utf8): self = .head
+        case 4 where bytes.elementsEqual("POST".utf8): self = .post
+        default: self.init(token: String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
     init(token: String) {
         switch token {
         case "GET": self = .get

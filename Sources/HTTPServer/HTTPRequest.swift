@@ -3,13 +3,18 @@
 public struct HTTPRequest: Sendable {
     public var method: HTTPMethod
     /// The request target as sent (origin-form, absolute-form or `*`).
-    public var target: String
+    public var target: String {
+        didSet { (path, query) = Self.split(target) }
+    }
     /// The path part of the target, percent-encoding left as sent.
-    public var path: Substring { target[..<(target.firstIndex(of: "?") ?? target.endIndex)] }
+    public private(set) var path: Substring
     /// The query part after `?`, without the `?`; nil when the target has none.
-    public var query: Substring? {
-        guard let mark = target.firstIndex(of: "?") else { return nil }
-        return target[target.index(after: mark)...]
+    public private(set) var query: Substring?
+
+    /// Path and query, split once on the bytes (every route and log line reads them).
+    private static func split(_ target: String) -> (Substring, Substring?) {
+        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target[...], nil) }
+        return (target[..<mark], target[target.utf8.index(after: mark)...])
     }
     public var version: HTTPVersion
     public var headers: HTTPHeaders
@@ -19,18 +24,22 @@ public struct HTTPRequest: Sendable {
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.method = method
         self.target = target
+        (path, query) = Self.split(target)
         self.version = version
         self.headers = headers
         self.body = body
+        self.keepAlive = Self.keepAlive(version: version, headers: headers)
     }
 
-    /// Whether the connection stays open after this request (RFC 9112 §9.3).
-    public var keepAlive: Bool {
-        let tokens = headers.listValues("connection")
-        func has(_ token: String) -> Bool { tokens.contains { $0.lowercased() == token } }
+    /// Whether the connection stays open after this request (RFC 9112 §9.3): decided once,
+    /// from the version and `Connection`, when the request is parsed or made.
+    public var keepAlive: Bool
+
+    static func keepAlive(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
+        let tokens = headers.listValues("connection").map { $0.lowercased() }
         switch version {
-        case .http11: return !has("close")
-        case .http10: return has("keep-alive") && !has("close")
+        case .http11: return !tokens.contains("close")
+        case .http10: return tokens.contains("keep-alive") && !tokens.contains("close")
         }
     }
 }

@@ -1,8 +1,11 @@
-/// What a handler answers. The server adds `Date`, `Content-Length` and `Connection`;
-/// the handler adds everything else.
+/// What a handler answers. The server adds `Date` (unless given), `Content-Length` and
+/// `Connection`; the handler adds everything else.
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: HTTPHeaders
+    /// Field lines rendered ahead of time, written after `headers`: a handler that answers
+    /// the same resource many times renders its fixed fields once.
+    public var prepared: PreparedHeaders?
     public var body: [UInt8]
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
@@ -13,6 +16,11 @@ public struct HTTPResponse: Sendable {
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: String) {
         self.init(status: status, headers: headers, body: Array(body.utf8))
+    }
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), prepared: PreparedHeaders?, body: [UInt8] = []) {
+        self.init(status: status, headers: headers, body: body)
+        self.prepared = prepared
     }
 
     /// Whether this status may carry content (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
@@ -63,5 +71,25 @@ enum ReasonPhrase {
         case 505: "HTTP Version Not Supported"
         default: ""
         }
+    }
+}
+
+/// Header field lines rendered once into bytes (each ending in CRLF), for responses whose
+/// fixed fields repeat: a cache hit then copies them instead of rendering them again.
+public struct PreparedHeaders: Sendable, Equatable {
+    public let bytes: [UInt8]
+    /// Whether a `Date` field is among them (the server then adds none).
+    public let hasDate: Bool
+
+    public init(_ fields: [(String, String)]) {
+        var bytes: [UInt8] = []
+        for (name, value) in fields {
+            bytes += name.utf8
+            bytes += [0x3A, 0x20]
+            bytes += value.utf8
+            bytes += [0x0D, 0x0A]
+        }
+        self.bytes = bytes
+        hasDate = fields.contains { HTTPHeaders.namesEqual($0.0, "date") }
     }
 }

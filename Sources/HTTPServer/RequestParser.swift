@@ -49,6 +49,7 @@ struct RequestParser {
     private var headers = HTTPHeaders()
     private var headerBytes = 0
     private var body: [UInt8] = []
+    private var keepAlive = true
     /// True between the end of a header block and its first body byte when the client sent
     /// `Expect: 100-continue`; the connection answers `100 Continue` once and clears it.
     var wantsContinue = false
@@ -197,25 +198,34 @@ struct RequestParser {
     // MARK: Request line (RFC 9112 §3)
 
     private mutating func parseRequestLine(_ line: ArraySlice<UInt8>) -> HTTPParseError? {
-        let parts = line.split(separator: 0x20, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[1].isEmpty else {
+        // method SP request-target SP HTTP-version, with exactly one space between (RFC 9112 §3).
+        guard let firstSpace = line.firstIndex(of: 0x20),
+              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: 0x20),
+              !line[(secondSpace + 1)...].contains(0x20) else {
             return .bad("The request line is not `method SP target SP version`.")
         }
-        guard parts[0].allSatisfy(Token.isTokenByte) else { return .bad("The method is not a token.") }
-        guard parts[1].allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+        let methodBytes = line[line.startIndex..<firstSpace]
+        let targetBytes = line[(firstSpace + 1)..<secondSpace]
+        let v = line[(secondSpace + 1)...]
+        guard !methodBytes.isEmpty, !targetBytes.isEmpty else {
+            return .bad("The request line is not `method SP target SP version`.")
+        }
+        guard methodBytes.allSatisfy(Token.isTokenByte) else { return .bad("The method is not a token.") }
+        guard targetBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .bad("The request target contains a byte that is not allowed.")
         }
-        let v = Array(parts[2])
-        guard v.count == 8, v[0..<5].elementsEqual("HTTP/".utf8), Token.isDigit(v[5]), v[6] == 0x2E, Token.isDigit(v[7]) else {
+        let o = v.startIndex
+        guard v.count == 8, v[o..<(o + 5)].elementsEqual("HTTP/".utf8), Token.isDigit(v[o + 5]), v[o + 6] == 0x2E,
+              Token.isDigit(v[o + 7]) else {
             return .bad("The HTTP version is malformed.")
         }
-        switch (v[5], v[7]) {
+        switch (v[o + 5], v[o + 7]) {
         case (0x31, 0x31): version = .http11
         case (0x31, 0x30): version = .http10
         default: return .versionNotSupported
         }
-        method = HTTPMethod(token: String(decoding: parts[0], as: UTF8.self))
-        let rawTarget = String(decoding: parts[1], as: UTF8.self)
+        method = HTTPMethod(bytes: methodBytes)
+        let rawTarget = String(decoding: targetBytes, as: UTF8.self)
         if rawTarget.hasPrefix("/") {
             target = rawTarget
         } else if rawTarget == "*", method == .options {
@@ -282,18 +292,53 @@ struct RequestParser {
 
     // MARK: Message body framing (RFC 9112 §6)
 
-    private mutating func startBody() -> HTTPParseError? {
-        let hosts = headers.values("host")
-        if version == .http11, hosts.isEmpty { return .bad("HTTP/1.1 requests must carry a Host header.") }
-        if hosts.count > 1 { return .bad("A request must carry exactly one Host header.") }
+    /// What the framing rules need from the header fields, gathered in one pass.
+    private struct Framing {
+        var hosts = 0
+        var contentLengths: [String] = []
+        var transferEncoding = false
+        var codings: [String] = []
+        var expectContinue = false
+        var connectionClose = false
+        var connectionKeepAlive = false
 
-        let lengths = headers.values("content-length")
-        let codings = headers.listValues("transfer-encoding").map { $0.lowercased() }
-        let hasTransferEncoding = headers.contains("transfer-encoding")
-        if !lengths.isEmpty, hasTransferEncoding {
+        init(_ headers: HTTPHeaders) {
+            for field in headers {
+                switch field.name.utf8.count {
+                case 4 where HTTPHeaders.namesEqual(field.name, "host"): hosts += 1
+                case 6 where HTTPHeaders.namesEqual(field.name, "expect"):
+                    expectContinue = expectContinue || Self.tokens(field.value).contains("100-continue")
+                case 10 where HTTPHeaders.namesEqual(field.name, "connection"):
+                    for token in Self.tokens(field.value) {
+                        if token == "close" { connectionClose = true } else if token == "keep-alive" { connectionKeepAlive = true }
+                    }
+                case 14 where HTTPHeaders.namesEqual(field.name, "content-length"): contentLengths.append(field.value)
+                case 17 where HTTPHeaders.namesEqual(field.name, "transfer-encoding"):
+                    transferEncoding = true
+                    codings += Self.tokens(field.value)
+                default: break
+                }
+            }
+        }
+
+        /// The lower-cased members of a comma-separated field value.
+        static func tokens(_ value: String) -> [String] {
+            value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+        }
+    }
+
+    private mutating func startBody() -> HTTPParseError? {
+        let framing = Framing(headers)
+        if version == .http11, framing.hosts == 0 { return .bad("HTTP/1.1 requests must carry a Host header.") }
+        if framing.hosts > 1 { return .bad("A request must carry exactly one Host header.") }
+        keepAlive = version == .http11 ? !framing.connectionClose : framing.connectionKeepAlive && !framing.connectionClose
+
+        let lengths = framing.contentLengths
+        let codings = framing.codings
+        if !lengths.isEmpty, framing.transferEncoding {
             return .bad("Content-Length and Transfer-Encoding together are not allowed.")
         }
-        if hasTransferEncoding {
+        if framing.transferEncoding {
             if version == .http10 { return .bad("Transfer-Encoding is not allowed in HTTP/1.0.") }
             guard let final = codings.last else { return .bad("Transfer-Encoding is empty.") }
             if final != "chunked" {
@@ -314,7 +359,7 @@ struct RequestParser {
         } else {
             state = .fixedBody(remaining: 0)
         }
-        if headers.listValues("expect").contains(where: { $0.lowercased() == "100-continue" }) {
+        if framing.expectContinue {
             if case .fixedBody(0) = state {} else { wantsContinue = true }
         }
         return nil
@@ -336,7 +381,8 @@ struct RequestParser {
     }
 
     private mutating func finish() -> HTTPRequest {
-        let request = HTTPRequest(method: method, target: target, version: version, headers: headers, body: body)
+        var request = HTTPRequest(method: method, target: target, version: version, headers: headers, body: body)
+        request.keepAlive = keepAlive
         state = .requestLine
         headers = HTTPHeaders()
         body = []

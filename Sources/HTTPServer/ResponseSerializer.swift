@@ -8,8 +8,12 @@ enum ResponseSerializer {
     }
 
     static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32)
-        out.append(contentsOf: "HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8)
+        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32 + (response.prepared?.bytes.count ?? 0))
+        if let line = Self.statusLines[response.status] {
+            out.append(contentsOf: line)
+        } else {
+            out.append(contentsOf: "HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8)
+        }
         var hasDate = false
         for field in response.headers {
             // Framing and connection management belong to the server alone.
@@ -25,9 +29,16 @@ enum ResponseSerializer {
             out.append(0x0D)
             out.append(0x0A)
         }
+        if let prepared = response.prepared {
+            out.append(contentsOf: prepared.bytes)
+            hasDate = hasDate || prepared.hasDate
+        }
         if !hasDate { out.append(contentsOf: date) }
         if response.allowsBody {
-            out.append(contentsOf: "Content-Length: \(response.body.count)\r\n".utf8)
+            out.append(contentsOf: Self.contentLengthName)
+            appendDecimal(response.body.count, to: &out)
+            out.append(0x0D)
+            out.append(0x0A)
         }
         if !context.keepAlive {
             out.append(contentsOf: "Connection: close\r\n".utf8)
@@ -38,6 +49,32 @@ enum ResponseSerializer {
         out.append(0x0A)
         if response.allowsBody, !context.isHead {
             out.append(contentsOf: response.body)
+        }
+    }
+
+    /// Status lines of the common statuses, rendered once.
+    private static let statusLines: [Int: [UInt8]] = Dictionary(uniqueKeysWithValues:
+        [200, 204, 304, 400, 404, 405, 408, 413, 414, 431, 500, 501, 502, 503, 504, 505].map {
+            ($0, Array("HTTP/1.1 \($0) \(ReasonPhrase.of($0))\r\n".utf8))
+        })
+    private static let contentLengthName = Array("Content-Length: ".utf8)
+
+    /// Writes a non-negative integer's decimal digits without making a String.
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 10 {
+            out.append(UInt8(0x30 + value))
+            return
+        }
+        var digits: (UInt64, UInt64) = (0, 0)  // room for 16 digits, plenty for a body length
+        var count = 0
+        var rest = value
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            while rest > 0, count < 16 {
+                buffer[count] = UInt8(0x30 + rest % 10)
+                rest /= 10
+                count += 1
+            }
+            for i in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[i]) }
         }
     }
 }

@@ -6,21 +6,20 @@ import HTTPServer
 /// (`Cache-Control` with the full lifetime, `Age`, strong `ETag`, `Cache-Status`), client
 /// conditional requests (304), and cache failures as problem+json.
 enum CachedResponse {
-    /// One answer; `cacheControl` renders the route's Cache-Control from the full lifetime.
-    static func make(body: [UInt8], etag: String, date: String, age: Int, cacheControl: String, cacheStatus: String,
+    /// One answer from the cache: `Age` and `Cache-Status` rendered now, everything else
+    /// from the value's prepared fields (re-rendered only if the lifetime differs).
+    static func make(_ value: RenderedBody, age: Int, lifetime: Int, cacheControl: (Int) -> String, cacheStatus: String,
                      request: HTTPRequest) -> HTTPResponse {
+        let value = value.lifetime == lifetime ? value
+            : RenderedBody(body: value.body, date: value.date, lifetime: lifetime, cacheControl: cacheControl(lifetime))
+        // Age before the prepared Date: linters that read fields in order judge clock skew with Age known.
         var headers = HTTPHeaders()
-        headers.add("Cache-Control", cacheControl)
         headers.add("Age", String(age))
-        // After Age: linters that read fields in order (REDbot) judge Date's clock skew with Age known.
-        headers.add("Date", date)
-        headers.add("ETag", etag)
         headers.add("Cache-Status", cacheStatus)
-        if ifNoneMatch(request.headers.values("if-none-match"), matches: etag) {
-            return HTTPResponse(status: 304, headers: headers)
+        if ifNoneMatch(request.headers.values("if-none-match"), matches: value.etag) {
+            return HTTPResponse(status: 304, headers: headers, prepared: value.validators)
         }
-        headers.add("Content-Type", "application/json")
-        return HTTPResponse(status: 200, headers: headers, body: body)
+        return HTTPResponse(status: 200, headers: headers, prepared: value.full, body: value.body)
     }
 
     /// RFC 9110 §13.1.2: weak comparison against each listed tag; `*` matches any current representation.

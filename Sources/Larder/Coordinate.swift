@@ -13,40 +13,73 @@ struct Coordinate: Equatable, Sendable {
     }
 
     init(parsing raw: Substring, limit: Int, precision: Int) throws(Problem) {
-        var bytes = Array(raw.utf8)
+        // One pass over the UTF-8 bytes, no intermediate arrays: this runs on every request.
+        let bytes = raw.utf8
+        var i = bytes.startIndex
         var negative = false
-        if bytes.first == 0x2D {  // "-"
+        if i < bytes.endIndex, bytes[i] == 0x2D {  // "-"
             negative = true
-            bytes.removeFirst()
+            i = bytes.index(after: i)
         }
-        let dot = bytes.firstIndex(of: 0x2E)
-        let integer = Array(bytes[..<(dot ?? bytes.endIndex)])
-        let fraction = dot.map { Array(bytes[($0 + 1)...]) } ?? []
-        guard !integer.isEmpty, integer.count <= 4, integer.allSatisfy(Self.isDigit),
-              dot == nil || !fraction.isEmpty, fraction.count <= 20, fraction.allSatisfy(Self.isDigit) else {
-            throw .notANumber
+        var whole = 0
+        var integerDigits = 0
+        while i < bytes.endIndex, Self.isDigit(bytes[i]) {
+            guard integerDigits < 4 else { throw .notANumber }
+            whole = whole * 10 + Int(bytes[i] - 0x30)
+            integerDigits += 1
+            i = bytes.index(after: i)
         }
-        let whole = integer.reduce(0) { $0 * 10 + Int($1 - 0x30) }
-        if whole > limit || (whole == limit && fraction.contains { $0 != 0x30 }) { throw .outOfRange }
-
-        // Scaled integer of the kept digits, then round half away from zero on the next digit.
+        guard integerDigits > 0 else { throw .notANumber }
+        // Scaled integer of the kept digits; the next digit decides rounding, half away from zero.
         var scaled = whole
-        for i in 0..<precision { scaled = scaled * 10 + (i < fraction.count ? Int(fraction[i] - 0x30) : 0) }
-        if precision < fraction.count, fraction[precision] >= 0x35 { scaled += 1 }
+        var fractionDigits = 0
+        var nonZeroFraction = false
+        var roundUp = false
+        if i < bytes.endIndex {
+            guard bytes[i] == 0x2E else { throw .notANumber }
+            i = bytes.index(after: i)
+            while i < bytes.endIndex {
+                let byte = bytes[i]
+                guard Self.isDigit(byte), fractionDigits < 20 else { throw .notANumber }
+                if fractionDigits < precision { scaled = scaled * 10 + Int(byte - 0x30) }
+                if fractionDigits == precision { roundUp = byte >= 0x35 }
+                if byte != 0x30 { nonZeroFraction = true }
+                fractionDigits += 1
+                i = bytes.index(after: i)
+            }
+            guard fractionDigits > 0 else { throw .notANumber }
+        }
+        if whole > limit || (whole == limit && nonZeroFraction) { throw .outOfRange }
+        for _ in fractionDigits..<max(fractionDigits, precision) { scaled *= 10 }
+        if roundUp { scaled += 1 }
         text = Self.render(scaled: scaled, negative: negative, precision: precision)
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
+    /// `5253`, precision 2 → `52.53`; trailing fractional zeros dropped, `-0` written `0`.
     private static func render(scaled: Int, negative: Bool, precision: Int) -> String {
-        var digits = String(scaled)
-        if precision > 0 {
-            while digits.count <= precision { digits = "0" + digits }
-            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -precision))
-            while digits.hasSuffix("0") { digits.removeLast() }
-            if digits.hasSuffix(".") { digits.removeLast() }
-        }
-        return negative && scaled != 0 ? "-" + digits : digits
+        var digits: [UInt8] = []
+        digits.reserveCapacity(12)
+        var rest = scaled
+        var position = 0
+        var significant = false  // a non-zero fractional digit has been written (writing right to left)
+        repeat {
+            let digit = UInt8(rest % 10)
+            rest /= 10
+            if position < precision {
+                if digit != 0 || significant {
+                    digits.append(0x30 + digit)
+                    significant = true
+                }
+                if position == precision - 1, significant { digits.append(0x2E) }
+            } else {
+                digits.append(0x30 + digit)
+            }
+            position += 1
+        } while rest > 0 || position <= precision
+        if negative, scaled != 0 { digits.append(0x2D) }
+        return String(decoding: digits.reversed(), as: UTF8.self)
     }
 }
 
@@ -60,14 +93,24 @@ struct Place: Equatable, Sendable {
 
     /// Parses `lat` and `lon`, each required exactly once; the error names the bad parameter.
     static func parse(query: Substring?, precision: Int) -> Result<Place, ParameterProblem> {
+        // Scanned on the bytes rather than split into arrays: this runs on every request.
         var lat: [Substring] = []
         var lon: [Substring] = []
-        for pair in (query ?? "").split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            switch parts[0] {
-            case "lat": lat.append(parts.count > 1 ? parts[1] : "")
-            case "lon": lon.append(parts.count > 1 ? parts[1] : "")
-            default: continue  // unknown parameters are ignored, as most APIs do
+        if let query {
+            let bytes = query.utf8
+            var start = bytes.startIndex
+            while start < bytes.endIndex {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
+                let pair = bytes[start..<end]
+                let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? end
+                let name = pair[..<equals]
+                let value = equals < end ? query[bytes.index(after: equals)..<end] : query[end..<end]
+                if name.elementsEqual("lat".utf8) {
+                    lat.append(value)
+                } else if name.elementsEqual("lon".utf8) {
+                    lon.append(value)
+                }  // unknown parameters are ignored, as most APIs do
+                start = end < bytes.endIndex ? bytes.index(after: end) : end
             }
         }
         func one(_ name: String, _ values: [Substring], limit: Int) -> Result<Coordinate, ParameterProblem> {

@@ -8,15 +8,27 @@ import Synchronization
 /// Larder's Prometheus series, recorded through swift-metrics with a swift-prometheus
 /// factory on a registry of its own (so several services in one test process never share).
 ///
-/// Handles are made once per label set and kept, so recording on the hit path is an
-/// atomic add after one dictionary lookup.
+/// The series a request touches on the hit path (its route and status, its cache lookup)
+/// are made once at start and kept in fixed tables, so recording them is an atomic add:
+/// no label strings built, no lock taken. Other label sets are made on first use.
 final class LarderMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
-    private let counters = Mutex<[String: CoreMetrics.Counter]>([:])
+    private let handles = Mutex<[String: AnyObject]>([:])
     private let latency: CoreMetrics.Timer
-    private let gauges = Mutex<[String: CoreMetrics.Gauge]>([:])
     private let lastEvictions = Mutex<[String: Int]>([:])
+
+    /// Routes with a series of their own; every other path counts as `other`.
+    static let routes = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml", "other"]
+    private static let routeIndex: [Substring: Int] = Dictionary(uniqueKeysWithValues: routes.enumerated().map { (Substring($1), $0) })
+    private static let commonStatuses = [200, 304, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 504]
+    /// requests[route][status index]
+    private let requests: [[CoreMetrics.Counter]]
+    private static let tiers = ["memory", "disk", "upstream"]
+    private static let results = ["hit", "stale", "miss"]
+    /// lookups[tier * 3 + result]
+    private let lookups: [CoreMetrics.Counter]
+    private let collapsed: CoreMetrics.Counter
 
     init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -25,38 +37,56 @@ final class LarderMetrics: Sendable {
                                                    .milliseconds(2500), .seconds(5), .seconds(10)]
         self.factory = factory
         latency = CoreMetrics.Timer(label: "larder_upstream_request_duration_seconds", dimensions: [], factory: factory)
+        requests = Self.routes.map { route in
+            Self.commonStatuses.map { status in
+                CoreMetrics.Counter(label: "larder_http_requests_total", dimensions: [("route", route), ("status", String(status))],
+                                    factory: factory)
+            }
+        }
+        lookups = Self.tiers.flatMap { tier in
+            Self.results.map { result in
+                CoreMetrics.Counter(label: "larder_cache_lookups_total", dimensions: [("tier", tier), ("result", result)], factory: factory)
+            }
+        }
+        collapsed = CoreMetrics.Counter(label: "larder_cache_collapsed_requests_total", dimensions: [], factory: factory)
+    }
+
+    /// The route label for a path: one of `routes`.
+    static func route(of path: Substring) -> Int { routeIndex[path] ?? routes.count - 1 }
+
+    /// The handle for one label set, made on first use and kept.
+    private func handle<Handle: AnyObject>(_ label: String, _ dimensions: [(String, String)], make: () -> Handle) -> Handle {
+        let id = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        return handles.withLock { handles in
+            if let existing = handles[id] as? Handle { return existing }
+            let made = make()
+            handles[id] = made
+            return made
+        }
     }
 
     private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
-        let id = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return counters.withLock { counters in
-            if let existing = counters[id] { return existing }
-            let made = CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory)
-            counters[id] = made
-            return made
-        }
+        handle(label, dimensions) { CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory) }
     }
 
     private func gauge(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Gauge {
-        let id = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
-        return gauges.withLock { gauges in
-            if let existing = gauges[id] { return existing }
-            let made = CoreMetrics.Gauge(label: label, dimensions: dimensions, factory: factory)
-            gauges[id] = made
-            return made
-        }
+        handle(label, dimensions) { CoreMetrics.Gauge(label: label, dimensions: dimensions, factory: factory) }
     }
 
-    func request(route: String, status: Int) {
-        counter("larder_http_requests_total", [("route", route), ("status", String(status))]).increment()
+    func request(route: Int, status: Int) {
+        if let index = Self.commonStatuses.firstIndex(of: status) {
+            requests[route][index].increment()
+        } else {
+            counter("larder_http_requests_total", [("route", Self.routes[route]), ("status", String(status))]).increment()
+        }
     }
 
     /// Counts a cache lookup by where it was answered (memory, disk, upstream) and how (hit, stale, miss).
     func lookup(_ status: CacheStatus) {
-        let tier = status.hit ? (status.detail ?? "memory") : "upstream"
-        let result = status.detail == "stale-if-error" || (status.ttl ?? 0) < 0 ? "stale" : status.hit ? "hit" : "miss"
-        counter("larder_cache_lookups_total", [("tier", tier), ("result", result)]).increment()
-        if status.collapsed { counter("larder_cache_collapsed_requests_total", []).increment() }
+        let tier = status.hit ? (status.detail == "disk" ? 1 : 0) : 2
+        let result = status.detail == "stale-if-error" || (status.ttl ?? 0) < 0 ? 1 : status.hit ? 0 : 2
+        lookups[tier * 3 + result].increment()
+        if status.collapsed { collapsed.increment() }
     }
 
     func upstream(_ name: String, outcome: String, duration: Duration) {

@@ -14,47 +14,54 @@ struct LarderRoutes: Sendable {
     let balance: TieredCache<RenderedBody>?
     let metrics: LarderMetrics
 
-    /// `public, max-age=L, stale-while-revalidate=S, stale-if-error=E`: shareable by any cache.
-    func weatherCacheControl(lifetime: Int) -> String {
-        "public, max-age=\(lifetime), stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
-            + "stale-if-error=\(Int(settings.staleIfError.seconds))"
+    /// Who may keep an answer: weather is for anyone, a balance only for its caller.
+    enum Audience: Sendable {
+        /// `public, max-age=L, stale-while-revalidate=S, stale-if-error=E`
+        case shared
+        /// `private, max-age=L`
+        case caller
     }
 
-    /// `private, max-age=L`: an account balance is for its caller only.
-    func privateCacheControl(lifetime: Int) -> String { "private, max-age=\(lifetime)" }
+    /// Cache-Control with the full lifetime (downstream subtracts Age itself).
+    func cacheControl(_ audience: Audience, lifetime: Int) -> String {
+        Self.cacheControl(audience, lifetime: lifetime, settings: settings)
+    }
 
-    // MARK: /weather
+    static func cacheControl(_ audience: Audience, lifetime: Int, settings: ServeSettings) -> String {
+        switch audience {
+        case .shared:
+            "public, max-age=\(lifetime), stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
+                + "stale-if-error=\(Int(settings.staleIfError.seconds))"
+        case .caller:
+            "private, max-age=\(lifetime)"
+        }
+    }
+
+    // MARK: /weather and /balance
 
     func weatherHandler(_ request: HTTPRequest) -> HTTPHandlerResult {
-        let place: Place
         switch Place.parse(query: request.query, precision: settings.coordinatePrecision) {
-        case .failure(let problem): return .now(CachedResponse.badParameter(problem))
-        case .success(let parsed): place = parsed
-        }
-        let directives = RequestDirectives(request)
-        if let answer = weather.answerFromMemory(key: place.key, request: directives) {
-            return .now(respond(answer, cacheControl: weatherCacheControl, request: request))
-        }
-        return .later { [self] in
-            switch await weather.answer(key: place.key, request: directives) {
-            case .success(let answer): return respond(answer, cacheControl: weatherCacheControl, request: request)
-            case .failure(let failure): return CachedResponse.failure(failure, part: "weather")
-            }
+        case .failure(let problem): .now(CachedResponse.badParameter(problem))
+        case .success(let place): lookUp(weather, key: place.key, part: "weather", audience: .shared, request: request)
         }
     }
-
-    // MARK: /balance
 
     func balanceHandler(_ request: HTTPRequest) -> HTTPHandlerResult {
         guard let balance else { return .now(CachedResponse.notConfigured(part: "balance")) }
+        return lookUp(balance, key: Self.balanceKey, part: "balance", audience: .caller, request: request)
+    }
+
+    /// A memory hit answers at once on the loop thread; anything else goes async.
+    private func lookUp(_ cache: TieredCache<RenderedBody>, key: String, part: String, audience: Audience,
+                        request: HTTPRequest) -> HTTPHandlerResult {
         let directives = RequestDirectives(request)
-        if let answer = balance.answerFromMemory(key: Self.balanceKey, request: directives) {
-            return .now(respond(answer, cacheControl: privateCacheControl, request: request))
+        if let answer = cache.answerFromMemory(key: key, request: directives) {
+            return .now(respond(answer, audience: audience, request: request))
         }
         return .later { [self] in
-            switch await balance.answer(key: Self.balanceKey, request: directives) {
-            case .success(let answer): return respond(answer, cacheControl: privateCacheControl, request: request)
-            case .failure(let failure): return CachedResponse.failure(failure, part: "balance")
+            switch await cache.answer(key: key, request: directives) {
+            case .success(let answer): respond(answer, audience: audience, request: request)
+            case .failure(let failure): CachedResponse.failure(failure, part: part)
             }
         }
     }
@@ -94,8 +101,9 @@ struct LarderRoutes: Sendable {
         metrics.lookup(b.status)
         // Age and Date come from the older part, so the pair stays consistent for downstream caches.
         let older = w.age >= b.age ? w.value : b.value
-        return CachedResponse.make(body: body, etag: RenderedBody.etag(of: body), date: older.date, age: max(w.age, b.age),
-                                   cacheControl: privateCacheControl(lifetime: min(w.lifetime, b.lifetime)),
+        let lifetime = min(w.lifetime, b.lifetime)
+        let value = RenderedBody(body: body, date: older.date, lifetime: lifetime, cacheControl: cacheControl(.caller, lifetime: lifetime))
+        return CachedResponse.make(value, age: max(w.age, b.age), lifetime: lifetime, cacheControl: { cacheControl(.caller, lifetime: $0) },
                                    cacheStatus: status.description, request: request)
     }
 
@@ -115,10 +123,10 @@ struct LarderRoutes: Sendable {
         return lead
     }
 
-    private func respond(_ answer: CacheAnswer<RenderedBody>, cacheControl: (Int) -> String, request: HTTPRequest) -> HTTPResponse {
+    private func respond(_ answer: CacheAnswer<RenderedBody>, audience: Audience, request: HTTPRequest) -> HTTPResponse {
         metrics.lookup(answer.status)
-        return CachedResponse.make(body: answer.value.body, etag: answer.value.etag, date: answer.value.date, age: answer.age,
-                                   cacheControl: cacheControl(answer.lifetime), cacheStatus: answer.status.description,
+        return CachedResponse.make(answer.value, age: answer.age, lifetime: answer.lifetime,
+                                   cacheControl: { cacheControl(audience, lifetime: $0) }, cacheStatus: answer.status.description,
                                    request: request)
     }
 }

@@ -46,24 +46,34 @@ public final class LarderService: Service, @unchecked Sendable {
         let health = Health(metrics: metrics)
         let settings = self.settings
         let weatherURL = settings.weatherURL
+        let weatherPolicy = CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
+                                        staleIfError: settings.staleIfError.seconds, storesPrivate: false)
         let weather = TieredCache<RenderedBody>(
-            policy: CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
-                                staleIfError: settings.staleIfError.seconds, storesPrivate: false),
+            policy: weatherPolicy,
             memory: memory, disk: disk,
             fetcher: UpstreamFetcher(name: "weather", client: client, timeout: settings.upstreamTimeout,
                                      url: { OpenMeteoFormat.url(base: weatherURL, key: $0) }, observer: health),
             clock: clock,
-            decode: { key, entry in try OpenMeteoFormat.render(key: key, entry: entry) })
+            decode: { key, entry in
+                let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, defaultLifetime: weatherPolicy.defaultLifetime))
+                return RenderedBody(json: try OpenMeteoFormat.json(key: key, entry: entry), entry: entry, lifetime: lifetime,
+                                    cacheControl: LarderRoutes.cacheControl(.shared, lifetime: lifetime, settings: settings))
+            })
         var balance: TieredCache<RenderedBody>?
         if let balanceURL = settings.balanceURL {
+            let balancePolicy = CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
+                                            staleIfError: settings.staleIfError.seconds, storesPrivate: true)
             balance = TieredCache<RenderedBody>(
-                policy: CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
-                                    staleIfError: settings.staleIfError.seconds, storesPrivate: true),
+                policy: balancePolicy,
                 memory: memory, disk: disk,
                 fetcher: UpstreamFetcher(name: "balance", client: client, timeout: settings.upstreamTimeout,
                                          url: { _ in balanceURL }, observer: health),
                 clock: clock,
-                decode: { _, entry in try BalanceFormat.render(entry: entry) })
+                decode: { _, entry in
+                    let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, defaultLifetime: balancePolicy.defaultLifetime))
+                    return RenderedBody(json: try BalanceFormat.json(entry: entry), entry: entry, lifetime: lifetime,
+                                        cacheControl: LarderRoutes.cacheControl(.caller, lifetime: lifetime, settings: settings))
+                })
         }
         caches = [weather] + (balance.map { [$0] } ?? [])
         let routes = LarderRoutes(settings: settings, weather: weather, balance: balance, metrics: metrics)
@@ -180,13 +190,11 @@ struct AccessLog: Sendable {
         }
     }
 
-    private static let knownRoutes: Set<Substring> = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
-
     private func record(_ request: HTTPRequest, _ response: HTTPResponse, _ start: ContinuousClock.Instant) {
-        let route = Self.knownRoutes.contains(request.path) ? String(request.path) : "other"
+        let route = LarderMetrics.route(of: request.path)
         metrics.request(route: route, status: response.status)
         logger.info("\(request.method) \(request.target) \(response.status)", metadata: [
-            "route": "\(route)",
+            "route": "\(LarderMetrics.routes[route])",
             "status": "\(response.status)",
             "cache_status": "\(response.headers["cache-status"] ?? "-")",
             "duration_ms": "\(((ContinuousClock.now - start).seconds * 1_000_000).rounded() / 1000)",

@@ -4,18 +4,34 @@ import Foundation
 import HTTPServer
 
 /// A decoded upstream answer rendered once into Larder's own JSON, with its strong ETag and
-/// the `Date` to send, so a cache hit only copies bytes.
+/// its fixed header fields, so a cache hit copies bytes and renders only `Age` and
+/// `Cache-Status`.
 struct RenderedBody: Sendable {
     let body: [UInt8]
     let etag: String
     /// The upstream's Date (or when its answer arrived, if it sent none): a cache forwards the
     /// origin's Date with Age beside it (RFC 9110 §6.6.1, RFC 9111 §4.2.3), never "now".
     let date: String
+    /// The full lifetime the prepared Cache-Control states.
+    let lifetime: Int
+    /// Cache-Control, Date and ETag: what a 304 carries besides Age and Cache-Status.
+    let validators: PreparedHeaders
+    /// The same plus Content-Type: what a 200 carries.
+    let full: PreparedHeaders
 
-    init(json: String, entry: CacheEntry) {
-        body = Array(json.utf8)
+    init(body: [UInt8], date: String, lifetime: Int, cacheControl: String) {
+        self.body = body
         etag = RenderedBody.etag(of: body)
-        date = HTTPDate.format(epochSeconds: Int((entry.date ?? entry.responseTime).timeIntervalSince1970))
+        self.date = date
+        self.lifetime = lifetime
+        let fields = [("Cache-Control", cacheControl), ("Date", date), ("ETag", etag)]
+        validators = PreparedHeaders(fields)
+        full = PreparedHeaders(fields + [("Content-Type", "application/json")])
+    }
+
+    init(json: String, entry: CacheEntry, lifetime: Int, cacheControl: String) {
+        self.init(body: Array(json.utf8), date: HTTPDate.format(epochSeconds: Int((entry.date ?? entry.responseTime).timeIntervalSince1970)),
+                  lifetime: lifetime, cacheControl: cacheControl)
     }
 
     /// A strong validator over the body: the first 16 bytes of its SHA-256, quoted.
@@ -49,7 +65,8 @@ enum OpenMeteoFormat {
         return "\(base)\(separator)latitude=\(pair.first ?? "")&longitude=\(pair.last ?? "")&current=temperature_2m,weather_code"
     }
 
-    static func render(key: String, entry: CacheEntry) throws -> RenderedBody {
+    /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
+    static func json(key: String, entry: CacheEntry) throws -> String {
         guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)) else {
             throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
         }
@@ -62,15 +79,23 @@ enum OpenMeteoFormat {
         guard answer.current.temperature_2m.isFinite else { throw UndecodableAnswer(description: "temperature is not finite") }
         let pair = key.dropFirst("weather:".count).split(separator: ",")
         let unit = answer.current_units?.temperature_2m ?? "°C"
-        return RenderedBody(json: "{\"latitude\":\(pair[0]),\"longitude\":\(pair[1]),\"temperature\":\(answer.current.temperature_2m),"
+        return "{\"latitude\":\(pair[0]),\"longitude\":\(pair[1]),\"temperature\":\(answer.current.temperature_2m),"
             + "\"temperatureUnit\":\(jsonQuote(unit)),\"weatherCode\":\(answer.current.weather_code),"
-            + "\"condition\":\(jsonQuote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}", entry: entry)
+            + "\"condition\":\(jsonQuote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}"
     }
 
     /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`.
     static func isoTime(openMeteo time: String) -> String? {
-        guard time.wholeMatch(of: /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2})?/) != nil else { return nil }
-        return time.count == 16 ? time + ":00Z" : time + "Z"
+        // `yyyy-MM-ddTHH:mm` or with `:ss`, checked by position (a Regex costs more than the
+        // whole rest of the decode on this path).
+        let bytes = Array(time.utf8)
+        let layout = Array("dddd-dd-ddTdd:dd:dd".utf8)
+        guard bytes.count == 16 || bytes.count == 19 else { return nil }
+        for (byte, expected) in zip(bytes, layout) {
+            let ok = expected == UInt8(ascii: "d") ? (byte >= 0x30 && byte <= 0x39) : byte == expected
+            guard ok else { return nil }
+        }
+        return bytes.count == 16 ? time + ":00Z" : time + "Z"
     }
 }
 
@@ -82,14 +107,15 @@ enum BalanceFormat {
         let date: String
     }
 
-    static func render(entry: CacheEntry) throws -> RenderedBody {
+    /// Larder's balance JSON for a fetched entry; throws `UndecodableAnswer` when it is not the balance format.
+    static func json(entry: CacheEntry) throws -> String {
         guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)), answer.balance.isFinite else {
             throw UndecodableAnswer(description: "the balance upstream's body is not {\"balance\":…,\"date\":…}")
         }
         guard let date = parseDate(answer.date) else {
             throw UndecodableAnswer(description: "unreadable balance date '\(answer.date)'")
         }
-        return RenderedBody(json: "{\"balance\":\(answer.balance),\"lastUpdate\":\"\(isoFormat(date))\"}", entry: entry)
+        return "{\"balance\":\(answer.balance),\"lastUpdate\":\"\(isoFormat(date))\"}"
     }
 
     /// `yyyy-MM-dd HH:mm:ss Z`.

@@ -60,6 +60,25 @@ private func withClient<T>(maxConnectionsPerHost: Int = 8, _ body: (UpstreamClie
     }
 }
 
+/// The case of an `UpstreamError`, without its detail text.
+private enum Kind: String {
+    case cannotConnect, cannotResolve, connectionLost, protocolError, invalidRequest
+}
+
+/// Expects the fetch to fail with an `UpstreamError` of the given kind.
+private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -> UpstreamResponse,
+                           sourceLocation: SourceLocation = #_sourceLocation) async {
+    do {
+        let response = try await fetch()
+        Issue.record("expected \(kind), got status \(response.status)", sourceLocation: sourceLocation)
+    } catch let error as UpstreamError {
+        let actual = Mirror(reflecting: error).children.first?.label ?? "\(error)"
+        #expect(actual == kind.rawValue, "\(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record("expected \(kind), got \(error)", sourceLocation: sourceLocation)
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct UpstreamClientTests {
     @Test func okResponseCarriesBodyHeadersAndTimes() async throws {
         try await withServer(handler: upstreamRouter()) { _, port in
@@ -156,23 +175,13 @@ private func withClient<T>(maxConnectionsPerHost: Int = 8, _ body: (UpstreamClie
 
     @Test func refusedPortIsCannotConnect() async throws {
         try await withClient { client in
-            await #expect {
-                try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(closedPort())/"))
-            } throws: { error in
-                if case .cannotConnect = error as? UpstreamError { return true }
-                return false
-            }
+            await expectFailure(.cannotConnect, try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(closedPort())/")))
         }
     }
 
     @Test func unresolvableHostIsCannotResolve() async throws {
         try await withClient { client in
-            await #expect {
-                try await client.fetch(UpstreamRequest(url: "http://larder-no-such-host.invalid/", timeout: .seconds(10)))
-            } throws: { error in
-                if case .cannotResolve = error as? UpstreamError { return true }
-                return false
-            }
+            await expectFailure(.cannotResolve, try await client.fetch(UpstreamRequest(url: "http://larder-no-such-host.invalid/", timeout: .seconds(10))))
         }
     }
 
@@ -185,12 +194,7 @@ private func withClient<T>(maxConnectionsPerHost: Int = 8, _ body: (UpstreamClie
         }
         defer { server.stop() }
         try await withClient { client in
-            await #expect {
-                try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"))
-            } throws: { error in
-                if case .connectionLost = error as? UpstreamError { return true }
-                return false
-            }
+            await expectFailure(.connectionLost, try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/")))
         }
     }
 
@@ -198,12 +202,7 @@ private func withClient<T>(maxConnectionsPerHost: Int = 8, _ body: (UpstreamClie
         let server = try RawServer { fd, _ in RawServer.readHead(fd) }
         defer { server.stop() }
         try await withClient { client in
-            await #expect {
-                try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"))
-            } throws: { error in
-                if case .connectionLost = error as? UpstreamError { return true }
-                return false
-            }
+            await expectFailure(.connectionLost, try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/")))
         }
     }
 
@@ -214,23 +213,13 @@ private func withClient<T>(maxConnectionsPerHost: Int = 8, _ body: (UpstreamClie
         }
         defer { server.stop() }
         try await withClient { client in
-            await #expect {
-                try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"))
-            } throws: { error in
-                if case .protocolError = error as? UpstreamError { return true }
-                return false
-            }
+            await expectFailure(.protocolError, try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/")))
         }
     }
 
     @Test func nonHTTPSchemesAreRefused() async throws {
         try await withClient { client in
-            await #expect {
-                try await client.fetch(UpstreamRequest(url: "file:///etc/passwd"))
-            } throws: { error in
-                if case .invalidRequest = error as? UpstreamError { return true }
-                return false
-            }
+            await expectFailure(.invalidRequest, try await client.fetch(UpstreamRequest(url: "file:///etc/passwd")))
         }
     }
 
