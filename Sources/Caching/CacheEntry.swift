@@ -29,20 +29,37 @@ public final class CacheEntry: Sendable {
         self.body = body
         self.requestTime = requestTime
         self.responseTime = responseTime
-        func values(_ name: String) -> [String] {
-            headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        // One pass with an ASCII comparison: this runs for every entry fetched or read from disk.
+        var cacheControlValues: [String] = []
+        var date: String?, age: String?, etag: String?, lastModified: String?, expires: String?
+        for field in headers {
+            switch field.name.utf8.count {
+            case 3 where Self.named(field.name, "age"): age = age ?? field.value
+            case 4 where Self.named(field.name, "date"): date = date ?? field.value
+            case 4 where Self.named(field.name, "etag"): etag = etag ?? field.value
+            case 7 where Self.named(field.name, "expires"): expires = expires ?? field.value
+            case 13 where Self.named(field.name, "cache-control"): cacheControlValues.append(field.value)
+            case 13 where Self.named(field.name, "last-modified"): lastModified = lastModified ?? field.value
+            default: break
+            }
         }
-        cacheControl = CacheControl(values("cache-control"))
-        date = values("date").first.flatMap(HTTPDateParser.parse)
+        cacheControl = CacheControl(cacheControlValues)
+        self.date = date.flatMap(HTTPDateParser.parse)
         // RFC 9111 §5.1: an invalid Age is ignored; a huge one is capped.
-        ageValue = values("age").first.flatMap { CacheControl.deltaSeconds(Substring($0)) } ?? 0
-        etag = values("etag").first
-        lastModified = values("last-modified").first
-        expires = values("expires").first.map { HTTPDateParser.parse($0) ?? .distantPast }
+        ageValue = age.flatMap { CacheControl.deltaSeconds(Substring($0)) } ?? 0
+        self.etag = etag
+        self.lastModified = lastModified
+        self.expires = expires.map { HTTPDateParser.parse($0) ?? .distantPast }
+    }
+
+    /// ASCII case-insensitive equality of a field name with a lower-case name.
+    static func named(_ name: String, _ lowercased: String) -> Bool {
+        name.utf8.elementsEqual(lowercased.utf8) { ($0 | 0x20) == $1 }
     }
 
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        let lowered = name.lowercased()
+        return headers.first { Self.named($0.name, lowered) }?.value
     }
 
     /// Whether the upstream gave any validator to revalidate with.

@@ -76,7 +76,7 @@ public final class DiskTier: Sendable {
     public var corruptions: Int { index.withLock { $0.corruptions } }
 
     static func hash(_ key: String) -> String {
-        SHA256.hash(data: Array(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        Hex.string(SHA256.hash(data: Array(key.utf8)))
     }
 
     func path(for hash: String) -> String { "\(directory)/\(hash.prefix(2))/\(hash)" }

@@ -17,7 +17,7 @@ public enum HTTPDateParser {
             guard dmy.count == 3, let yy = Int(dmy[2]) else { return nil }
             day = Int(dmy[0]); month = monthIndex(dmy[1]); time = clock(parts[2])
             // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
-            let currentYear = Calendar(identifier: .gregorian).component(.year, from: Date())
+            let currentYear = 1970 + Int(Date().timeIntervalSince1970 / 31_556_952)
             var full = 2000 + yy
             if full > currentYear + 50 { full -= 100 }
             year = dmy[2].count == 2 ? full : yy
@@ -26,21 +26,29 @@ public enum HTTPDateParser {
         default:
             return nil
         }
-        guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900,
-              time[0] < 24, time[1] < 60, time[2] < 61 else { return nil }
-        var components = DateComponents()
-        components.timeZone = TimeZone(identifier: "GMT")
-        components.year = year
-        components.month = month
-        components.day = day
-        components.hour = time[0]
-        components.minute = time[1]
-        components.second = time[2]
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "GMT")!
-        guard let date = calendar.date(from: components),
-              calendar.component(.day, from: date) == day else { return nil }  // rejects 31 Feb
-        return date
+        guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900, year < 10_000,
+              time[0] < 24, time[1] < 60, time[2] < 61, day <= daysIn(month: month, year: year) else { return nil }
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil),
+    /// plain arithmetic instead of a Calendar: this runs for every entry read from disk.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 
     private static func monthIndex(_ name: String) -> Int? {

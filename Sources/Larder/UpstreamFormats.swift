@@ -36,7 +36,7 @@ struct RenderedBody: Sendable {
 
     /// A strong validator over the body: the first 16 bytes of its SHA-256, quoted.
     static func etag(of body: [UInt8]) -> String {
-        "\"" + SHA256.hash(data: body).prefix(16).map { String(format: "%02x", $0) }.joined() + "\""
+        "\"" + Hex.string(SHA256.hash(data: body).prefix(16)) + "\""
     }
 }
 
