@@ -44,6 +44,7 @@ public final class HTTPServer: Sendable {
         let count = max(1, configuration.eventLoops)
         var listeners: [Int32] = []
         do {
+            try Listener.ensureAvailable(host: configuration.host, port: configuration.port)
             var port = configuration.port
             for _ in 0..<count {
                 let fd = try Listener.open(host: configuration.host, port: port)

@@ -6,7 +6,17 @@ import CLinux
 /// Opens a non-blocking listening socket with `SO_REUSEPORT`, so each event loop can
 /// have its own and the kernel spreads new connections across them.
 enum Listener {
-    static func open(host: String, port: Int) throws(SystemError) -> Int32 {
+    /// Fails with EADDRINUSE when anything already listens on the port. `SO_REUSEPORT` would
+    /// otherwise let a second server of the same user join the port silently and take a share
+    /// of its connections, where an operator expects "port in use". A plain bind fails
+    /// whenever the port is taken, whatever options the holder used.
+    static func ensureAvailable(host: String, port: Int) throws(SystemError) {
+        guard port != 0 else { return }
+        let probe = try open(host: host, port: port, reusePort: false, listening: false)
+        System.close(probe)
+    }
+
+    static func open(host: String, port: Int, reusePort: Bool = true, listening: Bool = true) throws(SystemError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -23,9 +33,9 @@ enum Listener {
         }
         do {
             try System.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-            try System.setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1)
+            if reusePort { try System.setOption(fd, SOL_SOCKET, SO_REUSEPORT, 1) }
             _ = try System.call("bind(\(host):\(port))") { bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) }
-            _ = try System.call("listen") { listen(fd, 4096) }
+            if listening { _ = try System.call("listen") { listen(fd, 4096) } }
         } catch {
             System.close(fd)
             throw error

@@ -8,7 +8,7 @@ import Upstream
 /// fetches through `UpstreamClient` against the same zero-latency server reached through
 /// a raw keep-alive socket, the floor any client pays.
 enum UpstreamOverhead {
-    static func run(count: Int) async throws {
+    static func run(count: Int, url external: String? = nil) async throws {
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.eventLoops = 1
         var router = Router()
@@ -22,7 +22,7 @@ enum UpstreamOverhead {
         var curl: [Double] = []
         for _ in 0..<count {
             let start = ContinuousClock.now
-            _ = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/zero"))
+            _ = try await client.fetch(UpstreamRequest(url: external ?? "http://127.0.0.1:\(port)/zero"))
             curl.append(microseconds(ContinuousClock.now - start))
         }
         await client.shutdown()

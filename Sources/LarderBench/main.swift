@@ -2,7 +2,7 @@
 let arguments = CommandLine.arguments.dropFirst()
 switch arguments.first {
 case "upstream-overhead":
-    try await UpstreamOverhead.run(count: Int(arguments.dropFirst().first ?? "") ?? 1000)
+    try await UpstreamOverhead.run(count: Int(arguments.dropFirst().first ?? "") ?? 1000, url: arguments.dropFirst(2).first)
 case "memory-hit":
     await MemoryHit.run(iterations: Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 default:

@@ -50,6 +50,17 @@ import TestSupport
         #expect(lines.first?.hasPrefix("larder: ") == true)
     }
 
+    @Test func aSecondLarderOnTheSamePortExitsWithStatus2() async throws {
+        let first = try LarderProcess(["serve", "--port", "0"])
+        let port = try await first.waitForPort()
+        // Both would set SO_REUSEPORT; the second must still refuse rather than share the port.
+        let second = try LarderProcess(["serve", "--port", "\(port)"])
+        #expect(await second.waitForExit() == 2)
+        #expect(second.errorOutput.contains("Address already in use"))
+        first.signal(SIGTERM)
+        #expect(await first.waitForExit() == 0)
+    }
+
     @Test func portInUseExitsWithStatus2() async throws {
         let first = try LarderProcess(["serve", "--port", "0"])
         let port = try await first.waitForPort()
