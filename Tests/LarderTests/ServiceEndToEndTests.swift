@@ -16,7 +16,8 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
                     + "\"weatherCode\":3,\"condition\":\"Overcast\",\"lastUpdate\":\"2026-11-21T20:45:00Z\"}")
             #expect(response.header("content-type") == "application/json")
             #expect(response.header("cache-control") == "public, max-age=60, stale-while-revalidate=30, stale-if-error=86400")
-            #expect(response.header("age") == "0")
+            // The upstream's Date has one-second resolution, so apparent_age (RFC 9111 §4.2.3) may reach 1.
+            #expect(["0", "1"].contains(response.header("age")))
             #expect(response.header("etag")?.wholeMatch(of: /"[0-9a-f]{32}"/) != nil)
             #expect(response.header("cache-status") == "larder; fwd=miss; fwd-status=200; stored")
             #expect(response.header("date") != nil)
@@ -90,7 +91,7 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
         try await withLarder { h in
             let miss = try await h.get("/weather?lat=1&lon=2")
             #expect(miss.header("cache-status") == "larder; fwd=miss; fwd-status=200; stored")
-            #expect(miss.header("age") == "0")
+            #expect(["0", "1"].contains(miss.header("age")))  // Date's one-second resolution, as above
             h.clock.advance(by: 10.9)
             let hit = try await h.get("/weather?lat=1&lon=2")
             let age = try #require(hit.header("age").flatMap(Int.init))
@@ -292,9 +293,12 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
                          "larder_cache_lookups_total{tier=\"memory\",result=\"hit\"} 1",
                          "larder_cache_lookups_total{tier=\"upstream\",result=\"miss\"} 1",
                          "larder_upstream_requests_total{upstream=\"weather\",outcome=\"ok\"} 1",
-                         "larder_cache_entries{tier=\"memory\"} 1.0", "larder_open_connections 1.0"] {
+                         "larder_cache_entries{tier=\"memory\"} 1.0"] {
                 #expect(metrics.text.contains(line), "\(line)")
             }
+            // At least this scrape's own connection; an earlier one may not have been closed yet.
+            let open = metrics.text.firstMatch(of: /larder_open_connections (\d+)/).flatMap { Int($0.1) }
+            #expect((open ?? 0) >= 1)
             for series in ["larder_cache_bytes", "larder_cache_evictions_total", "larder_upstream_request_duration_seconds_bucket"] {
                 #expect(metrics.text.contains(series), "\(series)")
             }

@@ -1,43 +1,73 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 
 /// The built `larder` executable run as a child process, as an operator would run it.
-/// Its standard output goes to a file the test polls, so no read can hang.
+/// Its standard output and error go to files the test polls, so no read can hang.
+///
+/// Spawned with `posix_spawn` rather than Foundation's `Process`, whose `run()` crashed
+/// here (a bad `memmove`) while other tests were opening sockets and threads at once.
 public final class LarderProcess: @unchecked Sendable {
-    public let process = Process()
-    public let outputURL: URL
-    public let errorURL: URL
+    public let pid: pid_t
+    public let outputPath: String
+    public let errorPath: String
+    private var exitStatus: Int32?
 
     /// The executable next to the test bundle (SwiftPM puts both in the build folder).
-    public static var executableURL: URL {
+    public static var executablePath: String {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("larder")
+            .deletingLastPathComponent().appendingPathComponent("larder").path
     }
 
+    /// Starts `larder` with `arguments`. Its cache directory defaults (through
+    /// `LARDER_CACHE_DIR`) to a fresh folder, so no test writes into the repository.
     public init(_ arguments: [String], environment: [String: String] = [:]) throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("larder-test-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        outputURL = folder.appendingPathComponent("stdout")
-        errorURL = folder.appendingPathComponent("stderr")
-        FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        process.executableURL = Self.executableURL
-        process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin"].merging(environment) { $1 }
-        process.currentDirectoryURL = folder
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        try process.run()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("larder-test-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        outputPath = folder + "/stdout"
+        errorPath = folder + "/stderr"
+        let variables = ["PATH": "/usr/bin:/bin", "LARDER_CACHE_DIR": folder + "/cache"].merging(environment) { $1 }
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+
+        let path = Self.executablePath
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var child: pid_t = 0
+        let status = posix_spawn(&child, path, &actions, nil, argv, envp)
+        guard status == 0 else { throw TestClientError("posix_spawn \(path): \(status)") }
+        pid = child
     }
 
     deinit {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+        if exitStatus == nil {
+            kill(pid, SIGKILL)
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
         }
     }
 
-    public var output: String { (try? String(contentsOf: outputURL, encoding: .utf8)) ?? "" }
-    public var errorOutput: String { (try? String(contentsOf: errorURL, encoding: .utf8)) ?? "" }
+    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+    public var errorOutput: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+
+    private var isRunning: Bool {
+        if exitStatus != nil { return false }
+        var status: Int32 = 0
+        guard waitpid(pid, &status, WNOHANG) == pid else { return true }
+        // WIFEXITED / WEXITSTATUS, or 128 + signal number as a shell reports it.
+        exitStatus = status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+        return false
+    }
 
     /// Waits for the `listening on http://HOST:PORT` line and returns the port.
     public func waitForPort(timeout: Duration = .seconds(30)) async throws -> Int {
@@ -46,7 +76,7 @@ public final class LarderProcess: @unchecked Sendable {
             if let match = output.firstMatch(of: /listening on http:\/\/[^\s]+:(\d+)/), let port = Int(match.1) {
                 return port
             }
-            if !process.isRunning { break }
+            if !isRunning { break }
             try await Task.sleep(for: .milliseconds(20))
         }
         throw TestClientError("no listening line; stdout: \(output) stderr: \(errorOutput)")
@@ -55,11 +85,11 @@ public final class LarderProcess: @unchecked Sendable {
     /// Waits for the process to exit and returns its status, or nil past the timeout.
     public func waitForExit(timeout: Duration = .seconds(15)) async -> Int32? {
         let deadline = ContinuousClock.now + timeout
-        while process.isRunning, ContinuousClock.now < deadline {
+        while isRunning, ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(20))
         }
-        return process.isRunning ? nil : process.terminationStatus
+        return exitStatus
     }
 
-    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    public func signal(_ signal: Int32) { kill(pid, signal) }
 }
