@@ -119,8 +119,12 @@ def warm(name, port, sim_port, paths):
 
 
 def parse_duration_ms(text):
-    value, unit = re.match(r"([\d.]+)(us|ms|s)", text).groups()
-    return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+    """wrk's latency figures: 812.00us, 1.34ms, 1.02s, 1.50m; NaN when wrk printed something else."""
+    match = re.match(r"([\d.]+)(us|ms|s|m|h)$", text)
+    if not match:
+        return float("nan")
+    value, unit = match.groups()
+    return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}[unit]
 
 
 def wrk(port, connections, script=None, path=HOT, duration=DURATION):
@@ -129,10 +133,14 @@ def wrk(port, connections, script=None, path=HOT, duration=DURATION):
         args += ["-s", os.path.join(ROOT, "bench", script)]
     args.append(f"http://127.0.0.1:{port}{path}")
     out = subprocess.run(args, capture_output=True, text=True, timeout=duration + 30).stdout
+    with open(os.path.join(WORK, "wrk.log"), "a") as log:
+        log.write(" ".join(args) + "\n" + out + "\n")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     requests = int(re.search(r"(\d+) requests in", out).group(1))
     p50 = parse_duration_ms(re.search(r"50%\s+(\S+)", out).group(1))
     p99 = parse_duration_ms(re.search(r"99%\s+(\S+)", out).group(1))
+    if p50 != p50 or p99 != p99:
+        print("    note: unreadable latency figures from wrk:", re.findall(r"(?:50|99)%\s+\S+", out))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     socket_errors = re.search(r"Socket errors: (.*)", out)
     if errors or socket_errors:
@@ -153,17 +161,24 @@ def measure(name, proc, port, connections, keys):
 
 
 def miss_path(larder_port, sim_port):
-    """100 sequential cold keys through Larder and straight to the simulator: the overhead."""
+    """100 sequential cold keys through Larder and straight to the simulator, each over one
+    keep-alive connection, so the paired difference is Larder's own overhead on a miss."""
+    import http.client
+
+    def timed(connection, path):
+        start = time.perf_counter()
+        connection.request("GET", path)
+        connection.getresponse().read()
+        return (time.perf_counter() - start) * 1000
+
+    through = http.client.HTTPConnection("127.0.0.1", larder_port, timeout=10)
+    direct = http.client.HTTPConnection("127.0.0.1", sim_port, timeout=10)
     overheads = []
     for i in range(100):
         lat, lon = 60 + i / 100, 20.5
-        start = time.perf_counter()
-        get(larder_port, f"/weather?lat={lat:.2f}&lon={lon}")
-        through = time.perf_counter() - start
-        start = time.perf_counter()
-        get(sim_port, f"/v1/forecast?latitude={lat:.2f}&longitude={lon}&current=temperature_2m,weather_code")
-        direct = time.perf_counter() - start
-        overheads.append((through - direct) * 1000)
+        via_larder = timed(through, f"/weather?lat={lat:.2f}&lon={lon}")
+        straight = timed(direct, f"/v1/forecast?latitude={lat:.2f}&longitude={lon}&current=temperature_2m,weather_code")
+        overheads.append(via_larder - straight)
     overheads.sort()
     return statistics.median(overheads), overheads[98]
 
@@ -190,8 +205,11 @@ def idle_connections(port, pid, count=10_000):
     return before, held
 
 
+WORK = tempfile.mkdtemp(prefix="larder-bench-")
+
+
 def main():
-    work = tempfile.mkdtemp(prefix="larder-bench-")
+    work = WORK
     rows = []
     try:
         sim_port = free_port()
@@ -253,6 +271,7 @@ def main():
         after["larder (disk hits)"] = rss_mib(disk.pid)
     finally:
         stop_all()
+        print(f"raw wrk output: {WORK}/wrk.log")
     report(rows, miss, idle, after)
 
 
