@@ -132,6 +132,8 @@ final class EventLoop: @unchecked Sendable {
             defer { inbox.completions.removeAll(keepingCapacity: true) }
             return (inbox.completions, inbox.stopRequested)
         }
+        // A stop first: responses finishing in the same batch then already say `Connection: close`.
+        if stop, drainDeadline == nil { beginDrain() }
         for completion in completions {
             let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
             // The connection may have closed while its handler ran.
@@ -139,7 +141,6 @@ final class EventLoop: @unchecked Sendable {
             connection.complete(completion.sequence, completion.response, date: &date)
             service(connection)
         }
-        if stop, drainDeadline == nil { beginDrain() }
     }
 
     // MARK: Accepting

@@ -3,9 +3,11 @@ import Testing
 import TestSupport
 @testable import HTTPServer
 
-/// Counts async handlers that have started, so a test can act once requests are in flight.
+/// Counts async handlers that have started, so a test can act once requests are in flight,
+/// and holds `/slow?gated` handlers until the test opens the gate.
 private final class Started: Sendable {
     let count = Atomic<Int>(0)
+    let gateOpen = Atomic<Bool>(false)
 }
 
 /// `/echo` answers at once with its target; `/slow?ms=N` answers from a Task after N ms;
@@ -16,6 +18,9 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
     router.get("/slow") { request in
         .later {
             started.count.add(1, ordering: .relaxed)
+            if request.query == "gated" {
+                while !started.gateOpen.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(5)) }
+            }
             let ms = Int(request.query?.split(separator: "=").last ?? "0") ?? 0
             try? await Task.sleep(for: .milliseconds(ms))
             return HTTPResponse(status: 200, body: request.target)
@@ -212,10 +217,14 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
         let port = try #require(server.port)
         let idle = try TestClient(port: port)
         let clients = try (0..<20).map { _ in try TestClient(port: port) }
-        for client in clients { try client.send("GET /slow?ms=300 HTTP/1.1\r\nHost: t\r\n\r\n") }
+        for client in clients { try client.send("GET /slow?gated HTTP/1.1\r\nHost: t\r\n\r\n") }
         #expect(await eventually { started.count.load(ordering: .relaxed) == 20 })
 
         let stopping = Task { await server.shutdown() }
+        // Both listeners closed (connections refused) means both loops are draining; only then
+        // may the in-flight handlers finish.
+        #expect(await eventually { (try? TestClient(port: port)) == nil })
+        started.gateOpen.store(true, ordering: .relaxed)
         for client in clients {
             let response = try await client.readResponse()
             #expect(response.status == 200)
