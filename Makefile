@@ -37,7 +37,7 @@ test: prerequisites $(VENV)/.installed
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
 ## then the libcurl fetch overhead and the memory hit cost. Table: bench/results/latest.md.
 bench: prerequisites
-	@command -v nginx >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
+	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
 	$(SWIFT) build -c release --product larder
 	$(SWIFT) build -c release --product larder-bench
 	python3 bench/bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"

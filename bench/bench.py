@@ -10,6 +10,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import signal
 import socket
 import statistics
@@ -25,6 +26,8 @@ LARDER = sys.argv[1]
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HOT = "/weather?lat=52.52&lon=13.41"
+# Debian installs nginx in /usr/sbin, which is not on every user's PATH.
+NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 KEYS = ["/weather?lat=%d.%02d&lon=13.41" % (10 + i // 100, i % 100) for i in range(1000)]
 processes = []
 
@@ -239,7 +242,7 @@ def main():
             for key, value in {"work": work, "mode": mode, "port": str(port), "sim_port": str(sim_port), "location": location}.items():
                 text = text.replace("{" + key + "}", value)
             open(conf, "w").write(text)
-            nginx[mode] = start(["nginx", "-c", conf, "-p", work], f"{work}/nginx-{mode}.log")
+            nginx[mode] = start([NGINX, "-c", conf, "-p", work], f"{work}/nginx-{mode}.log")
             wait_for(port, "/ready-probe")
 
         print("warm-up and checks")
