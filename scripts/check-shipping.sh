@@ -13,8 +13,10 @@ echo "== compose file against the Compose specification"
 "$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
 
 echo "== swift build -c release --static-swift-stdlib (the Dockerfile's command)"
-swift build -c release --static-swift-stdlib --product larder
-larder="$(swift build -c release --show-bin-path)/larder"
+# A scratch path of its own: sharing .build/release with `make bench`'s plain release build
+# would make each of them rebuild everything after the other.
+swift build -c release --static-swift-stdlib --product larder --scratch-path .build-static
+larder="$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/larder"
 if ldd "$larder" | grep -q libswiftCore; then
     echo "the release binary links the Swift runtime dynamically"; exit 1
 fi
