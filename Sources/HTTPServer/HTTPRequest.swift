@@ -35,12 +35,15 @@ public struct HTTPRequest: Sendable {
     /// from the version and `Connection`, when the request is parsed or made.
     public var keepAlive: Bool
 
+    /// RFC 9112 §9.3, the one place the rule lives: HTTP/1.1 persists unless `close` is
+    /// asked; HTTP/1.0 only when `keep-alive` is asked and `close` is not.
+    static func keepAlive(version: HTTPVersion, close: Bool, keepAlive: Bool) -> Bool {
+        version == .http11 ? !close : keepAlive && !close
+    }
+
     static func keepAlive(version: HTTPVersion, headers: HTTPHeaders) -> Bool {
         let tokens = headers.listValues("connection").map { $0.lowercased() }
-        switch version {
-        case .http11: return !tokens.contains("close")
-        case .http10: return tokens.contains("keep-alive") && !tokens.contains("close")
-        }
+        return keepAlive(version: version, close: tokens.contains("close"), keepAlive: tokens.contains("keep-alive"))
     }
 }
 

@@ -331,7 +331,7 @@ struct RequestParser {
         let framing = Framing(headers)
         if version == .http11, framing.hosts == 0 { return .bad("HTTP/1.1 requests must carry a Host header.") }
         if framing.hosts > 1 { return .bad("A request must carry exactly one Host header.") }
-        keepAlive = version == .http11 ? !framing.connectionClose : framing.connectionKeepAlive && !framing.connectionClose
+        keepAlive = HTTPRequest.keepAlive(version: version, close: framing.connectionClose, keepAlive: framing.connectionKeepAlive)
 
         let lengths = framing.contentLengths
         let codings = framing.codings

@@ -80,8 +80,8 @@ enum OpenMeteoFormat {
         let pair = key.dropFirst("weather:".count).split(separator: ",")
         let unit = answer.current_units?.temperature_2m ?? "°C"
         return "{\"latitude\":\(pair[0]),\"longitude\":\(pair[1]),\"temperature\":\(answer.current.temperature_2m),"
-            + "\"temperatureUnit\":\(jsonQuote(unit)),\"weatherCode\":\(answer.current.weather_code),"
-            + "\"condition\":\(jsonQuote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}"
+            + "\"temperatureUnit\":\(JSONString.quote(unit)),\"weatherCode\":\(answer.current.weather_code),"
+            + "\"condition\":\(JSONString.quote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}"
     }
 
     /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`.
@@ -135,4 +135,3 @@ enum BalanceFormat {
     }
 }
 
-func jsonQuote(_ s: String) -> String { JSONString.quote(s) }
