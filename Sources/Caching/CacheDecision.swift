@@ -40,7 +40,7 @@ public struct CacheDecision: Sendable, Equatable {
 
     public static func decide(_ entry: CacheEntry, now: Date, request: RequestDirectives, policy: CachePolicy) -> CacheDecision {
         let age = Freshness.currentAge(of: entry, now: now)
-        let lifetime = Freshness.lifetime(of: entry, defaultLifetime: policy.defaultLifetime)
+        let lifetime = Freshness.lifetime(of: entry, policy: policy)
         func decision(_ action: Action) -> CacheDecision { CacheDecision(action: action, age: age, lifetime: lifetime) }
 
         let asked = request.cacheControl
@@ -72,8 +72,14 @@ public struct CacheDecision: Sendable, Equatable {
         guard !mustRevalidate(entry) else { return false }
         let window = entry.cacheControl.staleIfError.map(TimeInterval.init) ?? policy.staleIfError
         guard window > 0 else { return false }
-        let staleness = Freshness.currentAge(of: entry, now: now) - Freshness.lifetime(of: entry, defaultLifetime: policy.defaultLifetime)
+        let staleness = Freshness.currentAge(of: entry, now: now) - Freshness.lifetime(of: entry, policy: policy)
         return staleness <= window
+    }
+
+    /// Whether a stale entry may stand in while the origin cannot be reached at all (RFC 9111
+    /// §4.2.4, "disconnected"): not when the origin forbids serving it unvalidated.
+    public static func mayServeDisconnected(_ entry: CacheEntry) -> Bool {
+        !mustRevalidate(entry) && !entry.cacheControl.noCache
     }
 
     static func mustRevalidate(_ entry: CacheEntry) -> Bool {

@@ -15,7 +15,11 @@ public final class CacheEntry: Sendable {
     public let responseTime: Date
 
     // Read once from the headers, because every lookup needs them.
+    /// The directives this cache obeys: `CDN-Cache-Control` when it is valid (RFC 9213),
+    /// else `Cache-Control`.
     public let cacheControl: CacheControl
+    /// Whether `cacheControl` came from `CDN-Cache-Control` (then `Expires` is ignored).
+    public let isTargeted: Bool
     public let date: Date?
     public let ageValue: Int
     public let etag: String?
@@ -31,6 +35,7 @@ public final class CacheEntry: Sendable {
         self.responseTime = responseTime
         // One pass with an ASCII comparison: this runs for every entry fetched or read from disk.
         var cacheControlValues: [String] = []
+        var targetedValues: [String] = []
         var date: String?, age: String?, etag: String?, lastModified: String?, expires: String?
         for field in headers {
             switch field.name.utf8.count {
@@ -40,16 +45,20 @@ public final class CacheEntry: Sendable {
             case 7 where Self.named(field.name, "expires"): expires = expires ?? field.value
             case 13 where Self.named(field.name, "cache-control"): cacheControlValues.append(field.value)
             case 13 where Self.named(field.name, "last-modified"): lastModified = lastModified ?? field.value
+            case 17 where Self.named(field.name, TargetedCacheControl.fieldName): targetedValues.append(field.value)
             default: break
             }
         }
-        cacheControl = CacheControl(cacheControlValues)
+        let targeted = targetedValues.isEmpty ? nil : TargetedCacheControl.parse(targetedValues)
+        cacheControl = targeted ?? CacheControl(cacheControlValues)
+        isTargeted = targeted != nil
         self.date = date.flatMap(HTTPDateParser.parse)
-        // RFC 9111 §5.1: an invalid Age is ignored; a huge one is capped.
-        ageValue = age.flatMap { CacheControl.deltaSeconds(Substring($0)) } ?? 0
+        // RFC 9111 §5.1: the first line's first member counts; an invalid Age is ignored; a huge one is capped.
+        ageValue = age.flatMap { CacheControl.deltaSeconds($0.split(separator: ",", omittingEmptySubsequences: false)[0].trimmingWhitespace()) } ?? 0
         self.etag = etag
         self.lastModified = lastModified
-        self.expires = expires.map { HTTPDateParser.parse($0) ?? .distantPast }
+        // A valid CDN-Cache-Control replaces Cache-Control and Expires alike (RFC 9213 §2.1).
+        self.expires = targeted != nil ? nil : expires.map { HTTPDateParser.parse($0) ?? .distantPast }
     }
 
     /// ASCII case-insensitive equality of a field name with a lower-case name.

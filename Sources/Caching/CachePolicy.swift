@@ -13,13 +13,20 @@ public struct CachePolicy: Sendable {
     public var storesPrivate: Bool
     /// Upstream statuses that are answers; any other status is an upstream failure.
     public var answerStatuses: Set<Int>
+    /// Whether a response without explicit freshness gets a heuristic lifetime (§4.2.2).
+    public var heuristicFreshness: Bool
 
     public init(defaultLifetime: TimeInterval?, staleWhileRevalidate: TimeInterval = 0, staleIfError: TimeInterval = 0,
-                storesPrivate: Bool = false, answerStatuses: Set<Int> = [200]) {
+                storesPrivate: Bool = false, answerStatuses: Set<Int> = [200], heuristicFreshness: Bool = false) {
         self.defaultLifetime = defaultLifetime
         self.staleWhileRevalidate = staleWhileRevalidate
         self.staleIfError = staleIfError
         self.storesPrivate = storesPrivate
         self.answerStatuses = answerStatuses
+        self.heuristicFreshness = heuristicFreshness
     }
+
+    /// A shared cache in front of any origin (pass-through routes): only what the origin
+    /// says, plus heuristics; no default lifetime and no stale windows of its own.
+    public static let sharedCache = CachePolicy(defaultLifetime: nil, heuristicFreshness: true)
 }

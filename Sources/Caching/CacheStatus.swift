@@ -11,6 +11,8 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case stale
         /// Something fresh was stored, but the request asked to go forward (no-cache, max-age, min-fresh).
         case request
+        /// The method is never answered from the cache (anything but GET and HEAD).
+        case method
     }
 
     public static let cacheName = "larder"

@@ -3,6 +3,13 @@ import Foundation
 /// RFC 9111 §4.2: how long a stored answer stays fresh and how old it is now, as pure
 /// functions of the entry and a clock reading.
 public enum Freshness {
+    /// Freshness lifetime under a route's policy: explicit, else heuristic where the policy
+    /// allows it, else the policy's default.
+    public static func lifetime(of entry: CacheEntry, policy: CachePolicy) -> TimeInterval {
+        if policy.heuristicFreshness, !hasExplicitLifetime(entry), let heuristic = heuristicLifetime(of: entry) { return heuristic }
+        return lifetime(of: entry, defaultLifetime: policy.defaultLifetime)
+    }
+
     /// Freshness lifetime (§4.2.1): `s-maxage` (a shared cache), else `max-age`, else
     /// `Expires − Date`, else `defaultLifetime` (nil: no lifetime, so the entry is stale at once).
     public static func lifetime(of entry: CacheEntry, defaultLifetime: TimeInterval?) -> TimeInterval {
@@ -13,6 +20,26 @@ public enum Freshness {
             return max(0, expires.timeIntervalSince(entry.date ?? entry.responseTime))
         }
         return defaultLifetime ?? 0
+    }
+
+    /// Whether the origin stated a lifetime (`s-maxage`, `max-age` or `Expires`).
+    public static func hasExplicitLifetime(_ entry: CacheEntry) -> Bool {
+        entry.cacheControl.sharedMaxAge != nil || entry.cacheControl.maxAge != nil || entry.expires != nil
+    }
+
+    /// Statuses a cache may give a heuristic lifetime (RFC 9110 §15.1).
+    public static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
+
+    /// The longest heuristic lifetime given, however old the resource.
+    public static let heuristicCeiling: TimeInterval = 86_400
+
+    /// §4.2.2: a tenth of the time since `Last-Modified`, at most a day, for a heuristically
+    /// cacheable status (or any status marked `public`); nil when no heuristic applies.
+    public static func heuristicLifetime(of entry: CacheEntry) -> TimeInterval? {
+        guard heuristicallyCacheable.contains(entry.status) || entry.cacheControl.isPublic,
+              let modified = entry.lastModified.flatMap(HTTPDateParser.parse) else { return nil }
+        let since = (entry.date ?? entry.responseTime).timeIntervalSince(modified)
+        return since > 0 ? min(since / 10, heuristicCeiling) : nil
     }
 
     /// `current_age` (§4.2.3):

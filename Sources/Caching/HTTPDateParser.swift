@@ -6,22 +6,26 @@ import Foundation
 public enum HTTPDateParser {
     private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
+    /// Exactly those grammars (one space between parts, the comma after the day name, the
+    /// digit counts), so a malformed `Expires` counts as invalid, meaning already expired.
     public static func parse(_ text: String) -> Date? {
-        let parts = text.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        var parts = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         var day: Int?, month: Int?, year: Int?, time: [Int]?
+        if parts.count == 6, parts[2].isEmpty, parts[3].count == 1 { parts.remove(at: 2) }  // asctime's " 6"
         switch parts.count {
-        case 6 where parts[5] == "GMT":  // IMF-fixdate
+        case 6 where parts[5] == "GMT" && parts[0].count == 4 && parts[0].hasSuffix(",") && parts[1].count == 2 && parts[3].count == 4:
+            // IMF-fixdate
             day = Int(parts[1]); month = monthIndex(parts[2]); year = Int(parts[3]); time = clock(parts[4])
-        case 4 where parts[3] == "GMT":  // RFC 850
+        case 4 where parts[3] == "GMT" && parts[0].count > 4 && parts[0].hasSuffix(","):  // RFC 850
             let dmy = parts[1].split(separator: "-").map(String.init)
-            guard dmy.count == 3, let yy = Int(dmy[2]) else { return nil }
+            guard dmy.count == 3, dmy[0].count == 2, dmy[2].count == 2, let yy = Int(dmy[2]) else { return nil }
             day = Int(dmy[0]); month = monthIndex(dmy[1]); time = clock(parts[2])
             // RFC 9110: a two-digit year more than 50 years in the future is in the past century.
             let currentYear = 1970 + Int(Date().timeIntervalSince1970 / 31_556_952)
             var full = 2000 + yy
             if full > currentYear + 50 { full -= 100 }
-            year = dmy[2].count == 2 ? full : yy
-        case 5:  // asctime
+            year = full
+        case 5 where parts[0].count == 3 && parts[4].count == 4:  // asctime
             month = monthIndex(parts[1]); day = Int(parts[2]); time = clock(parts[3]); year = Int(parts[4])
         default:
             return nil

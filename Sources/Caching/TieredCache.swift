@@ -115,7 +115,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
 
     private func compose(_ entry: CacheEntry, _ value: Value, now: Date, status: CacheStatus) -> CacheAnswer<Value> {
         let decision = CacheDecision(action: .serve, age: Freshness.currentAge(of: entry, now: now),
-                                     lifetime: Freshness.lifetime(of: entry, defaultLifetime: policy.defaultLifetime))
+                                     lifetime: Freshness.lifetime(of: entry, policy: policy))
         return answer(entry, value, decision, status)
     }
 

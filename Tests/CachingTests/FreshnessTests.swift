@@ -12,13 +12,7 @@ func entry(_ headers: [(String, String)], requested: TimeInterval = 0, received:
 /// A point in test time: seconds after a fixed origin.
 func t(_ seconds: TimeInterval) -> Date { Date(timeIntervalSince1970: 1_800_000_000 + seconds) }
 
-func httpDate(_ seconds: TimeInterval) -> String {
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "GMT")
-    formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-    return formatter.string(from: t(seconds))
-}
+func httpDate(_ seconds: TimeInterval) -> String { HTTPDateFormat.string(t(seconds)) }
 
 @Suite(.timeLimit(.minutes(1))) struct FreshnessTests {
     @Test func lifetimePrefersSharedMaxAgeThenMaxAgeThenExpiresThenDefault() {

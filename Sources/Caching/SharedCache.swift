@@ -1,0 +1,289 @@
+import Foundation
+
+/// The shared cache of RFC 9111 in front of one origin (a pass-through route), on the same
+/// memory and disk tiers and the same single flights as the built-in routes.
+///
+/// Unlike `TieredCache`, every status is an answer and is passed on; what is stored follows
+/// §3 (`SharedStorage`), selection follows `Vary` (`VariantIndex`), unsafe methods
+/// invalidate (§4.4), and 304 and HEAD responses freshen what is stored (§4.3.4, §4.3.5).
+public final class SharedCache: Sendable {
+    /// One request as the route hands it over: the target is path and query as sent, and
+    /// the header fields are the end-to-end ones (hop-by-hop fields already removed).
+    public struct Request: Sendable {
+        public var method: String
+        public var target: String
+        public var headers: [(name: String, value: String)]
+        public var body: [UInt8]?
+
+        public init(method: String, target: String, headers: [(name: String, value: String)], body: [UInt8]? = nil) {
+            self.method = method
+            self.target = target
+            self.headers = headers
+            self.body = body
+        }
+
+        var isCacheable: Bool { method == "GET" || method == "HEAD" }
+        var hasAuthorization: Bool { headers.contains { CacheEntry.named($0.name, "authorization") } }
+        var directives: RequestDirectives {
+            RequestDirectives(cacheControl: values("cache-control"), pragma: values("pragma"))
+        }
+        func values(_ name: String) -> [String] { headers.filter { CacheEntry.named($0.name, name) }.map(\.value) }
+    }
+
+    /// What to send back: the response as the origin gave it (or as stored), its `Age`, and
+    /// the `Cache-Status` of what happened.
+    public struct Answer: Sendable {
+        public let entry: CacheEntry
+        public let age: Int
+        public let status: CacheStatus
+    }
+
+    /// What one exchange with the origin produced.
+    enum Outcome: Sendable {
+        case answer(CacheEntry, forwardStatus: Int?, stored: Bool, detail: String?)
+        case failure(UpstreamFailure)
+    }
+
+    /// A stored response found for a request, and the tier it came from.
+    struct Stored {
+        let entry: CacheEntry
+        let detail: String
+    }
+
+    /// Scheme, host and port (and any base path) the route forwards to, with no trailing slash.
+    public let origin: String
+    public let policy: CachePolicy
+    private let memory: MemoryTier
+    private let disk: DiskTier?
+    private let fetcher: any OriginFetcher
+    private let clock: any CacheClock
+    private let flights = SingleFlight<Outcome>()
+
+    public init(origin: String, memory: MemoryTier, disk: DiskTier?, fetcher: any OriginFetcher,
+                clock: any CacheClock = SystemClock(), policy: CachePolicy = .sharedCache) {
+        self.origin = origin
+        self.memory = memory
+        self.disk = disk
+        self.fetcher = fetcher
+        self.clock = clock
+        self.policy = policy
+    }
+
+    /// The primary cache key of a target: the URL it is fetched from, apart from the
+    /// built-in routes' keys.
+    public func key(_ target: String) -> String { "origin " + origin + target }
+
+    /// The answer from memory when a GET or HEAD can be served without waiting; nil means
+    /// "take the async path".
+    public func answerFromMemory(_ request: Request) -> Answer? {
+        guard request.isCacheable else { return nil }
+        let key = key(request.target)
+        guard let top = memory.get(key)?.entry else { return nil }
+        var entry = top
+        if let index = VariantIndex(top) {
+            guard let variant = memory.get(index.variantKey(key, request: request.headers))?.entry else { return nil }
+            entry = variant
+        }
+        return serveWithoutWaiting(request, key: key, stored: Stored(entry: entry, detail: "memory"),
+                                   decision: decide(entry, request))
+    }
+
+    /// The full answer: from memory or disk when allowed, else from the origin (stored when
+    /// §3 allows). Methods other than GET and HEAD always go to the origin.
+    public func answer(_ request: Request) async -> Result<Answer, CacheFailure> {
+        guard request.isCacheable else { return await forwardUnsafe(request) }
+        let key = key(request.target)
+        let stored = await lookUp(key, request.headers)
+        var forward = CacheStatus.Forward.miss
+        if let stored {
+            let decision = decide(stored.entry, request)
+            if let answer = serveWithoutWaiting(request, key: key, stored: stored, decision: decision) { return .success(answer) }
+            if case .forward(let reason) = decision.action { forward = reason }
+        }
+        if request.directives.cacheControl.onlyIfCached { return .failure(.notCached) }
+
+        let (outcome, collapsed) = await flights.run(flightKey(request, key)) { [self] in
+            await exchange(request, key: key, stored: stored?.entry)
+        }
+        switch outcome {
+        case .answer(let entry, let forwardStatus, let stored, let detail):
+            return .success(answer(entry, CacheStatus(forward: forward, forwardStatus: forwardStatus, stored: stored,
+                                                      collapsed: collapsed, detail: detail)))
+        case .failure(let failure):
+            return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed)))
+        }
+    }
+
+    /// Removes what is stored for a target (and so every variant of it).
+    public func invalidate(_ target: String) async {
+        let key = key(target)
+        memory.remove(key)
+        await disk?.remove(key)
+    }
+
+    /// Waits for disk writes started so far (tests, and a clean shutdown).
+    public func waitForDiskWrites() async {
+        await disk?.waitForWrites()
+    }
+
+    // MARK: Reading
+
+    private func decide(_ entry: CacheEntry, _ request: Request) -> CacheDecision {
+        CacheDecision.decide(entry, now: clock.now(), request: request.directives, policy: policy)
+    }
+
+    private func lookUp(_ key: String, _ headers: [(name: String, value: String)]) async -> Stored? {
+        guard let top = await read(key) else { return nil }
+        guard let index = VariantIndex(top.entry) else { return top }
+        return await read(index.variantKey(key, request: headers))
+    }
+
+    private func read(_ key: String) async -> Stored? {
+        if let item = memory.get(key) { return Stored(entry: item.entry, detail: "memory") }
+        guard let entry = await disk?.read(key) else { return nil }
+        memory.set(key, MemoryTier.Item(entry: entry, value: entry))
+        return Stored(entry: entry, detail: "disk")
+    }
+
+    private func serveWithoutWaiting(_ request: Request, key: String, stored: Stored, decision: CacheDecision) -> Answer? {
+        switch decision.action {
+        case .serve, .serveStale:
+            break
+        case .serveWhileRevalidating:
+            // The refresh is a GET even when a HEAD found the entry: it replaces the body too.
+            let refresh = Request(method: "GET", target: request.target, headers: request.headers)
+            flights.startIfIdle(flightKey(refresh, key)) { [self] in await exchange(refresh, key: key, stored: stored.entry) }
+        case .forward:
+            return nil
+        }
+        return answer(stored.entry, CacheStatus(hit: true, ttl: decision.ttl, detail: stored.detail))
+    }
+
+    private func answer(_ entry: CacheEntry, _ status: CacheStatus) -> Answer {
+        Answer(entry: entry, age: Freshness.ageHeader(Freshness.currentAge(of: entry, now: clock.now())), status: status)
+    }
+
+    /// Requests share a flight only when method, target and every header field agree, so no
+    /// caller gets a variant chosen by someone else's fields.
+    private func flightKey(_ request: Request, _ key: String) -> String {
+        var flight = request.method + " " + key
+        for field in request.headers { flight += "\n" + field.name.lowercased() + ":" + field.value }
+        return flight
+    }
+
+    // MARK: The exchange with the origin
+
+    /// Conditional and range fields the client sent are answered by Larder from the whole
+    /// response it fetches and stores, so they are not forwarded (a 304 or 206 to them could
+    /// not be stored or shared).
+    private static let answeredHere: Set<String> = ["if-none-match", "if-modified-since", "range", "if-range"]
+    /// Statuses stale-if-error covers (RFC 5861 §4).
+    private static let errorStatuses: Set<Int> = [500, 502, 503, 504]
+
+    private func exchange(_ request: Request, key: String, stored: CacheEntry?) async -> Outcome {
+        let conditional = stored?.conditionalHeaders ?? []
+        let headers = request.headers.filter { !Self.answeredHere.contains($0.name.lowercased()) } + conditional
+        let fetched: CacheEntry
+        do {
+            fetched = try await fetcher.forward(OriginRequest(method: request.method, url: origin + request.target,
+                                                              headers: headers, body: request.body))
+        } catch {
+            let timeout = (error as? FetchError) == .timeout
+            if let stored, CacheDecision.mayServeOnError(stored, now: clock.now(), policy: policy) {
+                return .answer(stored, forwardStatus: nil, stored: false, detail: "stale-if-error")
+            }
+            if let stored, CacheDecision.mayServeDisconnected(stored) {
+                return .answer(stored, forwardStatus: nil, stored: false, detail: "disconnected")
+            }
+            return .failure(UpstreamFailure(timeout: timeout, detail: timeout ? "the origin did not answer in time"
+                                                : "the origin could not be reached: \(error)"))
+        }
+
+        if let stored, fetched.status == 304, !conditional.isEmpty {
+            return await keep(stored.freshened(by: fetched.headers, requestTime: fetched.requestTime, responseTime: fetched.responseTime),
+                              forwardStatus: 304, request: request, key: key)
+        }
+        if request.method == "HEAD" {
+            // §4.3.5: a 200 to HEAD with the same validators freshens the stored GET response.
+            guard let stored, fetched.status == 200 else { return .answer(fetched, forwardStatus: fetched.status, stored: false, detail: nil) }
+            guard Self.sameValidators(stored, fetched) else {
+                await invalidate(request.target)
+                return .answer(fetched, forwardStatus: 200, stored: false, detail: nil)
+            }
+            return await keep(stored.freshened(by: fetched.headers, requestTime: fetched.requestTime, responseTime: fetched.responseTime),
+                              forwardStatus: 200, request: request, key: key)
+        }
+        if let stored, Self.errorStatuses.contains(fetched.status), CacheDecision.mayServeOnError(stored, now: clock.now(), policy: policy) {
+            return .answer(stored, forwardStatus: fetched.status, stored: false, detail: "stale-if-error")
+        }
+        // A 206 answers a Range request; it neither replaces nor removes the whole response.
+        if fetched.status == 206 { return .answer(fetched, forwardStatus: 206, stored: false, detail: nil) }
+        return await keep(fetched, forwardStatus: fetched.status, request: request, key: key)
+    }
+
+    /// Stores the response when §3 allows. When the response itself forbids storing (not
+    /// just this request's `no-store` or `Authorization`), the copy stored before is dropped:
+    /// the newer response supersedes it.
+    private func keep(_ entry: CacheEntry, forwardStatus: Int, request: Request, key: String) async -> Outcome {
+        guard SharedStorage.mayStore(entry, request: request.directives, hasAuthorization: request.hasAuthorization, policy: policy) else {
+            if !SharedStorage.mayStore(entry, request: .none, hasAuthorization: false, policy: policy) { await invalidate(request.target) }
+            return .answer(entry, forwardStatus: forwardStatus, stored: false, detail: nil)
+        }
+        let vary = Vary(of: entry)
+        if vary.isEmpty {
+            put(key, entry)
+        } else {
+            // Variants of one generation share an index; a different Vary starts a new one.
+            let current = memory.get(key).flatMap { VariantIndex($0.entry) }
+            let index = current?.vary == vary ? current! : VariantIndex(vary: vary)
+            put(key, index.entry(at: entry.responseTime))
+            put(index.variantKey(key, request: request.headers), entry)
+        }
+        return .answer(entry, forwardStatus: forwardStatus, stored: true, detail: nil)
+    }
+
+    private func put(_ key: String, _ entry: CacheEntry) {
+        memory.set(key, MemoryTier.Item(entry: entry, value: entry))
+        disk?.write(key, entry)
+    }
+
+    static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {
+        if let a = stored.etag, let b = fresh.etag { return a == b }
+        if let a = stored.lastModified, let b = fresh.lastModified { return a == b }
+        return stored.etag == nil && fresh.etag == nil
+    }
+
+    // MARK: Unsafe methods
+
+    private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
+
+    /// Forwards a method the cache never answers; after an unsafe one succeeds, the target
+    /// and the same-origin `Location` and `Content-Location` are invalidated (§4.4).
+    private func forwardUnsafe(_ request: Request) async -> Result<Answer, CacheFailure> {
+        let fetched: CacheEntry
+        do {
+            fetched = try await fetcher.forward(OriginRequest(method: request.method, url: origin + request.target,
+                                                              headers: request.headers, body: request.body))
+        } catch {
+            let timeout = (error as? FetchError) == .timeout
+            return .failure(.upstream(UpstreamFailure(timeout: timeout, detail: "the origin could not be reached: \(error)"),
+                                      CacheStatus(forward: .method)))
+        }
+        if !Self.safeMethods.contains(request.method), (200..<400).contains(fetched.status) {
+            await invalidate(request.target)
+            for name in ["location", "content-location"] {
+                if let value = fetched.header(name), let target = sameOriginTarget(value) { await invalidate(target) }
+            }
+        }
+        return .success(answer(fetched, CacheStatus(forward: .method, forwardStatus: fetched.status)))
+    }
+
+    /// The target a URI reference names on this origin, or nil for another origin.
+    func sameOriginTarget(_ reference: String) -> String? {
+        if reference.hasPrefix("/") { return reference.hasPrefix("//") ? nil : reference }
+        guard reference.hasPrefix(origin) else { return nil }
+        let rest = reference.dropFirst(origin.count)
+        if rest.isEmpty { return "/" }
+        return rest.hasPrefix("/") ? String(rest) : nil
+    }
+}
