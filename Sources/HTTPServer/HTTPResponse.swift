@@ -7,6 +7,9 @@ public struct HTTPResponse: Sendable {
     /// the same resource many times renders its fixed fields once.
     public var prepared: PreparedHeaders?
     public var body: [UInt8]
+    /// The `Content-Length` a HEAD answer states when the handler has no body at hand (a
+    /// gateway relaying an origin's HEAD response); otherwise the body's length is sent.
+    public var headContentLength: Int?
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status
@@ -59,6 +62,7 @@ enum ReasonPhrase {
         case 413: "Content Too Large"
         case 414: "URI Too Long"
         case 415: "Unsupported Media Type"
+        case 416: "Range Not Satisfiable"
         case 417: "Expectation Failed"
         case 422: "Unprocessable Content"
         case 429: "Too Many Requests"

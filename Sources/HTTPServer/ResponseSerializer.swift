@@ -36,7 +36,8 @@ enum ResponseSerializer {
         if !hasDate { out.append(contentsOf: date) }
         if response.allowsBody {
             out.append(contentsOf: Self.contentLengthName)
-            appendDecimal(response.body.count, to: &out)
+            let length = context.isHead && response.body.isEmpty ? response.headContentLength ?? 0 : response.body.count
+            appendDecimal(length, to: &out)
             out.append(0x0D)
             out.append(0x0A)
         }

@@ -115,7 +115,7 @@ struct LarderRoutes: Sendable {
             return CacheStatus(hit: true, ttl: min(a.ttl ?? 0, b.ttl ?? 0), detail: detail)
         }
         func rank(_ s: CacheStatus) -> Int {
-            switch s.forward { case .miss?: 3; case .stale?: 2; case .request?: 1; case nil: 0 }
+            switch s.forward { case .miss?, .method?: 3; case .stale?: 2; case .request?: 1; case nil: 0 }
         }
         var lead = rank(a) >= rank(b) ? a : b
         lead.stored = a.stored || b.stored

@@ -95,6 +95,14 @@ public final class LarderService: Service, @unchecked Sendable {
                                                                  ("Cache-Control", "no-store")]),
                               body: metrics.render(memory: memory, disk: disk, openConnections: serverBox.server?.openConnections ?? 0)))
         }
+        if !settings.routes.isEmpty {
+            let origin = OriginForwarder(client: client, timeout: settings.upstreamTimeout, observer: health)
+            let mounted = settings.routes.map { mount in
+                PassThroughRoutes.Route(mount: mount, cache: SharedCache(origin: mount.origin, memory: memory, disk: disk,
+                                                                         fetcher: origin, clock: clock))
+            }
+            router.fallback = PassThroughRoutes(routes: mounted, metrics: metrics).handler
+        }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
                               body: OpenAPIDocument.yaml))
@@ -112,6 +120,7 @@ public final class LarderService: Service, @unchecked Sendable {
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
         logger.info("listening on http://\(host):\(server.port ?? settings.port)")
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
+        for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
     }
 
     private func startSimulator() throws {

@@ -22,6 +22,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var logFormat = LogFormat.text
     /// Start the upstream simulator in-process and point unset upstream URLs at it.
     public var demo = false
+    /// Pass-through routes (`--route PREFIX=ORIGIN`), in the order given.
+    public var routes: [RouteMount] = []
     /// Whether the weather and balance URLs were given (flag or environment), so `--demo` leaves them alone.
     public var weatherURLGiven = false
 
@@ -83,6 +85,8 @@ public struct ServeSettings: Sendable, Equatable {
         }
         if let v = try read("log.level", "one of \(logLevels.joined(separator: ", "))", { logLevels.contains($0) ? $0 : nil }) { s.logLevel = v }
         if let v = try read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
+        if let v = try read("routes", "a comma list of PREFIX=ORIGIN (a path starting with / and an http:// or https:// URL)",
+                            RouteMount.parseList) { s.routes = v }
         if let v = try read("demo", "true or false", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { s.demo = v }
         return s
     }

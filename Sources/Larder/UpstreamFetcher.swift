@@ -12,26 +12,35 @@ struct UpstreamFetcher: CacheFetcher {
     let observer: UpstreamObserver
 
     func fetch(key: String, headers: [(name: String, value: String)]) async throws -> CacheEntry {
-        let start = ContinuousClock.now
-        do {
-            let response = try await client.fetch(UpstreamRequest(url: url(key), headers: headers, timeout: timeout,
-                                                                  connectTimeout: min(timeout, .seconds(2))))
-            let ok = response.status == 200 || response.status == 304
-            observer.record(upstream: name, outcome: ok ? "ok" : "status_\(response.status / 100)xx",
-                            healthy: response.status < 500, detail: "answered \(response.status)", duration: ContinuousClock.now - start)
-            return CacheEntry(status: response.status, headers: response.headers, body: response.body,
-                              requestTime: response.requestTime, responseTime: response.responseTime)
-        } catch UpstreamError.timeout {
-            observer.record(upstream: name, outcome: "timeout", healthy: false, detail: "timed out", duration: ContinuousClock.now - start)
-            throw FetchError.timeout
-        } catch let error as UpstreamError {
-            observer.record(upstream: name, outcome: "error", healthy: false, detail: error.description, duration: ContinuousClock.now - start)
-            throw FetchError.unreachable(error.description)
-        }
+        let request = UpstreamRequest(url: url(key), headers: headers, timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
+        let response = try await observer.observed(name, client: client, request: request) { $0 == 200 || $0 == 304 }
+        return CacheEntry(status: response.status, headers: response.headers, body: response.body,
+                          requestTime: response.requestTime, responseTime: response.responseTime)
     }
 }
 
 /// Receives every upstream outcome (metrics and readiness implement it).
 protocol UpstreamObserver: Sendable {
     func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration)
+}
+
+extension UpstreamObserver {
+    /// One exchange through the client, recorded under `name`: `ok` says which statuses are
+    /// answers; an `UpstreamError` comes back as the `FetchError` the caches understand.
+    func observed(_ name: String, client: UpstreamClient, request: UpstreamRequest,
+                  ok: (Int) -> Bool) async throws(FetchError) -> UpstreamResponse {
+        let start = ContinuousClock.now
+        do {
+            let response = try await client.fetch(request)
+            record(upstream: name, outcome: ok(response.status) ? "ok" : "status_\(response.status / 100)xx",
+                   healthy: response.status < 500, detail: "answered \(response.status)", duration: ContinuousClock.now - start)
+            return response
+        } catch UpstreamError.timeout {
+            record(upstream: name, outcome: "timeout", healthy: false, detail: "timed out", duration: ContinuousClock.now - start)
+            throw .timeout
+        } catch {
+            record(upstream: name, outcome: "error", healthy: false, detail: "\(error)", duration: ContinuousClock.now - start)
+            throw .unreachable("\(error)")
+        }
+    }
 }

@@ -47,9 +47,16 @@ final class Transfer: @unchecked Sendable {
         _ = larder_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
         _ = larder_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
         _ = larder_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
-        _ = larder_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent)
-        // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
-        _ = larder_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        var fields = request.headers.map { "\($0.name): \($0.value)" }
+        if request.forwarding {
+            _ = larder_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
+            // curl sends `Accept: */*` unless told otherwise; a forwarded request carries only its own.
+            if !request.headers.contains(where: { $0.name.lowercased() == "accept" }) { fields.append("Accept:") }
+        } else {
+            _ = larder_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent)
+            // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
+            _ = larder_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
+        }
         _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBodyBytes))
         _ = larder_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = larder_easy_setopt_pointer(easy, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque())
@@ -64,10 +71,10 @@ final class Transfer: @unchecked Sendable {
         })
         _ = larder_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
 
-        var fields = request.headers.map { "\($0.name): \($0.value)" }
-        switch request.method {
-        case "GET": break
-        case "HEAD": _ = larder_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        switch (request.method, request.body) {
+        case ("GET", nil): break
+        case ("HEAD", nil): _ = larder_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        case ("POST", _?): break  // a body makes curl send POST
         default: try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "method")
         }
         if let body = request.body {

@@ -11,6 +11,10 @@ public struct UpstreamRequest: Sendable {
     public var connectTimeout: Duration
     /// A larger (decoded) body fails with `UpstreamError.bodyTooLarge` rather than arriving truncated.
     public var maxBodyBytes: Int
+    /// Forwarding a client's request (pass-through routes): its header fields go as given,
+    /// with no `User-Agent`, `Accept` or `Accept-Encoding` of libcurl's own, and the body
+    /// comes back as the origin encoded it.
+    public var forwarding = false
 
     public init(url: String, method: String = "GET", headers: [(name: String, value: String)] = [],
                 body: [UInt8]? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),

@@ -57,6 +57,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Decimals kept of lat/lon (LARDER_COORDINATE_PRECISION, default 2).") var coordinatePrecision: String?
     @Option(help: "trace … critical (LARDER_LOG_LEVEL, default info).") var logLevel: String?
     @Option(help: "text or json (LARDER_LOG_FORMAT, default text).") var logFormat: String?
+    @Option(help: ArgumentHelp("Pass-through route PREFIX=ORIGIN, repeatable (LARDER_ROUTES, a comma list): requests under PREFIX go to ORIGIN, cached per RFC 9111.",
+                               valueName: "prefix=origin")) var route: [String] = []
     @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
 
     func run() async throws {
@@ -76,6 +78,7 @@ struct Serve: AsyncParsableCommand {
         flags["coordinate.precision"] = coordinatePrecision
         flags["log.level"] = logLevel
         flags["log.format"] = logFormat
+        if !route.isEmpty { flags["routes"] = route.joined(separator: ",") }
         if demo { flags["demo"] = "true" }
         let settings = try ServeSettings.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)

@@ -1,0 +1,20 @@
+import Caching
+import Upstream
+
+/// A pass-through route's origin, reached through the libcurl client: the request goes as
+/// the client sent it, the answer comes back with its hop-by-hop fields removed, and every
+/// outcome is counted under the `origin` upstream.
+struct OriginForwarder: OriginFetcher {
+    let client: UpstreamClient
+    let timeout: Duration
+    let observer: UpstreamObserver
+
+    func forward(_ request: OriginRequest) async throws -> CacheEntry {
+        var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers, body: request.body,
+                                       timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
+        upstream.forwarding = true
+        let response = try await observer.observed("origin", client: client, request: upstream) { $0 < 500 }
+        return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers),
+                          body: response.body, requestTime: response.requestTime, responseTime: response.responseTime)
+    }
+}

@@ -1,0 +1,47 @@
+/// One pass-through route: requests whose path is under `prefix` are forwarded, with the
+/// same path and query, to `origin`.
+public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
+    /// A path starting with `/`; `/api` covers `/api` and `/api/…` but not `/apix`.
+    public let prefix: String
+    /// Scheme, host, port and optional base path, without a trailing slash.
+    public let origin: String
+
+    public init?(_ text: some StringProtocol) {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let prefix = String(text[..<equals]).trimmingSpaces
+        var origin = String(text[text.index(after: equals)...]).trimmingSpaces
+        while origin.hasSuffix("/") { origin.removeLast() }
+        guard prefix.hasPrefix("/"), !prefix.contains(where: { $0 == "?" || $0 == "#" || $0 == " " }),
+              SettingValues.isHTTPURL(origin), !origin.contains(where: { $0 == "?" || $0 == "#" }) else { return nil }
+        self.prefix = prefix
+        self.origin = origin
+    }
+
+    /// `PREFIX=ORIGIN` items separated by commas (`LARDER_ROUTES`, or the `--route` flags joined).
+    static func parseList(_ text: String) -> [RouteMount]? {
+        var mounts: [RouteMount] = []
+        for item in text.split(separator: ",") where !item.allSatisfy({ $0 == " " }) {
+            guard let mount = RouteMount(item) else { return nil }
+            mounts.append(mount)
+        }
+        return mounts.isEmpty ? nil : mounts
+    }
+
+    /// Whether a request path falls under this route.
+    func covers(_ path: Substring) -> Bool {
+        guard path.hasPrefix(prefix) else { return false }
+        if prefix.hasSuffix("/") || path.count == prefix.count { return true }
+        return path[path.index(path.startIndex, offsetBy: prefix.count)] == "/"
+    }
+
+    public var description: String { prefix + "=" + origin }
+}
+
+extension String {
+    fileprivate var trimmingSpaces: String {
+        var s = Substring(self)
+        while s.first == " " { s.removeFirst() }
+        while s.last == " " { s.removeLast() }
+        return String(s)
+    }
+}
