@@ -7,7 +7,7 @@ PORT ?= 8080
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test bench build prerequisites clean
+.PHONY: run test bench conformance build prerequisites clean
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -48,6 +48,11 @@ bench: prerequisites
 	python3 bench/bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
 	.build/release/larder-bench upstream-overhead 1000
 	.build/release/larder-bench memory-hit 1000000
+
+## Measurement (not part of `make test`): the HTTP caching conformance suite through a
+## pass-through route. CACHE_TESTS is a checkout of http-tests/cache-tests outside this repo.
+conformance: prerequisites
+	CACHE_TESTS="$(CACHE_TESTS)" scripts/conformance.sh
 
 clean:
 	rm -rf .build
