@@ -34,7 +34,8 @@ public struct ServeSettings: Sendable, Equatable {
     /// One row of the settings table: key, environment variable and flag are derived from it.
     struct Option {
         let key: String
-        var flag: String { "--" + key.replacingOccurrences(of: ".", with: "-") }
+        /// `routes` is the one list: its flag is given once per item, so it is singular.
+        var flag: String { key == "routes" ? "--route" : "--" + key.replacingOccurrences(of: ".", with: "-") }
         var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
     }
 

@@ -29,4 +29,31 @@ import Testing
             return message.contains("--" + flags.keys.first!.replacingOccurrences(of: ".", with: "-"))
         }
     }
+
+    @Test func routesComeFromRepeatedFlagsOrTheEnvironmentList() throws {
+        let fromEnvironment = try ServeSettings.resolve(flags: [:], environment: ["LARDER_ROUTES": "/=http://a:1/, /api=https://b.example/base"])
+        #expect(fromEnvironment.routes.map(\.description) == ["/=http://a:1", "/api=https://b.example/base"])
+        // The --route flags arrive joined with commas, and win over the environment.
+        let fromFlags = try ServeSettings.resolve(flags: ["routes": "/x=http://c:2"], environment: ["LARDER_ROUTES": "/=http://a:1"])
+        #expect(fromFlags.routes == [RouteMount("/x=http://c:2")!])
+        #expect(try ServeSettings.resolve(flags: [:], environment: [:]).routes.isEmpty)
+    }
+
+    @Test(arguments: ["api=http://a:1", "/=ftp://a", "/=", "=http://a:1", "/a b=http://a:1", "/=http://a:1?q=1", "/=http://"])
+    func badRoutesAreRejectedNamingTheFlag(_ route: String) {
+        #expect {
+            try ServeSettings.resolve(flags: ["routes": route], environment: [:])
+        } throws: { error in
+            let message = (error as? ConfigurationError)?.message ?? ""
+            return message.contains("--route (LARDER_ROUTES)") && message.contains(route)
+        }
+    }
+
+    @Test func aRouteCoversItsPrefixOnPathSegmentBoundaries() {
+        let api = RouteMount("/api=http://o:1")!
+        #expect(api.covers("/api") && api.covers("/api/") && api.covers("/api/v1/items"))
+        #expect(!api.covers("/apix") && !api.covers("/ap") && !api.covers("/"))
+        let root = RouteMount("/=http://o:1")!
+        #expect(root.covers("/") && root.covers("/anything"))
+    }
 }

@@ -162,7 +162,7 @@ public final class TestClient: @unchecked Sendable {
 
     public var bufferedByteCount: Int { buffer.count }
 
-    static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    public static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] {
             if Array(haystack[i..<(i + needle.count)]) == needle { return i }
