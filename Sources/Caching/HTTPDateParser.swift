@@ -8,15 +8,16 @@ public enum HTTPDateParser {
 
     /// Exactly those grammars (one space between parts, the comma after the day name, the
     /// digit counts), so a malformed `Expires` counts as invalid, meaning already expired.
+    /// Letter case alone is forgiven, as senders get it wrong without ambiguity.
     public static func parse(_ text: String) -> Date? {
         var parts = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         var day: Int?, month: Int?, year: Int?, time: [Int]?
         if parts.count == 6, parts[2].isEmpty, parts[3].count == 1 { parts.remove(at: 2) }  // asctime's " 6"
         switch parts.count {
-        case 6 where parts[5] == "GMT" && parts[0].count == 4 && parts[0].hasSuffix(",") && parts[1].count == 2 && parts[3].count == 4:
+        case 6 where parts[5].uppercased() == "GMT" && parts[0].count == 4 && parts[0].hasSuffix(",") && parts[1].count == 2 && parts[3].count == 4:
             // IMF-fixdate
             day = Int(parts[1]); month = monthIndex(parts[2]); year = Int(parts[3]); time = clock(parts[4])
-        case 4 where parts[3] == "GMT" && parts[0].count > 4 && parts[0].hasSuffix(","):  // RFC 850
+        case 4 where parts[3].uppercased() == "GMT" && parts[0].count > 4 && parts[0].hasSuffix(","):  // RFC 850
             let dmy = parts[1].split(separator: "-").map(String.init)
             guard dmy.count == 3, dmy[0].count == 2, dmy[2].count == 2, let yy = Int(dmy[2]) else { return nil }
             day = Int(dmy[0]); month = monthIndex(dmy[1]); time = clock(parts[2])

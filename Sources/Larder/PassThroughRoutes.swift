@@ -94,8 +94,9 @@ struct PassThroughRoutes: Sendable {
             if let etag = entry.etag { return CachedResponse.ifNoneMatch(tags, matches: etag) }
             return tags.contains { $0.trimmingCharacters(in: .whitespaces) == "*" }
         }
+        // RFC 9111 §4.3.2: without Last-Modified, the stored response's Date stands in for it.
         guard let since = request.headers["if-modified-since"].flatMap(HTTPDateParser.parse),
-              let modified = entry.lastModified.flatMap(HTTPDateParser.parse) else { return false }
+              let modified = entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date else { return false }
         return modified <= since
     }
 

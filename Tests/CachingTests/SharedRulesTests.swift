@@ -38,6 +38,10 @@ struct SharedRulesTests {
         #expect(date.timeIntervalSince1970 == 2_544_400_878)
     }
 
+    @Test func letterCaseAloneIsForgiven() {
+        #expect(HTTPDateParser.parse("THU, 18 AUG 2050 02:01:18 gmt")?.timeIntervalSince1970 == 2_544_400_878)
+    }
+
     @Test func asctimePadsSingleDigitDays() {
         #expect(HTTPDateParser.parse("Sun Nov  6 08:49:37 1994")?.timeIntervalSince1970 == 784_111_777)
     }

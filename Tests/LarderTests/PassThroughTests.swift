@@ -117,6 +117,12 @@ struct PassThroughTests {
             #expect(notModified.status == 304 && notModified.body.isEmpty)
             #expect(notModified.header("ETag") == "\"e1\"" && notModified.header("Content-Type") == nil)
 
+            // No Last-Modified stored: the origin's Date stands in for If-Modified-Since.
+            let later = try await larder.get("/doc", headers: ["If-Modified-Since: \(HTTPDate.format(epochSeconds: Int(Date().timeIntervalSince1970) + 3600))"])
+            #expect(later.status == 304)
+            let earlier = try await larder.get("/doc", headers: ["If-Modified-Since: \(HTTPDate.format(epochSeconds: Int(Date().timeIntervalSince1970) - 3600))"])
+            #expect(earlier.status == 200 && earlier.text == "hello, world")
+
             let head = try await larder.get("/doc", method: "HEAD")
             #expect(head.status == 200 && head.header("Content-Length") == "12")
 
@@ -211,3 +217,4 @@ func readRequest(_ fd: Int32) -> (head: String, body: String) {
     }
     return complete() ?? (String(decoding: bytes, as: UTF8.self), "")
 }
+
