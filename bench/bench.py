@@ -29,6 +29,11 @@ HOT = "/weather?lat=52.52&lon=13.41"
 # Debian installs nginx in /usr/sbin, which is not on every user's PATH.
 NGINX = shutil.which("nginx") or "/usr/sbin/nginx"
 KEYS = ["/weather?lat=%d.%02d&lon=13.41" % (10 + i // 100, i % 100) for i in range(1000)]
+# The same places through a pass-through route (--route /v1=simulator): the simulator's own
+# URLs, the ones nginx proxy_cache asks for, so both caches hold the same bytes.
+PASS_QUERY = "/v1/forecast?latitude=%s&longitude=13.41&current=temperature_2m,weather_code"
+PASS_HOT = PASS_QUERY % "52.52"
+PASS_KEYS = [PASS_QUERY % ("%d.%02d" % (10 + i // 100, i % 100)) for i in range(1000)]
 processes = []
 
 
@@ -130,12 +135,13 @@ def parse_duration_ms(text):
     return float(value) * {"us": 0.001, "ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}[unit]
 
 
-def wrk(port, connections, script=None, path=HOT, duration=DURATION):
+def wrk(port, connections, script=None, path=HOT, duration=DURATION, pass_through=False):
     args = ["wrk", "-t1", f"-c{connections}", f"-d{duration}s", "--latency", "--timeout", "5s"]
     if script:
         args += ["-s", os.path.join(ROOT, "bench", script)]
     args.append(f"http://127.0.0.1:{port}{path}")
-    out = subprocess.run(args, capture_output=True, text=True, timeout=duration + 30).stdout
+    env = dict(os.environ, BENCH_KEYS="pass-through" if pass_through else "weather")
+    out = subprocess.run(args, capture_output=True, text=True, timeout=duration + 30, env=env).stdout
     with open(os.path.join(WORK, "wrk.log"), "a") as log:
         log.write(" ".join(args) + "\n" + out + "\n")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
@@ -151,10 +157,10 @@ def wrk(port, connections, script=None, path=HOT, duration=DURATION):
     return rps, p50, p99, requests
 
 
-def measure(name, proc, port, connections, keys):
+def measure(name, proc, port, connections, keys, pass_through=False):
     script = "keys.lua" if keys == "1000 keys" else None
     before = cpu_seconds(proc.pid)
-    rps, p50, p99, requests = wrk(port, connections, script)
+    rps, p50, p99, requests = wrk(port, connections, script, path=PASS_HOT if pass_through else HOT, pass_through=pass_through)
     cpu = cpu_seconds(proc.pid) - before
     row = {"peer": name, "scenario": keys, "connections": connections, "rps": rps, "p50": p50, "p99": p99,
            "cpu_us": cpu / max(requests, 1) * 1e6, "rss": rss_mib(proc.pid)}
@@ -220,8 +226,10 @@ def main():
         wait_for(sim_port, "/balance")
         upstream = ["--weather-url", f"http://127.0.0.1:{sim_port}/v1/forecast", "--balance-url", f"http://127.0.0.1:{sim_port}/balance",
                     "--log-level", "warning"]
-        larder_port, disk_port = free_port(), free_port()
+        larder_port, disk_port, pass_port = free_port(), free_port(), free_port()
         larder = start([LARDER, "serve", "--port", str(larder_port), "--cache-dir", f"{work}/larder"] + upstream, f"{work}/larder.log")
+        passthrough = start([LARDER, "serve", "--port", str(pass_port), "--cache-dir", f"{work}/larder-pass", "--log-level", "warning",
+                             "--route", f"/v1=http://127.0.0.1:{sim_port}"], f"{work}/larder-pass.log")
         disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
                      f"{work}/larder-disk.log")
         proxy_port, static_port = free_port(), free_port()
@@ -233,6 +241,7 @@ def main():
                           "            proxy_cache_lock on;\n            proxy_cache_revalidate on;")
         wait_for(larder_port, "/livez")
         wait_for(disk_port, "/livez")
+        wait_for(pass_port, "/livez")
         body = get(larder_port, HOT).decode()
         static_location = "default_type application/json;\n            return 200 '" + body.replace("'", "\\'") + "';"
         nginx = {}
@@ -249,17 +258,20 @@ def main():
         warm("larder", larder_port, sim_port, KEYS)
         warm("nginx proxy_cache", proxy_port, sim_port, KEYS + [HOT])
         warm("larder (disk hits)", disk_port, sim_port, KEYS + [HOT])
+        warm("larder pass-through", pass_port, sim_port, PASS_KEYS + [PASS_HOT])
+        if get(pass_port, PASS_HOT) != get(proxy_port, HOT):
+            raise SystemExit("Larder's pass-through route and nginx proxy_cache do not serve the same body")
         if get(static_port, HOT).decode() != body or get(larder_port, HOT).decode() != body:
             raise SystemExit("static nginx and Larder do not serve the same body")
 
-        peers = [("larder", larder, larder_port), ("nginx proxy_cache", nginx["proxy"], proxy_port),
-                 ("nginx static", nginx["static"], static_port)]
+        peers = [("larder", larder, larder_port), ("larder pass-through", passthrough, pass_port),
+                 ("nginx proxy_cache", nginx["proxy"], proxy_port), ("nginx static", nginx["static"], static_port)]
         for rep in (1, 2):
             print(f"round {rep}")
             for connections in (64, 256):
                 for keys in ("hot key", "1000 keys"):
                     for name, proc, port in peers:
-                        rows.append(measure(name, proc, port, connections, keys) | {"round": rep})
+                        rows.append(measure(name, proc, port, connections, keys, pass_through=proc is passthrough) | {"round": rep})
         print("disk hits (memory tier of 64 KiB, 1,000 keys)")
         for connections in (64, 256):
             rows.append(measure("larder (disk hits)", disk, disk_port, connections, "1000 keys") | {"round": 1})
@@ -290,12 +302,13 @@ def report(rows, miss, idle, after):
     for scenario in ("hot key", "1000 keys"):
         for connections in (64, 256):
             larder, proxy, static = (best(p, scenario, connections) for p in ("larder", "nginx proxy_cache", "nginx static"))
-            for row in (larder, proxy, static, best("larder (disk hits)", scenario, connections)):
+            passthrough = best("larder pass-through", scenario, connections)
+            for row in (larder, passthrough, proxy, static, best("larder (disk hits)", scenario, connections)):
                 if row is None:
                     continue
                 ratios = ["", ""]
-                if row is larder:
-                    ratios = [f"{larder['rps'] / proxy['rps']:.2f}×", f"{larder['rps'] / static['rps']:.2f}×"]
+                if row is larder or row is passthrough:
+                    ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
                 if row["peer"] == "larder (disk hits)":
                     ratios = [f"disk/memory {row['rps'] / larder['rps']:.2f}×", ""]
                 lines.append(f"| {scenario} | {connections} | {row['peer']} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} | "

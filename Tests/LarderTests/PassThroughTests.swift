@@ -135,6 +135,34 @@ struct PassThroughTests {
         }
     }
 
+    @Test func staleAnswersAreRevalidatedAndA304FreshensThem() async throws {
+        let origin = try TestOrigin { request in
+            var headers = HTTPHeaders([("Cache-Control", "max-age=10"), ("ETag", "\"e1\""), ("X-Served", "first")])
+            if request.headers["if-none-match"] == "\"e1\"" {
+                headers = HTTPHeaders([("Cache-Control", "max-age=100"), ("ETag", "\"e1\""), ("X-Served", "revalidated")])
+                return HTTPResponse(status: 304, headers: headers)
+            }
+            return HTTPResponse(status: 200, headers: headers, body: "body")
+        }
+        try await withRoutes([("/", origin)]) { larder in
+            _ = try await larder.get("/r")
+            larder.clock.advance(by: 30)
+            let revalidated = try await larder.get("/r")
+            #expect(revalidated.status == 200 && revalidated.text == "body" && revalidated.header("X-Served") == "revalidated")
+            #expect(revalidated.header("Cache-Status") == "larder; fwd=stale; fwd-status=304; stored")
+            #expect(origin.requests.last?.headers["if-none-match"] == "\"e1\"")
+            // The test clock runs 30 s ahead of the origin's Date by now, which Age counts
+            // (apparent age), so the freshened answer has 100 - 30 - 50 s left, give or take
+            // the second the origin's Date is rounded to.
+            larder.clock.advance(by: 50)
+            let hit = try await larder.get("/r")
+            #expect(hit.text == "body")
+            let ttl = hit.header("Cache-Status").flatMap { $0.firstMatch(of: /^larder; hit; ttl=(\d+); detail=memory$/) }.flatMap { Int($0.1) }
+            #expect((19...21).contains(ttl ?? 0), "\(hit.header("Cache-Status") ?? "-")")
+            #expect(origin.requests.count == 2)
+        }
+    }
+
     @Test func noFreshnessMeansNoReuse() async throws {
         let origin = try TestOrigin { _ in HTTPResponse(status: 200, body: "plain") }
         try await withRoutes([("/", origin)]) { larder in
