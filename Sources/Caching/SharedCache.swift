@@ -36,6 +36,8 @@ public final class SharedCache: Sendable {
         public let entry: CacheEntry
         public let age: Int
         public let status: CacheStatus
+        /// What `prepare` made of the entry when it was stored, on answers from memory.
+        public let prepared: (any AnyObject & Sendable)?
     }
 
     /// What one exchange with the origin produced.
@@ -44,10 +46,11 @@ public final class SharedCache: Sendable {
         case failure(UpstreamFailure)
     }
 
-    /// A stored response found for a request, and the tier it came from.
+    /// A stored response found for a request, the tier it came from, and its prepared form.
     struct Stored {
         let entry: CacheEntry
         let detail: String
+        var prepared: (any AnyObject & Sendable)?
     }
 
     /// Scheme, host and port (and any base path) the route forwards to, with no trailing slash.
@@ -57,16 +60,21 @@ public final class SharedCache: Sendable {
     private let disk: DiskTier?
     private let fetcher: any OriginFetcher
     private let clock: any CacheClock
+    private let prepare: @Sendable (CacheEntry) -> any AnyObject & Sendable
     private let flights = SingleFlight<Outcome>()
 
+    /// `prepare` makes what the service wants at hand on a memory hit (its rendered header
+    /// fields); it runs once per stored response, not per hit.
     public init(origin: String, memory: MemoryTier, disk: DiskTier?, fetcher: any OriginFetcher,
-                clock: any CacheClock = SystemClock(), policy: CachePolicy = .sharedCache) {
+                clock: any CacheClock = SystemClock(), policy: CachePolicy = .sharedCache,
+                prepare: @escaping @Sendable (CacheEntry) -> any AnyObject & Sendable = { $0 }) {
         self.origin = origin
         self.memory = memory
         self.disk = disk
         self.fetcher = fetcher
         self.clock = clock
         self.policy = policy
+        self.prepare = prepare
     }
 
     /// The primary cache key of a target: the URL it is fetched from, apart from the
@@ -78,14 +86,13 @@ public final class SharedCache: Sendable {
     public func answerFromMemory(_ request: Request) -> Answer? {
         guard request.isCacheable else { return nil }
         let key = key(request.target)
-        guard let top = memory.get(key)?.entry else { return nil }
-        var entry = top
-        if let index = VariantIndex(top) {
-            guard let variant = memory.get(index.variantKey(key, request: request.headers))?.entry else { return nil }
-            entry = variant
+        guard var item = memory.get(key) else { return nil }
+        if let index = VariantIndex(item.entry) {
+            guard let variant = memory.get(index.variantKey(key, request: request.headers)) else { return nil }
+            item = variant
         }
-        return serveWithoutWaiting(request, key: key, stored: Stored(entry: entry, detail: "memory"),
-                                   decision: decide(entry, request))
+        return serveWithoutWaiting(request, key: key, stored: Stored(entry: item.entry, detail: "memory", prepared: item.value),
+                                   decision: decide(item.entry, request))
     }
 
     /// The full answer: from memory or disk when allowed, else from the origin (stored when
@@ -139,10 +146,16 @@ public final class SharedCache: Sendable {
     }
 
     private func read(_ key: String) async -> Stored? {
-        if let item = memory.get(key) { return Stored(entry: item.entry, detail: "memory") }
+        if let item = memory.get(key) { return Stored(entry: item.entry, detail: "memory", prepared: item.value) }
         guard let entry = await disk?.read(key) else { return nil }
-        memory.set(key, MemoryTier.Item(entry: entry, value: entry))
-        return Stored(entry: entry, detail: "disk")
+        let item = self.item(entry)
+        memory.set(key, item)
+        return Stored(entry: entry, detail: "disk", prepared: item.value)
+    }
+
+    /// A memory item: index entries as they are, responses with their prepared form.
+    private func item(_ entry: CacheEntry) -> MemoryTier.Item {
+        MemoryTier.Item(entry: entry, value: entry.status == VariantIndex.status ? entry : prepare(entry))
     }
 
     private func serveWithoutWaiting(_ request: Request, key: String, stored: Stored, decision: CacheDecision) -> Answer? {
@@ -156,11 +169,12 @@ public final class SharedCache: Sendable {
         case .forward:
             return nil
         }
-        return answer(stored.entry, CacheStatus(hit: true, ttl: decision.ttl, detail: stored.detail))
+        return answer(stored.entry, CacheStatus(hit: true, ttl: decision.ttl, detail: stored.detail), prepared: stored.prepared)
     }
 
-    private func answer(_ entry: CacheEntry, _ status: CacheStatus) -> Answer {
-        Answer(entry: entry, age: Freshness.ageHeader(Freshness.currentAge(of: entry, now: clock.now())), status: status)
+    private func answer(_ entry: CacheEntry, _ status: CacheStatus, prepared: (any AnyObject & Sendable)? = nil) -> Answer {
+        Answer(entry: entry, age: Freshness.ageHeader(Freshness.currentAge(of: entry, now: clock.now())), status: status,
+               prepared: prepared)
     }
 
     /// Requests share a flight only when method, target and every header field agree, so no
@@ -243,7 +257,7 @@ public final class SharedCache: Sendable {
     }
 
     private func put(_ key: String, _ entry: CacheEntry) {
-        memory.set(key, MemoryTier.Item(entry: entry, value: entry))
+        memory.set(key, item(entry))
         disk?.write(key, entry)
     }
 

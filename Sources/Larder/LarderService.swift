@@ -98,8 +98,8 @@ public final class LarderService: Service, @unchecked Sendable {
         if !settings.routes.isEmpty {
             let origin = OriginForwarder(client: client, timeout: settings.upstreamTimeout, observer: health)
             let mounted = settings.routes.map { mount in
-                PassThroughRoutes.Route(mount: mount, cache: SharedCache(origin: mount.origin, memory: memory, disk: disk,
-                                                                         fetcher: origin, clock: clock))
+                PassThroughRoutes.Route(mount: mount, cache: SharedCache(origin: mount.origin, memory: memory, disk: disk, fetcher: origin,
+                                                                         clock: clock, prepare: PassThroughRoutes.PreparedFields.init))
             }
             router.fallback = PassThroughRoutes(routes: mounted, metrics: metrics).handler
         }

@@ -57,17 +57,20 @@ struct PassThroughRoutes: Sendable {
         let entry = answer.entry
         let cacheable = request.method == .get || request.method == .head
         if cacheable { metrics.lookup(answer.status) }
-        var headers = HTTPHeaders()
-        headers.add("Age", String(answer.age))
-        headers.add("Cache-Status", answer.status.description)
+        var headers = HTTPHeaders([("Age", String(answer.age)), ("Cache-Status", answer.status.description)])
         let notModified = cacheable && entry.status == 200 && Self.clientHasCurrentCopy(request, entry)
+        let range = request.method == .get && entry.status == 200 && !notModified ? request.headers["range"] : nil
+        if !notModified, range == nil, let prepared = answer.prepared as? PreparedFields {
+            // A memory hit: the stored fields were rendered once, when the response was stored.
+            return HTTPResponse(status: entry.status, headers: headers, prepared: prepared.fields, body: entry.body)
+        }
         for field in entry.headers where !HTTPHeaders.namesEqual(field.name, "age") {
             // A 304 carries the validators and caching fields, not the metadata of a body it lacks.
             if notModified, Self.describesBody(field.name) { continue }
             headers.add(field.name, field.value)
         }
         if notModified { return HTTPResponse(status: 304, headers: headers) }
-        if request.method == .get, entry.status == 200, let range = request.headers["range"], Self.rangeApplies(request, entry) {
+        if let range, Self.rangeApplies(request, entry) {
             switch ByteRange.select(range, length: entry.body.count) {
             case .whole:
                 break
@@ -106,6 +109,18 @@ struct PassThroughRoutes: Sendable {
         guard let condition = request.headers["if-range"] else { return true }
         if condition.hasPrefix("\"") { return entry.etag == condition }
         return entry.lastModified == condition
+    }
+
+    /// A stored response's fields rendered once, as a hit sends them: all but `Age` (sent
+    /// fresh) and `Content-Length` (the server writes it).
+    final class PreparedFields: Sendable {
+        let fields: PreparedHeaders
+
+        init(_ entry: CacheEntry) {
+            fields = PreparedHeaders(entry.headers.filter {
+                !HTTPHeaders.namesEqual($0.name, "age") && !HTTPHeaders.namesEqual($0.name, "content-length")
+            }.map { ($0.name, $0.value) })
+        }
     }
 
     static func describesBody(_ name: String) -> Bool {
