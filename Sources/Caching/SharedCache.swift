@@ -199,8 +199,9 @@ public final class SharedCache: Sendable {
         let headers = request.headers.filter { !Self.answeredHere.contains($0.name.lowercased()) } + conditional
         let fetched: CacheEntry
         do {
-            fetched = try await fetcher.forward(OriginRequest(method: request.method, url: origin + request.target,
-                                                              headers: headers, body: request.body))
+            var sent = request
+            sent.headers = headers
+            fetched = try await fetcher.forward(sent, to: origin + request.target)
         } catch {
             let timeout = (error as? FetchError) == .timeout
             if let stored, CacheDecision.mayServeOnError(stored, now: clock.now(), policy: policy) {
@@ -276,8 +277,7 @@ public final class SharedCache: Sendable {
     private func forwardUnsafe(_ request: Request) async -> Result<Answer, CacheFailure> {
         let fetched: CacheEntry
         do {
-            fetched = try await fetcher.forward(OriginRequest(method: request.method, url: origin + request.target,
-                                                              headers: request.headers, body: request.body))
+            fetched = try await fetcher.forward(request, to: origin + request.target)
         } catch {
             let timeout = (error as? FetchError) == .timeout
             return .failure(.upstream(UpstreamFailure(timeout: timeout, detail: "the origin could not be reached: \(error)"),

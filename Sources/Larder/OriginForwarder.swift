@@ -9,8 +9,8 @@ struct OriginForwarder: OriginFetcher {
     let timeout: Duration
     let observer: UpstreamObserver
 
-    func forward(_ request: OriginRequest) async throws -> CacheEntry {
-        var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers, body: request.body,
+    func forward(_ request: SharedCache.Request, to url: String) async throws -> CacheEntry {
+        var upstream = UpstreamRequest(url: url, method: request.method, headers: request.headers, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = true
         let response = try await observer.observed("origin", client: client, request: upstream) { $0 < 500 }

@@ -13,21 +13,30 @@ final class ScriptedOrigin: OriginFetcher {
         var error: FetchError?
     }
 
-    private let state = Mutex<(sent: [OriginRequest], reply: @Sendable (OriginRequest) -> Reply)>(([], { _ in Reply() }))
+    /// One request as it reached the origin.
+    struct Sent: Sendable {
+        let method: String
+        let url: String
+        let headers: [(name: String, value: String)]
+        let body: [UInt8]?
+    }
+
+    private let state = Mutex<(sent: [Sent], reply: @Sendable (Sent) -> Reply)>(([], { _ in Reply() }))
     let clock: ManualClock
 
     init(clock: ManualClock) { self.clock = clock }
 
-    var requests: [OriginRequest] { state.withLock { $0.sent } }
+    var requests: [Sent] { state.withLock { $0.sent } }
     var calls: Int { requests.count }
 
     func reply(_ reply: Reply) { state.withLock { $0.reply = { _ in reply } } }
-    func reply(_ answer: @escaping @Sendable (OriginRequest) -> Reply) { state.withLock { $0.reply = answer } }
+    func reply(_ answer: @escaping @Sendable (Sent) -> Reply) { state.withLock { $0.reply = answer } }
 
-    func forward(_ request: OriginRequest) async throws -> CacheEntry {
+    func forward(_ request: SharedCache.Request, to url: String) async throws -> CacheEntry {
+        let sent = Sent(method: request.method, url: url, headers: request.headers, body: request.body)
         let reply = state.withLock { state in
-            state.sent.append(request)
-            return state.reply(request)
+            state.sent.append(sent)
+            return state.reply(sent)
         }
         if let error = reply.error { throw error }
         let now = clock.now()
