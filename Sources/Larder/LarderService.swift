@@ -52,7 +52,7 @@ public final class LarderService: Service, @unchecked Sendable {
             policy: weatherPolicy,
             memory: memory, disk: disk,
             fetcher: UpstreamFetcher(name: "weather", client: client, timeout: settings.upstreamTimeout,
-                                     url: { OpenMeteoFormat.url(base: weatherURL, key: $0) }, observer: health),
+                                     url: { OpenMeteoFormat.url(base: weatherURL, key: $0) }, observer: health, clock: clock),
             clock: clock,
             decode: { key, entry in
                 let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, defaultLifetime: weatherPolicy.defaultLifetime))
@@ -67,7 +67,7 @@ public final class LarderService: Service, @unchecked Sendable {
                 policy: balancePolicy,
                 memory: memory, disk: disk,
                 fetcher: UpstreamFetcher(name: "balance", client: client, timeout: settings.upstreamTimeout,
-                                         url: { _ in balanceURL }, observer: health),
+                                         url: { _ in balanceURL }, observer: health, clock: clock),
                 clock: clock,
                 decode: { _, entry in
                     let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, defaultLifetime: balancePolicy.defaultLifetime))
@@ -96,7 +96,7 @@ public final class LarderService: Service, @unchecked Sendable {
                               body: metrics.render(memory: memory, disk: disk, openConnections: serverBox.server?.openConnections ?? 0)))
         }
         if !settings.routes.isEmpty {
-            let origin = OriginForwarder(client: client, timeout: settings.upstreamTimeout, observer: health)
+            let origin = OriginForwarder(client: client, timeout: settings.upstreamTimeout, observer: health, clock: clock)
             let mounted = settings.routes.map { mount in
                 PassThroughRoutes.Route(mount: mount, cache: SharedCache(origin: mount.origin, memory: memory, disk: disk, fetcher: origin,
                                                                          clock: clock, prepare: PassThroughRoutes.PreparedFields.init))

@@ -1,3 +1,4 @@
+import Foundation
 import Caching
 import Upstream
 
@@ -10,12 +11,21 @@ struct UpstreamFetcher: CacheFetcher {
     let timeout: Duration
     let url: @Sendable (_ key: String) -> String
     let observer: UpstreamObserver
+    let clock: any CacheClock
 
     func fetch(key: String, headers: [(name: String, value: String)]) async throws -> CacheEntry {
         let request = UpstreamRequest(url: url(key), headers: headers, timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
+        let sent = clock.now()
         let response = try await observer.observed(name, client: client, request: request) { $0 == 200 || $0 == 304 }
-        return CacheEntry(status: response.status, headers: response.headers, body: response.body,
-                          requestTime: response.requestTime, responseTime: response.responseTime)
+        return CacheEntry(response, headers: response.headers, sent: sent, clock: clock)
+    }
+}
+
+extension CacheEntry {
+    /// An upstream's answer as the cache keeps it, timed by the cache's own clock (the one
+    /// `Age` and freshness are read with), from just before sending to just after the answer.
+    convenience init(_ response: UpstreamResponse, headers: [(name: String, value: String)], sent: Date, clock: any CacheClock) {
+        self.init(status: response.status, headers: headers, body: response.body, requestTime: sent, responseTime: clock.now())
     }
 }
 
