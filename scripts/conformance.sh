@@ -39,7 +39,9 @@ cleanup() {
 trap cleanup EXIT
 
 ORIGIN_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-(cd "$DIR" && exec npm run --silent server --port="$ORIGIN_PORT" --pidfile="$WORK/origin.pid") > "$WORK/origin.log" 2>&1 &
+# The suite's `npm run server`, without npm in between, so the pid is the server's own.
+(cd "$DIR" && npm_config_port="$ORIGIN_PORT" npm_config_protocol=http npm_config_pidfile="$WORK/origin.pid" \
+    exec node test-engine/server/server.mjs) > "$WORK/origin.log" 2>&1 &
 ORIGIN_PID=$!
 for _ in $(seq 1 100); do
     grep -q Listening "$WORK/origin.log" && break
