@@ -19,7 +19,10 @@ final class LarderMetrics: Sendable {
     private let lastEvictions = Mutex<[String: Int]>([:])
 
     /// Routes with a series of their own; every other path counts as `other`.
-    static let routes = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml", "other"]
+    static let routes = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml",
+                         "pass-through", "other"]
+    /// The label of every request a pass-through route answers, whatever its path.
+    static let passThroughRoute = routes.count - 2
     private static let routeIndex: [Substring: Int] = Dictionary(uniqueKeysWithValues: routes.enumerated().map { (Substring($1), $0) })
     private static let commonStatuses = [200, 304, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 504]
     /// requests[route][status index]

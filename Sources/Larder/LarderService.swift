@@ -95,13 +95,15 @@ public final class LarderService: Service, @unchecked Sendable {
                                                                  ("Cache-Control", "no-store")]),
                               body: metrics.render(memory: memory, disk: disk, openConnections: serverBox.server?.openConnections ?? 0)))
         }
+        var passThrough: PassThroughRoutes?
         if !settings.routes.isEmpty {
             let origin = OriginForwarder(client: client, timeout: settings.upstreamTimeout, observer: health, clock: clock)
             let mounted = settings.routes.map { mount in
                 PassThroughRoutes.Route(mount: mount, cache: SharedCache(origin: mount.origin, memory: memory, disk: disk, fetcher: origin,
                                                                          clock: clock, prepare: PassThroughRoutes.PreparedFields.init))
             }
-            router.fallback = PassThroughRoutes(routes: mounted, metrics: metrics).handler
+            passThrough = PassThroughRoutes(routes: mounted, metrics: metrics)
+            router.fallback = passThrough?.handler
         }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
@@ -109,7 +111,7 @@ public final class LarderService: Service, @unchecked Sendable {
         }
 
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger,
-                                handler: AccessLog(logger: accessLogger, metrics: metrics).wrap(router))
+                                handler: AccessLog(logger: accessLogger, metrics: metrics, passThrough: passThrough).wrap(router))
         serverBox.server = server
         do {
             try server.start()
@@ -181,6 +183,7 @@ final class ServerBox: @unchecked Sendable {
 struct AccessLog: Sendable {
     let logger: Logger
     let metrics: LarderMetrics
+    let passThrough: PassThroughRoutes?
 
     func wrap(_ router: Router) -> HTTPHandler {
         { request in
@@ -200,7 +203,8 @@ struct AccessLog: Sendable {
     }
 
     private func record(_ request: HTTPRequest, _ response: HTTPResponse, _ start: ContinuousClock.Instant) {
-        let route = LarderMetrics.route(of: request.path)
+        var route = LarderMetrics.route(of: request.path)
+        if route == LarderMetrics.routes.count - 1, passThrough?.covers(request.path) == true { route = LarderMetrics.passThroughRoute }
         metrics.request(route: route, status: response.status)
         logger.info("\(request.method) \(request.target) \(response.status)", metadata: [
             "route": "\(LarderMetrics.routes[route])",

@@ -20,6 +20,9 @@ struct PassThroughRoutes: Sendable {
         self.metrics = metrics
     }
 
+    /// Whether some route covers the path (the access log labels it `pass-through`).
+    func covers(_ path: Substring) -> Bool { routes.contains { $0.mount.covers(path) } }
+
     var handler: HTTPHandler {
         let routes = self
         return { routes.handle($0) }

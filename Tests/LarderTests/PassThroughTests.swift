@@ -97,6 +97,8 @@ struct PassThroughTests {
             let r6 = try await larder.get("/weather?lat=1&lon=1", method: "DELETE")
             #expect(r6.status == 405)
             #expect(root.requests.map(\.target) == ["/apix", "/anything?q=1"])
+            let metrics = try await larder.get("/metrics")
+            #expect(metrics.text.contains("larder_http_requests_total{route=\"pass-through\",status=\"200\"} 4"), "\(metrics.text)")
             #expect(api.requests.map(\.target) == ["/api/v1", "/api"])
         }
     }
