@@ -41,7 +41,7 @@ import TestSupport
         #expect(await larder.waitForExit() == 0)
     }
 
-    @Test(arguments: [["serve", "--bogus"], ["serve", "--port", "70000"], ["serve", "--log-format", "yaml"]])
+    @Test(arguments: [["serve", "--bogus"], ["serve", "--port", "70000"], ["serve", "--log-format", "yaml"], ["serve", "--route", "api=http://x"]])
     func badConfigurationExitsWithStatus2AndOneLine(_ arguments: [String]) async throws {
         let larder = try LarderProcess(arguments)
         #expect(await larder.waitForExit() == 2)
