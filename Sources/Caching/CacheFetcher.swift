@@ -31,6 +31,12 @@ public struct UpstreamFailure: Sendable, Equatable {
         self.upstreamStatus = upstreamStatus
         self.detail = detail
     }
+
+    /// No answer arrived from `source` (`upstream`, `origin`): a timeout, or anything else.
+    init(noAnswerFrom source: String, _ error: any Error) {
+        let timeout = (error as? FetchError) == .timeout
+        self.init(timeout: timeout, detail: timeout ? "the \(source) did not answer in time" : "the \(source) could not be reached: \(error)")
+    }
 }
 
 /// One answer from the cache: the decoded value, the entry behind it, and what the

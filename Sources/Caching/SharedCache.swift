@@ -203,15 +203,13 @@ public final class SharedCache: Sendable {
             sent.headers = headers
             fetched = try await fetcher.forward(sent, to: origin + request.target)
         } catch {
-            let timeout = (error as? FetchError) == .timeout
             if let stored, CacheDecision.mayServeOnError(stored, now: clock.now(), policy: policy) {
                 return .answer(stored, forwardStatus: nil, stored: false, detail: "stale-if-error")
             }
             if let stored, CacheDecision.mayServeDisconnected(stored) {
                 return .answer(stored, forwardStatus: nil, stored: false, detail: "disconnected")
             }
-            return .failure(UpstreamFailure(timeout: timeout, detail: timeout ? "the origin did not answer in time"
-                                                : "the origin could not be reached: \(error)"))
+            return .failure(UpstreamFailure(noAnswerFrom: "origin", error))
         }
 
         if let stored, fetched.status == 304, !conditional.isEmpty {
@@ -279,9 +277,7 @@ public final class SharedCache: Sendable {
         do {
             fetched = try await fetcher.forward(request, to: origin + request.target)
         } catch {
-            let timeout = (error as? FetchError) == .timeout
-            return .failure(.upstream(UpstreamFailure(timeout: timeout, detail: "the origin could not be reached: \(error)"),
-                                      CacheStatus(forward: .method)))
+            return .failure(.upstream(UpstreamFailure(noAnswerFrom: "origin", error), CacheStatus(forward: .method)))
         }
         if !Self.safeMethods.contains(request.method), (200..<400).contains(fetched.status) {
             await invalidate(request.target)

@@ -126,10 +126,8 @@ public final class TieredCache<Value: Sendable>: Sendable {
         let fetched: CacheEntry
         do {
             fetched = try await fetcher.fetch(key: key, headers: conditional)
-        } catch FetchError.timeout {
-            return .failure(UpstreamFailure(timeout: true, detail: "the upstream did not answer in time"))
         } catch {
-            return .failure(UpstreamFailure(detail: "the upstream could not be reached: \(error)"))
+            return .failure(UpstreamFailure(noAnswerFrom: "upstream", error))
         }
 
         let entry: CacheEntry

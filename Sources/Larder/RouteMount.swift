@@ -1,3 +1,5 @@
+import Foundation
+
 /// One pass-through route: requests whose path is under `prefix` are forwarded, with the
 /// same path and query, to `origin`.
 public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
@@ -8,8 +10,8 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
 
     public init?(_ text: some StringProtocol) {
         guard let equals = text.firstIndex(of: "=") else { return nil }
-        let prefix = String(text[..<equals]).trimmingSpaces
-        var origin = String(text[text.index(after: equals)...]).trimmingSpaces
+        let prefix = text[..<equals].trimmingCharacters(in: .whitespaces)
+        var origin = text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
         while origin.hasSuffix("/") { origin.removeLast() }
         guard prefix.hasPrefix("/"), !prefix.contains(where: { $0 == "?" || $0 == "#" || $0 == " " }),
               SettingValues.isHTTPURL(origin), !origin.contains(where: { $0 == "?" || $0 == "#" }) else { return nil }
@@ -35,13 +37,4 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String { prefix + "=" + origin }
-}
-
-extension String {
-    fileprivate var trimmingSpaces: String {
-        var s = Substring(self)
-        while s.first == " " { s.removeFirst() }
-        while s.last == " " { s.removeLast() }
-        return String(s)
-    }
 }
