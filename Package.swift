@@ -20,17 +20,21 @@ let package = Package(
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift.
         .target(name: "CLinux"),
+        // HTTP vocabulary shared by the server, the upstream client and the cache: field
+        // syntax and field octets. No I/O.
+        .target(name: "HTTPCore"),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
-        .target(name: "Upstream", dependencies: ["CCurl"]),
+        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore"]),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
-        .target(name: "Caching", dependencies: [.product(name: "Crypto", package: "swift-crypto")]),
+        .target(name: "Caching", dependencies: ["HTTPCore", .product(name: "Crypto", package: "swift-crypto")]),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
             name: "HTTPServer",
             dependencies: [
                 "CLinux",
+                "HTTPCore",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -38,6 +42,7 @@ let package = Package(
         .target(
             name: "Larder",
             dependencies: [
+                "HTTPCore",
                 "HTTPServer",
                 "Upstream",
                 "Caching",

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPCore
 
 /// The bytes of one disk entry:
 ///
@@ -48,45 +49,78 @@ enum DiskEntryCodec {
         return out
     }
 
-    /// The entry, if the bytes are a whole, unaltered entry for `key`.
+    /// The entry, if the bytes are a whole, unaltered entry for `key`; nil for anything else.
+    ///
+    /// Total over any input: every length is checked against the bytes actually there with
+    /// overflow-free arithmetic, the checksum is verified before any metadata is decoded, and
+    /// what the metadata says is checked too (a status code, times a `Date` can hold, field
+    /// names that are tokens and values without CR, LF or NUL), so even bytes that carry a
+    /// valid checksum cannot make Larder trap or send a malformed response.
     static func decode(_ bytes: [UInt8], key: String) -> CacheEntry? {
-        var reader = Reader(bytes: bytes)
-        guard reader.take(4) == magic[...], reader.u32() == version,
+        var reader = Reader(bytes: bytes[...])
+        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
               let keyLength = reader.u32(), let metaLength = reader.u32(), let bodyLength = reader.u64(),
               let digest = reader.take(32),
-              UInt64(bytes.count) == UInt64(headerSize) + UInt64(keyLength) + UInt64(metaLength) + bodyLength,
+              UInt64(bytes.count) == totalLength(key: keyLength, meta: metaLength, body: bodyLength),
               let keyBytes = reader.take(Int(keyLength)), let meta = reader.take(Int(metaLength)),
-              let body = reader.take(Int(bodyLength)) else { return nil }
+              let body = reader.take(reader.remaining) else { return nil }
         var hasher = SHA256()
         hasher.update(data: keyBytes)
         hasher.update(data: meta)
         hasher.update(data: body)
-        guard Array(hasher.finalize()) == Array(digest), keyBytes.elementsEqual(key.utf8) else { return nil }
+        guard hasher.finalize().elementsEqual(digest), keyBytes.elementsEqual(key.utf8) else { return nil }
 
-        var fields = Reader(bytes: Array(meta))
-        guard let status = fields.u32(), let requestBits = fields.u64(), let responseBits = fields.u64(),
+        var fields = Reader(bytes: meta)
+        guard let status = fields.u32(), status == UInt32(VariantIndex.status) || (100...999).contains(status),
+              let requestTime = fields.u64().flatMap(time), let responseTime = fields.u64().flatMap(time),
               let count = fields.u32(), count <= 10_000 else { return nil }
         var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let nameLength = fields.u32(), let name = fields.take(Int(nameLength)),
-                  let valueLength = fields.u32(), let value = fields.take(Int(valueLength)) else { return nil }
+            guard let nameLength = fields.u32(), let name = fields.take(Int(nameLength)), FieldSyntax.isToken(name),
+                  let valueLength = fields.u32(), let value = fields.take(Int(valueLength)), FieldSyntax.isValue(value) else { return nil }
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
+        guard fields.remaining == 0 else { return nil }
         return CacheEntry(status: Int(status), headers: headers, body: Array(body),
-                          requestTime: Date(timeIntervalSince1970: Double(bitPattern: requestBits)),
-                          responseTime: Date(timeIntervalSince1970: Double(bitPattern: responseBits)))
+                          requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// The whole entry's length, or nil when the lengths overflow (so never equal to a real size).
+    private static func totalLength(key: UInt32, meta: UInt32, body: UInt64) -> UInt64? {
+        let (withBody, overflow) = UInt64(headerSize + Int(key) + Int(meta)).addingReportingOverflow(body)
+        return overflow ? nil : withBody
+    }
+
+    /// Latest time an entry may carry: 9999-12-31T23:59:59Z, the last second an HTTP date can state.
+    static let latestTime: Double = 253_402_300_799
+
+    /// A stored time, if it is a finite number of seconds from 1970 up to `latestTime`
+    /// (so every later conversion to whole seconds is safe).
+    private static func time(_ bits: UInt64) -> Date? {
+        let seconds = Double(bitPattern: bits)
+        guard seconds.isFinite, seconds >= 0, seconds <= latestTime else { return nil }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out += $0 }
     }
 
+    /// Reads little-endian integers and byte runs, never past the end.
     private struct Reader {
-        let bytes: [UInt8]
-        var offset = 0
+        let bytes: ArraySlice<UInt8>
+        var offset: Int
+
+        init(bytes: ArraySlice<UInt8>) {
+            self.bytes = bytes
+            offset = bytes.startIndex
+        }
+
+        var remaining: Int { bytes.endIndex - offset }
 
         mutating func take(_ n: Int) -> ArraySlice<UInt8>? {
-            guard n >= 0, n <= bytes.count - offset else { return nil }
+            guard n >= 0, n <= remaining else { return nil }
             defer { offset += n }
             return bytes[offset..<(offset + n)]
         }

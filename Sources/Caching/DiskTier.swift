@@ -13,9 +13,22 @@ import Synchronization
 /// whole old entry or a whole new one. Every read checks the checksum; a bad file is
 /// deleted and reported as a miss. All file work runs on Dispatch queues of its own, never
 /// on an event loop or Swift's cooperative pool.
+///
+/// What is on disk is outside input: a file that is not a regular file (a FIFO, a device, a
+/// symlink) is never opened for reading, a symlinked subfolder is replaced rather than
+/// followed, and a cache directory deleted while running is made again on the next write.
+/// Memory stays bounded however fast answers arrive: the bytes queued for writing have a
+/// limit (past it an entry stays in memory only), and the index charges every entry at
+/// least one file-system block, so it holds at most `budget / 4 KiB` entries.
 public final class DiskTier: Sendable {
     public let directory: String
     public let budget: Int
+    /// Bytes of encoded entries waiting to be written, at most.
+    public let writeQueueLimit: Int
+
+    /// The smallest amount an entry is charged: one file-system block, which is what a small
+    /// file really takes, and what bounds the index's entry count.
+    static let blockSize = 4096
 
     private struct IndexEntry {
         var size: Int
@@ -23,12 +36,16 @@ public final class DiskTier: Sendable {
     }
 
     private struct Index {
-        var entries: [String: IndexEntry] = [:]
+        var entries: [EntryName: IndexEntry] = [:]
         var bytes = 0
         var clock: UInt64 = 0
         var evictions = 0
         var corruptions = 0
         var pendingWrites = 0
+        var pendingBytes = 0
+        var skippedWrites = 0
+        var failedWrites = 0
+        var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
     }
 
@@ -38,54 +55,74 @@ public final class DiskTier: Sendable {
     private let writes = DispatchQueue(label: "larder.disk.write", qos: .utility)
 
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
-    /// the index from the files there, oldest first to evict.
-    public init(directory: String, budget: Int) throws {
+    /// the index from the regular files there, oldest first to evict.
+    public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024) throws {
         self.directory = directory
         self.budget = budget
+        self.writeQueueLimit = writeQueueLimit
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
-        var found: [(hash: String, size: Int, modified: Int)] = []
+        var found: [(name: EntryName, size: Int, modified: Int)] = []
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where folder.utf8.count == 2 {
-            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + folder)) ?? []
-            where name.utf8.count == 64 && name.hasPrefix(folder) {
+            guard Self.isDirectory(directory + "/" + folder) else { continue }
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + folder)) ?? [] {
+                guard file.hasPrefix(folder), let name = EntryName(hex: file) else { continue }
                 var info = stat()
-                guard stat(directory + "/" + folder + "/" + name, &info) == 0 else { continue }
+                // lstat: a symlink or FIFO planted here is not an entry, and is never followed.
+                guard lstat(directory + "/" + folder + "/" + file, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
                 found.append((name, Int(info.st_size), info.st_mtim.tv_sec))
             }
         }
         index.withLock { index in
             for file in found.sorted(by: { $0.modified < $1.modified }) {
                 index.clock += 1
-                index.entries[file.hash] = IndexEntry(size: file.size, lastUse: index.clock)
-                index.bytes += file.size
+                let charge = Self.charge(file.size)
+                index.entries[file.name] = IndexEntry(size: charge, lastUse: index.clock)
+                index.bytes += charge
             }
         }
         let victims = index.withLock { Self.evict(&$0, budget: budget) }
         victims.forEach { unlink(path(for: $0)) }
     }
 
-    /// Checks the directory can be written (for readiness).
-    public var isWritable: Bool { access(directory + "/tmp", W_OK) == 0 }
+    /// Whether entries can be written now (for readiness). A temporary folder that vanished
+    /// with its directory is made again first, so a recreated cache directory is used again.
+    public var isWritable: Bool {
+        ensureTemporaryFolder()
+        return access(directory + "/tmp", W_OK) == 0
+    }
+
+    /// Whether the last write failed because the file system is full (ENOSPC, EDQUOT):
+    /// answers are then kept in memory only until a write succeeds again.
+    public var isFull: Bool { index.withLock { $0.full } }
 
     public var bytes: Int { index.withLock { $0.bytes } }
     public var count: Int { index.withLock { $0.entries.count } }
     public var evictions: Int { index.withLock { $0.evictions } }
     /// Files found damaged on read and removed.
     public var corruptions: Int { index.withLock { $0.corruptions } }
+    /// Entries not written because the write queue was at its byte limit.
+    public var skippedWrites: Int { index.withLock { $0.skippedWrites } }
+    /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
+    public var failedWrites: Int { index.withLock { $0.failedWrites } }
 
-    static func hash(_ key: String) -> String {
-        Hex.string(SHA256.hash(data: Array(key.utf8)))
+    static func name(_ key: String) -> EntryName { EntryName(SHA256.hash(data: Array(key.utf8))) }
+
+    func path(for name: EntryName) -> String {
+        let hex = name.hex
+        return "\(directory)/\(hex.prefix(2))/\(hex)"
     }
 
-    func path(for hash: String) -> String { "\(directory)/\(hash.prefix(2))/\(hash)" }
+    /// What an entry of `size` bytes costs in the budget: whole file-system blocks.
+    static func charge(_ size: Int) -> Int { max(blockSize, (size + blockSize - 1) / blockSize * blockSize) }
 
     /// The entry stored for `key`, or nil when there is none or its file is damaged (then removed).
     public func read(_ key: String) async -> CacheEntry? {
-        let hash = Self.hash(key)
-        guard index.withLock({ $0.entries[hash] != nil }) else { return nil }
-        let path = path(for: hash)
+        let name = Self.name(key)
+        guard index.withLock({ $0.entries[name] != nil }) else { return nil }
+        let path = path(for: name)
         let entry: CacheEntry? = await withCheckedContinuation { continuation in
             reads.async { continuation.resume(returning: Self.readFile(path).flatMap { DiskEntryCodec.decode($0, key: key) }) }
         }
@@ -95,28 +132,49 @@ public final class DiskTier: Sendable {
         } else {
             index.withLock { index in
                 index.clock += 1
-                index.entries[hash]?.lastUse = index.clock
+                index.entries[name]?.lastUse = index.clock
             }
         }
         return entry
     }
 
-    /// Stores the entry in the background; `waitForWrites` waits for every write started so far.
+    /// Stores the entry in the background; `waitForWrites` waits for every write started so
+    /// far. Past the write queue's byte limit the entry is not written (and counted).
     public func write(_ key: String, _ entry: CacheEntry) {
-        let hash = Self.hash(key)
+        let name = Self.name(key)
         let bytes = DiskEntryCodec.encode(key: key, entry: entry)
-        index.withLock { $0.pendingWrites += 1 }
-        writes.async { [self] in
-            if writeFile(bytes, to: path(for: hash)) {
-                let victims = index.withLock { index in
-                    if let old = index.entries[hash] { index.bytes -= old.size }
-                    index.clock += 1
-                    index.entries[hash] = IndexEntry(size: bytes.count, lastUse: index.clock)
-                    index.bytes += bytes.count
-                    return Self.evict(&index, budget: budget)
-                }
-                victims.forEach { unlink(path(for: $0)) }
+        let admitted = index.withLock { index in
+            guard index.pendingBytes + bytes.count <= writeQueueLimit else {
+                index.skippedWrites += 1
+                return false
             }
+            index.pendingWrites += 1
+            index.pendingBytes += bytes.count
+            return true
+        }
+        guard admitted else { return }
+        writes.async { [self] in
+            let outcome = writeFile(bytes, to: path(for: name))
+            let victims = index.withLock { index in
+                index.pendingBytes -= bytes.count
+                switch outcome {
+                case .written:
+                    index.full = false
+                    if let old = index.entries[name] { index.bytes -= old.size }
+                    index.clock += 1
+                    let charge = Self.charge(bytes.count)
+                    index.entries[name] = IndexEntry(size: charge, lastUse: index.clock)
+                    index.bytes += charge
+                    return Self.evict(&index, budget: budget)
+                case .full:
+                    index.full = true
+                    index.failedWrites += 1
+                case .failed:
+                    index.failedWrites += 1
+                }
+                return []
+            }
+            victims.forEach { unlink(path(for: $0)) }
             let waiters = index.withLock { index in
                 index.pendingWrites -= 1
                 guard index.pendingWrites == 0 else { return [CheckedContinuation<Void, Never>]() }
@@ -140,40 +198,43 @@ public final class DiskTier: Sendable {
     }
 
     public func remove(_ key: String) async {
-        let hash = Self.hash(key)
+        let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             writes.async { [self] in
                 index.withLock { index in
-                    if let old = index.entries.removeValue(forKey: hash) { index.bytes -= old.size }
+                    if let old = index.entries.removeValue(forKey: name) { index.bytes -= old.size }
                 }
-                unlink(path(for: hash))
+                unlink(path(for: name))
                 continuation.resume()
             }
         }
     }
 
-    /// Drops least recently used entries until the index fits the budget; returns their hashes.
-    private static func evict(_ index: inout Index, budget: Int) -> [String] {
+    /// Drops least recently used entries until the index fits the budget; returns their names.
+    private static func evict(_ index: inout Index, budget: Int) -> [EntryName] {
         guard index.bytes > budget else { return [] }
-        var victims: [String] = []
-        for (hash, entry) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+        var victims: [EntryName] = []
+        for (name, entry) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
             guard index.bytes > budget else { break }
-            index.entries.removeValue(forKey: hash)
+            index.entries.removeValue(forKey: name)
             index.bytes -= entry.size
             index.evictions += 1
-            victims.append(hash)
+            victims.append(name)
         }
         return victims
     }
 
     // MARK: Files
 
-    private static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// The file's bytes, if it is a regular file of a plausible size. `O_NOFOLLOW` refuses a
+    /// symlink, `O_NONBLOCK` keeps a FIFO from blocking the open, and `fstat` rejects anything
+    /// that is not a regular file before a byte is read.
+    static func readFile(_ path: String) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_size > 0, info.st_size < 1 << 31 else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 31 else { return nil }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var offset = 0
         while offset < bytes.count {
@@ -185,27 +246,122 @@ public final class DiskTier: Sendable {
         return bytes
     }
 
-    /// temp file → write → fsync → rename. False on any failure (the old entry, if any, stays).
-    private func writeFile(_ bytes: [UInt8], to path: String) -> Bool {
+    private enum WriteOutcome {
+        case written
+        /// The file system is full (ENOSPC, EDQUOT).
+        case full
+        case failed
+    }
+
+    /// temp file → write → fsync → rename. On any failure the old entry, if any, stays.
+    private func writeFile(_ bytes: [UInt8], to path: String) -> WriteOutcome {
         let folder = String(path[..<path.lastIndex(of: "/")!])
-        mkdir(folder, 0o755)
+        guard ensureDirectory(folder) else { return .failed }
         let temporary = "\(directory)/tmp/\(UUID().uuidString)"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { return false }
+        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        if fd < 0, errno == ENOENT {
+            ensureTemporaryFolder()
+            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        }
+        guard fd >= 0 else { return Self.isFull(errno) ? .full : .failed }
         var offset = 0
-        var ok = true
+        var failure: Int32 = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { ok = false; break }
+            guard n > 0 else {
+                failure = n < 0 ? errno : EIO
+                break
+            }
             offset += n
         }
-        ok = ok && fsync(fd) == 0
+        if failure == 0, fsync(fd) != 0 { failure = errno }
         close(fd)
-        guard ok, rename(temporary, path) == 0 else {
+        if failure == 0, rename(temporary, path) != 0 { failure = errno }
+        guard failure == 0 else {
             unlink(temporary)
+            return Self.isFull(failure) ? .full : .failed
+        }
+        return .written
+    }
+
+    private static func isFull(_ error: Int32) -> Bool { error == ENOSPC || error == EDQUOT }
+
+    /// Makes `folder` a real directory: created when missing (with the cache directory, if
+    /// that was deleted), and a symlink or file in its place removed rather than followed.
+    private func ensureDirectory(_ folder: String) -> Bool {
+        if Self.isDirectory(folder) { return true }
+        if mkdir(folder, 0o755) == 0 { return true }
+        switch errno {
+        case ENOENT:
+            ensureTemporaryFolder()
+            return mkdir(folder, 0o755) == 0 || Self.isDirectory(folder)
+        case EEXIST:
+            unlink(folder)  // a symlink or a file where the subfolder belongs
+            return mkdir(folder, 0o755) == 0
+        default:
             return false
         }
-        return true
+    }
+
+    /// Recreates the cache directory's temporary folder (and the directory) when missing.
+    private func ensureTemporaryFolder() {
+        guard !Self.isDirectory(directory + "/tmp") else { return }
+        try? FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
+    }
+
+    /// A directory itself, not a symlink to one.
+    private static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+}
+
+/// An entry's file name: the SHA-256 of its key, kept as 32 bytes rather than 64
+/// characters, so a large index costs little memory.
+struct EntryName: Hashable, Sendable {
+    private let words: (UInt64, UInt64, UInt64, UInt64)
+
+    init(_ digest: SHA256.Digest) {
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { target in
+            digest.withUnsafeBytes { target.copyMemory(from: $0) }
+        }
+        self.words = words
+    }
+
+    /// The name from its 64 lower-case hex digits, or nil for any other file name.
+    init?(hex: String) {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes = [UInt8](repeating: 0, count: 32)
+        for i in 0..<32 {
+            guard let high = Self.nibble(digits[2 * i]), let low = Self.nibble(digits[2 * i + 1]) else { return nil }
+            bytes[i] = high << 4 | low
+        }
+        var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &words) { $0.copyBytes(from: bytes) }
+        self.words = words
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case 0x30...0x39: digit - 0x30
+        case 0x61...0x66: digit - 0x61 + 10
+        default: nil
+        }
+    }
+
+    var hex: String {
+        withUnsafeBytes(of: words) { Hex.string($0) }
+    }
+
+    static func == (a: EntryName, b: EntryName) -> Bool {
+        a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(words.0)
+        hasher.combine(words.1)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// Reads the three date formats RFC 9110 §5.6.7 obliges a recipient to accept:
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)
@@ -32,17 +33,9 @@ public enum HTTPDateParser {
             return nil
         }
         guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900, year < 10_000,
-              time[0] < 24, time[1] < 60, time[2] < 61, day <= daysIn(month: month, year: year) else { return nil }
+              time[0] < 24, time[1] < 60, time[2] < 61, day <= CalendarDays.inMonth(month, year: year) else { return nil }
         let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
         return Date(timeIntervalSince1970: TimeInterval(seconds))
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil),

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Incremental HTTP/1.1 request parser (RFC 9112) working on raw bytes in place.
 ///
 /// A plain value: it is fed an `InputBuffer`, consumes whole lines and body bytes from it,
@@ -210,13 +212,13 @@ struct RequestParser {
         guard !methodBytes.isEmpty, !targetBytes.isEmpty else {
             return .bad("The request line is not `method SP target SP version`.")
         }
-        guard methodBytes.allSatisfy(Token.isTokenByte) else { return .bad("The method is not a token.") }
+        guard methodBytes.allSatisfy(FieldSyntax.isTokenByte) else { return .bad("The method is not a token.") }
         guard targetBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
             return .bad("The request target contains a byte that is not allowed.")
         }
         let o = v.startIndex
-        guard v.count == 8, v[o..<(o + 5)].elementsEqual("HTTP/".utf8), Token.isDigit(v[o + 5]), v[o + 6] == 0x2E,
-              Token.isDigit(v[o + 7]) else {
+        guard v.count == 8, v[o..<(o + 5)].elementsEqual("HTTP/".utf8), FieldSyntax.isDigit(v[o + 5]), v[o + 6] == 0x2E,
+              FieldSyntax.isDigit(v[o + 7]) else {
             return .bad("The HTTP version is malformed.")
         }
         switch (v[o + 5], v[o + 7]) {
@@ -275,7 +277,7 @@ struct RequestParser {
         if let last = name.last, last == 0x20 || last == 0x09 {
             return .bad("Whitespace between a header field name and the colon is not allowed.")
         }
-        guard name.allSatisfy(Token.isTokenByte) else { return .bad("A header field name is not a token.") }
+        guard name.allSatisfy(FieldSyntax.isTokenByte) else { return .bad("A header field name is not a token.") }
         var value = line[(colon + 1)...]
         while let f = value.first, f == 0x20 || f == 0x09 { value.removeFirst() }
         while let l = value.last, l == 0x20 || l == 0x09 { value.removeLast() }
@@ -350,8 +352,8 @@ struct RequestParser {
             state = .chunkSize
         } else if let raw = lengths.first {
             guard lengths.count == 1 else { return .bad("More than one Content-Length header.") }
-            guard !raw.isEmpty, raw.utf8.count <= 18, raw.utf8.allSatisfy(Token.isDigit), let length = Int(raw) else {
-                return raw.utf8.allSatisfy(Token.isDigit) && !raw.isEmpty ? .bodyTooLarge
+            guard !raw.isEmpty, raw.utf8.count <= 18, raw.utf8.allSatisfy(FieldSyntax.isDigit), let length = Int(raw) else {
+                return raw.utf8.allSatisfy(FieldSyntax.isDigit) && !raw.isEmpty ? .bodyTooLarge
                     : .bad("Content-Length is not a non-negative integer.")
             }
             if length > limits.maxBodyBytes { return .bodyTooLarge }
@@ -373,7 +375,7 @@ struct RequestParser {
         var digits = 0
         for byte in line {
             if byte == 0x3B || byte == 0x20 || byte == 0x09 { break }  // extensions (RFC 9112 §7.1.1) ignored
-            guard let d = Token.hexValue(byte), digits < 15 else { return nil }
+            guard let d = FieldSyntax.hexValue(byte), digits < 15 else { return nil }
             size = size << 4 | d
             digits += 1
         }
@@ -391,28 +393,5 @@ struct RequestParser {
         wantsContinue = false
         inProgress = false
         return request
-    }
-}
-
-/// Byte classes of RFC 9110 §5.6.2.
-enum Token {
-    @inline(__always) static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
-
-    @inline(__always) static func hexValue(_ b: UInt8) -> Int? {
-        switch b {
-        case 0x30...0x39: Int(b - 0x30)
-        case 0x41...0x46: Int(b - 0x41 + 10)
-        case 0x61...0x66: Int(b - 0x61 + 10)
-        default: nil
-        }
-    }
-
-    /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-    static func isTokenByte(_ b: UInt8) -> Bool { table[Int(b)] }
-
-    private static let table: [Bool] = (0..<256).map { i in
-        let b = UInt8(i)
-        if (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) { return true }
-        return "!#$%&'*+-.^_`|~".utf8.contains(b)
     }
 }

@@ -27,8 +27,7 @@ final class Health: UpstreamObserver {
 
     func readiness(disk: DiskTier?, client: UpstreamClient, upstreams: [String]) -> HTTPResponse {
         var checks: [Check] = []
-        checks.append(Check(name: "cache:directory", status: disk?.isWritable == true ? "pass" : "fail",
-                            output: disk?.isWritable == true ? nil : "the cache directory is not writable"))
+        checks.append(Self.directoryCheck(disk))
         checks.append(Check(name: "cache:index", status: disk != nil ? "pass" : "fail", output: disk != nil ? nil : "no disk index"))
         checks.append(Check(name: "upstream:client", status: client.isAlive ? "pass" : "fail",
                             output: client.isAlive ? nil : "the libcurl thread is not running"))
@@ -48,6 +47,18 @@ final class Health: UpstreamObserver {
         return HTTPResponse(status: overall == "fail" ? 503 : 200,
                             headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
                             body: body)
+    }
+
+    /// A directory that cannot be written is `fail`; a full disk is `warn`, because answers
+    /// are still served and kept in memory.
+    private static func directoryCheck(_ disk: DiskTier?) -> Check {
+        guard let disk, disk.isWritable else {
+            return Check(name: "cache:directory", status: "fail", output: "the cache directory is not writable")
+        }
+        if disk.isFull {
+            return Check(name: "cache:directory", status: "warn", output: "the disk is full: new answers are kept in memory only")
+        }
+        return Check(name: "cache:directory", status: "pass", output: nil)
     }
 
     static let livez = HTTPResponse(

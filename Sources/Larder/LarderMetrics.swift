@@ -16,7 +16,8 @@ final class LarderMetrics: Sendable {
     private let factory: PrometheusMetricsFactory
     private let handles = Mutex<[String: AnyObject]>([:])
     private let latency: CoreMetrics.Timer
-    private let lastEvictions = Mutex<[String: Int]>([:])
+    /// Totals counted inside the tiers, as last copied into their counters.
+    private let lastTotals = Mutex<[String: Int]>([:])
 
     /// Routes with a series of their own; every other path counts as `other`.
     static let routes = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml",
@@ -97,24 +98,28 @@ final class LarderMetrics: Sendable {
         latency.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
+    /// Moves a counter kept as a running total elsewhere (a tier's evictions) up to that total.
+    private func catchUp(_ label: String, _ dimensions: [(String, String)], to total: Int) {
+        let id = label + dimensions.map { "|\($0.0)=\($0.1)" }.joined()
+        let delta = lastTotals.withLock { last in
+            defer { last[id] = total }
+            return total - (last[id] ?? 0)
+        }
+        counter(label, dimensions).increment(by: max(0, delta))
+    }
+
     /// Brings the level gauges up to date and renders the text exposition format.
     func render(memory: MemoryTier, disk: DiskTier?, openConnections: Int) -> [UInt8] {
         gauge("larder_cache_bytes", [("tier", "memory")]).record(memory.bytes)
         gauge("larder_cache_entries", [("tier", "memory")]).record(memory.count)
         gauge("larder_open_connections", []).record(openConnections)
-        var evictions = [("memory", memory.evictions)]
+        catchUp("larder_cache_evictions_total", [("tier", "memory")], to: memory.evictions)
         if let disk {
             gauge("larder_cache_bytes", [("tier", "disk")]).record(disk.bytes)
             gauge("larder_cache_entries", [("tier", "disk")]).record(disk.count)
-            evictions.append(("disk", disk.evictions))
-        }
-        for (tier, total) in evictions {
-            let delta = lastEvictions.withLock { last in
-                defer { last[tier] = total }
-                return total - (last[tier] ?? 0)
-            }
-            let counter = counter("larder_cache_evictions_total", [("tier", tier)])
-            if delta > 0 { counter.increment(by: delta) } else { counter.increment(by: 0) }
+            catchUp("larder_cache_evictions_total", [("tier", "disk")], to: disk.evictions)
+            catchUp("larder_disk_writes_skipped_total", [], to: disk.skippedWrites)
+            catchUp("larder_disk_write_errors_total", [], to: disk.failedWrites)
         }
         return registry.emitToBuffer()
     }

@@ -1,6 +1,7 @@
 import Caching
 import Crypto
 import Foundation
+import HTTPCore
 import HTTPServer
 
 /// A decoded upstream answer rendered once into Larder's own JSON, with its strong ETag and
@@ -84,7 +85,8 @@ enum OpenMeteoFormat {
             + "\"condition\":\(JSONString.quote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}"
     }
 
-    /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`.
+    /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`; nil unless it is a real moment
+    /// (month 1–12, a day the month has, hour 0–23, minute and second 0–59).
     static func isoTime(openMeteo time: String) -> String? {
         // `yyyy-MM-ddTHH:mm` or with `:ss`, checked by position (a Regex costs more than the
         // whole rest of the decode on this path).
@@ -95,6 +97,10 @@ enum OpenMeteoFormat {
             let ok = expected == UInt8(ascii: "d") ? (byte >= 0x30 && byte <= 0x39) : byte == expected
             guard ok else { return nil }
         }
+        func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
+        let year = number(0..<4), month = number(5..<7), day = number(8..<10)
+        guard (1...12).contains(month), day >= 1, day <= CalendarDays.inMonth(month, year: year),
+              number(11..<13) < 24, number(14..<16) < 60, bytes.count == 16 || number(17..<19) < 60 else { return nil }
         return bytes.count == 16 ? time + ":00Z" : time + "Z"
     }
 }

@@ -85,7 +85,7 @@ func temporaryDirectory() -> String {
         disk.write("balance", sample)
         await disk.waitForWrites()
         // SHA-256("balance")
-        let hash = DiskTier.hash("balance")
+        let hash = DiskTier.name("balance").hex
         #expect(hash.count == 64)
         #expect(FileManager.default.fileExists(atPath: "\(directory)/\(hash.prefix(2))/\(hash)"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/tmp").isEmpty)
@@ -99,7 +99,7 @@ func temporaryDirectory() -> String {
         let disk = try DiskTier(directory: directory, budget: 1 << 20)
         disk.write("key", sample)
         await disk.waitForWrites()
-        let path = disk.path(for: DiskTier.hash("key"))
+        let path = disk.path(for: DiskTier.name("key"))
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         switch damage {
         case .flippedByte: bytes[bytes.count - 3] ^= 0x01  // inside the body
@@ -120,7 +120,7 @@ func temporaryDirectory() -> String {
         let disk = try DiskTier(directory: directory, budget: 1 << 20)
         disk.write("key", sample)
         await disk.waitForWrites()
-        let path = disk.path(for: DiskTier.hash("key"))
+        let path = disk.path(for: DiskTier.name("key"))
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)  // a directory, not a file
         #expect(await disk.read("key") == nil)
@@ -128,7 +128,7 @@ func temporaryDirectory() -> String {
 
     @Test func theByteBudgetEvictsLeastRecentlyUsed() async throws {
         let directory = temporaryDirectory()
-        let size = DiskEntryCodec.encode(key: "k0", entry: sample).count
+        let size = DiskTier.charge(DiskEntryCodec.encode(key: "k0", entry: sample).count)
         let disk = try DiskTier(directory: directory, budget: size * 3)
         for i in 0..<3 { disk.write("k\(i)", sample) }
         await disk.waitForWrites()
@@ -145,7 +145,7 @@ func temporaryDirectory() -> String {
 
     @Test func aBudgetShrunkAcrossRestartsIsEnforcedAtStart() async throws {
         let directory = temporaryDirectory()
-        let size = DiskEntryCodec.encode(key: "k0", entry: sample).count
+        let size = DiskTier.charge(DiskEntryCodec.encode(key: "k0", entry: sample).count)
         let big = try DiskTier(directory: directory, budget: size * 10)
         for i in 0..<5 { big.write("k\(i)", sample) }
         await big.waitForWrites()

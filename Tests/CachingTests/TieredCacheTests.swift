@@ -131,7 +131,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         _ = await first.get()
         await first.settle()
         // Damage the stored file, then start over with an empty memory tier.
-        let path = first.cache.disk!.path(for: DiskTier.hash("k"))
+        let path = first.cache.disk!.path(for: DiskTier.name("k"))
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         bytes[bytes.count - 2] ^= 0xFF
         try Data(bytes).write(to: URL(fileURLWithPath: path))
