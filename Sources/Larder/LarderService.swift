@@ -141,6 +141,11 @@ public final class LarderService: Service, @unchecked Sendable {
         if settings.balanceURL == nil { settings.balanceURL = base + "/balance" }
     }
 
+    /// Returns when every disk write started so far has finished (tests, and a clean stop).
+    func waitForDiskWrites() async {
+        for cache in caches { await cache.waitForDiskWrites() }
+    }
+
     private var startsInRun = false
 
     /// Serves until a graceful shutdown is requested, then drains.
@@ -154,7 +159,7 @@ public final class LarderService: Service, @unchecked Sendable {
     public func stop() async {
         logger.info("stopping: draining connections")
         await server?.shutdown()
-        for cache in caches { await cache.waitForDiskWrites() }
+        await waitForDiskWrites()
         await client?.shutdown()
         await simulator?.shutdown()
         logger.info("stopped")

@@ -275,10 +275,25 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
 
     @Test func unwritableCacheDirectoryMakesReadinessFail() async throws {
         try await withLarder { h in
+            // A file where the directory belongs cannot be made a directory again.
             try FileManager.default.removeItem(atPath: h.cacheDirectory)
+            try Data("not a directory".utf8).write(to: URL(fileURLWithPath: h.cacheDirectory))
             let ready = try await h.get("/readyz")
             #expect(ready.status == 503)
             #expect(try json(ready)["status"] as? String == "fail")
+        }
+    }
+
+    @Test func aDeletedCacheDirectoryIsMadeAgainAndUsed() async throws {
+        try await withLarder { h in
+            try FileManager.default.removeItem(atPath: h.cacheDirectory)
+            let ready = try await h.get("/readyz")
+            #expect(ready.status == 200)
+            #expect(FileManager.default.fileExists(atPath: h.cacheDirectory + "/tmp"))
+            #expect(try await h.get("/weather?lat=1&lon=2").status == 200)
+            await h.service.waitForDiskWrites()
+            let folders = try FileManager.default.contentsOfDirectory(atPath: h.cacheDirectory).filter { $0 != "tmp" }
+            #expect(folders.count == 1)
         }
     }
 
