@@ -32,15 +32,22 @@ final class Connection {
     /// How each owed response is to be written, in request order (front = `nextToSend`).
     var owed: [ResponseSerializer.Context] = []
     var owedFront = 0
-    /// Responses finished ahead of an earlier one, by sequence number.
+    /// Finished responses not yet rendered into `output`, by sequence number: those that
+    /// finished ahead of an earlier one, and those waiting for `output` to drain below its
+    /// bound. They share their bodies with whoever made them, so waiting here costs little.
     var ready: [Int: HTTPResponse] = [:]
+    /// Handlers answering later (`.later`) that have not answered yet. Their responses' sizes
+    /// are unknown, so a connection starts another request only when none is running.
+    var asyncInFlight = 0
 
-    var readPaused = false
     var peerClosedWrite = false
     /// epoll interest currently registered.
     var registeredEvents: UInt32 = .max  // .max: not yet registered with epoll
 
     var headStartedAt: UInt64?
+    /// When the current request's body began to arrive, and when it last made progress.
+    var bodyStartedAt: UInt64?
+    var lastBodyProgress: UInt64 = 0
     var lastActivity: UInt64
     var lastWriteProgress: UInt64
 
@@ -64,26 +71,41 @@ final class Connection {
         return nextSequence
     }
 
-    /// Files a finished response and moves every response now in order into `output`.
-    func complete(_ sequence: Int, _ response: HTTPResponse, date: inout DateHeaderCache) {
-        if sequence != nextToSend {
-            ready[sequence] = response
+    /// Files a finished response, then renders what is in order into `output` while the
+    /// output stays under `outputLimit`.
+    func complete(_ sequence: Int, _ response: HTTPResponse, date: inout DateHeaderCache, outputLimit: Int) {
+        if sequence == nextToSend, ready.isEmpty, pendingOutput < outputLimit {
+            // The common case (the next response, room to write it): no detour through `ready`.
+            ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output)
+            owedFront += 1
+            nextToSend += 1
+            if owedFront == owed.count {
+                owed.removeAll(keepingCapacity: true)
+                owedFront = 0
+            }
             return
         }
-        var response = response
-        while true {
+        ready[sequence] = response
+        renderReady(date: &date, outputLimit: outputLimit)
+    }
+
+    /// Renders finished responses, in request order, into `output` until the next one is
+    /// not finished yet or `output` has reached `outputLimit` (the rest waits for a drain).
+    func renderReady(date: inout DateHeaderCache, outputLimit: Int) {
+        while pendingOutput < outputLimit, let response = ready.removeValue(forKey: nextToSend) {
             let context = owed[owedFront]
             owedFront += 1
             ResponseSerializer.write(response, context: context, date: date.current(), into: &output)
             nextToSend += 1
-            guard let next = ready.removeValue(forKey: nextToSend) else { break }
-            response = next
         }
         if owedFront == owed.count {
             owed.removeAll(keepingCapacity: true)
             owedFront = 0
         }
     }
+
+    /// Whether a finished response waits only for `output` to drain.
+    var hasRenderBacklog: Bool { ready[nextToSend] != nil }
 
     /// Marks the last response not yet written as the final one (`Connection: close`).
     /// Returns false when every owed response is already written.

@@ -51,7 +51,8 @@ final class EventLoop: @unchecked Sendable {
         epfd = try System.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try System.call("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
         scratch = .allocate(byteCount: Self.readChunk, alignment: 16)
-        let shortest = min(configuration.headerReadTimeout, configuration.idleTimeout, configuration.writeStallTimeout)
+        let shortest = min(configuration.headerReadTimeout, configuration.idleTimeout, configuration.writeStallTimeout,
+                           configuration.bodyProgressTimeout)
         tick = Int32(clamping: max(5, min(1000, shortest.nanoseconds / 4_000_000)))
         _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, listenerFD, EPOLLIN.rawValue, Self.listenerToken) }
         _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, Self.wakeToken) }
@@ -138,7 +139,8 @@ final class EventLoop: @unchecked Sendable {
             let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
             // The connection may have closed while its handler ran.
             guard let connection = connections[fd], connection.token == completion.token else { continue }
-            connection.complete(completion.sequence, completion.response, date: &date)
+            connection.asyncInFlight -= 1
+            connection.complete(completion.sequence, completion.response, date: &date, outputLimit: configuration.maxOutputBytes)
             service(connection)
         }
     }
@@ -198,8 +200,16 @@ final class EventLoop: @unchecked Sendable {
         drainDeadline = System.monotonicNanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
         closeListener()
         for connection in Array(connections.values) {
-            if connection.isIdle {
-                close(connection)
+            // A request the kernel already holds for us was received: read it, so it is
+            // answered (with `Connection: close`) rather than reset by closing over it.
+            // Reading is bounded (it stops once the input holds the output bound).
+            if case .open = connection.phase, !connection.peerClosedWrite {
+                guard read(connection) else { continue }
+                service(connection)
+                guard connections[connection.fd] === connection else { continue }
+            }
+            if connection.isIdle, case .open = connection.phase {
+                linger(connection)
             } else if !connection.parser.inProgress, connection.input.isEmpty, connection.closeAfterOwedResponses() {
                 connection.phase = .closing
             }
@@ -218,6 +228,8 @@ final class EventLoop: @unchecked Sendable {
         let header = configuration.headerReadTimeout.nanoseconds
         let idle = configuration.idleTimeout.nanoseconds
         let stall = configuration.writeStallTimeout.nanoseconds
+        let bodyGap = configuration.bodyProgressTimeout.nanoseconds
+        let bodyTotal = configuration.bodyReadTimeout.nanoseconds
         for connection in Array(connections.values) {
             if case .lingering(let deadline) = connection.phase {
                 if now >= deadline { close(connection) }
@@ -227,6 +239,10 @@ final class EventLoop: @unchecked Sendable {
                 close(connection)
             } else if case .open = connection.phase, let started = connection.headStartedAt, now &- started > header {
                 fail(connection, status: 408, detail: "The request header was not received in time.")
+                service(connection)
+            } else if case .open = connection.phase, let started = connection.bodyStartedAt, !isBackPressured(connection),
+                      now &- connection.lastBodyProgress > bodyGap || now &- started > bodyTotal {
+                fail(connection, status: 408, detail: "The request body did not keep arriving.")
                 service(connection)
             } else if connection.responsesOwed == 0, connection.pendingOutput == 0, !connection.parser.readingHead,
                       now &- connection.lastActivity > idle {
@@ -267,7 +283,9 @@ final class EventLoop: @unchecked Sendable {
             }
             if case .lingering = connection.phase { continue }  // discard what a closing client still sends
             connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
-            connection.lastActivity = System.monotonicNanoseconds()
+            let now = System.monotonicNanoseconds()
+            connection.lastActivity = now
+            connection.lastBodyProgress = now
             if n < scratch.count { return true }
             // A full chunk: let the parser catch up before reading more, so input stays bounded.
             if connection.input.count >= configuration.maxOutputBytes { return true }
@@ -277,23 +295,28 @@ final class EventLoop: @unchecked Sendable {
     /// Moves the connection forward: write, parse and dispatch what the limits allow, write
     /// again, then close or re-arm epoll as the new state requires.
     func service(_ connection: Connection) {
-        guard flush(connection) else { return }
+        guard pump(connection) else { return }
         if case .open = connection.phase {
             // Requests already buffered must not wait for new bytes that may never come:
             // keep parsing for as long as writing makes room.
             while parseAndDispatch(connection) {
-                guard flush(connection) else { return }
+                guard pump(connection) else { return }
                 if isBackPressured(connection) { break }
             }
-            guard flush(connection) else { return }
+            guard pump(connection) else { return }
         }
         if connection.pendingOutput == 0, connection.responsesOwed == 0 {
             switch connection.phase {
             case .closing:
                 linger(connection)
                 return
-            case .open where connection.peerClosedWrite || (draining && connection.isIdle):
+            case .open where connection.peerClosedWrite:
                 close(connection)
+                return
+            case .open where draining && connection.isIdle:
+                // A FIN, not a close over unread bytes: a request racing the stop gets an
+                // end of stream it can retry, never a reset.
+                linger(connection)
                 return
             default: break
             }
@@ -301,9 +324,24 @@ final class EventLoop: @unchecked Sendable {
         updateInterest(connection)
     }
 
+    /// Writes output and renders waiting responses into it as room appears. Returns false
+    /// when the connection was closed.
+    private func pump(_ connection: Connection) -> Bool {
+        while true {
+            guard flush(connection) else { return false }
+            guard connection.hasRenderBacklog, connection.pendingOutput < configuration.maxOutputBytes else { return true }
+            connection.renderReady(date: &date, outputLimit: configuration.maxOutputBytes)
+        }
+    }
+
+    /// Whether the connection must not parse or start another request yet: its output (written
+    /// or waiting to be rendered) is at the bound, too many answers are owed, or an async
+    /// handler is still running (its answer's size is unknown, so only one runs at a time).
     private func isBackPressured(_ connection: Connection) -> Bool {
         connection.responsesOwed >= configuration.maxPipelinedRequests
             || connection.pendingOutput >= configuration.maxOutputBytes
+            || connection.asyncInFlight > 0
+            || connection.hasRenderBacklog
     }
 
     /// Parses and dispatches buffered requests. Returns true when it stopped for back-pressure
@@ -325,10 +363,20 @@ final class EventLoop: @unchecked Sendable {
                 } else {
                     connection.headStartedAt = nil
                 }
+                if connection.parser.readingBody {
+                    if connection.bodyStartedAt == nil {
+                        let now = System.monotonicNanoseconds()
+                        connection.bodyStartedAt = now
+                        connection.lastBodyProgress = now
+                    }
+                } else {
+                    connection.bodyStartedAt = nil
+                }
                 connection.input.compact()
                 return false
             case .request(let request):
                 connection.headStartedAt = nil
+                connection.bodyStartedAt = nil
                 dispatch(request, on: connection)
             case .failure(let error):
                 fail(connection, status: error.status, detail: error.detail)
@@ -344,8 +392,9 @@ final class EventLoop: @unchecked Sendable {
         if !keepAlive { connection.phase = .closing }
         switch handler(request) {
         case .now(let response):
-            connection.complete(sequence, response, date: &date)
+            connection.complete(sequence, response, date: &date, outputLimit: configuration.maxOutputBytes)
         case .later(let work):
+            connection.asyncInFlight += 1
             let token = connection.token
             Task { [self] in
                 let response = await work()
@@ -359,7 +408,9 @@ final class EventLoop: @unchecked Sendable {
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
         connection.phase = .closing
         connection.headStartedAt = nil
-        connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date)
+        connection.bodyStartedAt = nil
+        connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date,
+                            outputLimit: configuration.maxOutputBytes)
     }
 
     /// Writes as much output as the socket takes. Returns false when the connection was closed.

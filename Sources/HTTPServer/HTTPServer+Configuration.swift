@@ -20,6 +20,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 1024 * 1024
     /// Time allowed from the first byte of a request to the end of its header block (408, then close).
     public var headerReadTimeout: Duration = .seconds(10)
+    /// Longest pause in the arrival of a request body (408, then close): a body must keep coming.
+    public var bodyProgressTimeout: Duration = .seconds(10)
+    /// Time allowed for a whole request body, however steadily it drips in (408, then close).
+    public var bodyReadTimeout: Duration = .seconds(60)
     /// Time an idle keep-alive connection is kept open (then closed silently).
     public var idleTimeout: Duration = .seconds(60)
     /// Time a connection may go without accepting any of the bytes waiting for it (then closed).

@@ -74,17 +74,34 @@ struct RequestParser {
         }
     }
 
+    /// True while a request's body (or its chunked trailer section) is still arriving: its
+    /// bytes must keep coming, or the request times out.
+    var readingBody: Bool {
+        switch state {
+        case .requestLine, .headers: false
+        case .fixedBody(let remaining): remaining > 0
+        default: true
+        }
+    }
+
     /// Parses as far as the buffered bytes allow.
     mutating func next(_ buffer: inout InputBuffer) -> Step {
         while true {
             switch state {
             case .requestLine:
-                // RFC 9112 §2.2: ignore empty lines before a request line.
+                // RFC 9112 §2.2: ignore empty lines before a request line. They still start
+                // the request, and so its header timeout: blank lines cannot keep a
+                // connection open forever.
+                if !buffer.isEmpty { inProgress = true }
                 while buffer.count >= 2, buffer[0] == 0x0D, buffer[1] == 0x0A, scanned == 0 {
                     buffer.consume(2)
                 }
                 if buffer.count == 1, buffer[0] == 0x0D { return .needMore }
-                if !buffer.isEmpty { inProgress = true }
+                // A request line starts with a method, a token: anything else (a TLS
+                // ClientHello, binary noise) is refused at its first byte, not after a timeout.
+                if scanned == 0, !buffer.isEmpty, !FieldSyntax.isTokenByte(buffer[0]), buffer[0] != 0x0D, buffer[0] != 0x0A {
+                    return .failure(.bad("This is not an HTTP/1.1 request."))
+                }
                 switch nextLine(buffer, limit: limits.maxRequestLineBytes) {
                 case .needMore: return .needMore
                 case .tooLong: return .failure(.uriTooLong)
@@ -369,17 +386,25 @@ struct RequestParser {
 
     private static let knownCodings: Set<String> = ["chunked", "gzip", "x-gzip", "deflate", "compress", "x-compress", "identity"]
 
-    /// `1a;ext=1` → 26. At most 15 hex digits, so it never overflows.
+    /// `1a;ext=1` → 26: hex digits, then nothing or `;` extensions (RFC 9112 §7.1.1, with
+    /// the optional whitespace before `;` that its BWS allows), then the line ends. Anything
+    /// else (`5 garbage`, `0x5`, `+5`) is nil. At most 15 hex digits, so it never overflows.
     static func parseChunkSize(_ line: ArraySlice<UInt8>) -> Int? {
         var size = 0
         var digits = 0
-        for byte in line {
-            if byte == 0x3B || byte == 0x20 || byte == 0x09 { break }  // extensions (RFC 9112 §7.1.1) ignored
-            guard let d = FieldSyntax.hexValue(byte), digits < 15 else { return nil }
+        var index = line.startIndex
+        while index < line.endIndex, let d = FieldSyntax.hexValue(line[index]) {
+            guard digits < 15 else { return nil }
             size = size << 4 | d
             digits += 1
+            index += 1
         }
-        return digits > 0 ? size : nil
+        while index < line.endIndex, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        guard digits > 0, index == line.endIndex || line[index] == 0x3B else { return nil }
+        // Extensions are not used here; their bytes only have to be valid in a field.
+        guard line[index...].allSatisfy(FieldSyntax.isValueByte) else { return nil }
+        if index == line.endIndex, index > line.startIndex, line[index - 1] == 0x20 || line[index - 1] == 0x09 { return nil }
+        return size
     }
 
     private mutating func finish() -> HTTPRequest {

@@ -124,7 +124,31 @@ private func same(_ a: [HTTPRequest], _ b: [HTTPRequest]) -> Bool {
         ("GET / HTTP/1.12\r\nHost: a\r\n\r\n", 400, "malformed version"),
         ("GET / http/1.1\r\nHost: a\r\n\r\n", 400, "lower-case protocol name"),
         ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999\r\n\r\n", 413, "huge Content-Length"),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 garbage\r\nabcde\r\n0\r\n\r\n", 400, "chunk size then garbage"),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5 \r\nabcde\r\n0\r\n\r\n", 400, "chunk size then a space"),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nabcde\r\n0\r\n\r\n", 400, "chunk size with 0x"),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n+5\r\nabcde\r\n0\r\n\r\n", 400, "chunk size with a sign"),
+        ("\u{16}\u{3}\u{1}\u{2}\u{0}\u{1}\u{0}\u{1}\u{fc}\u{3}\u{3}", 400, "a TLS ClientHello"),
+        ("\r\n\u{0}GET / HTTP/1.1\r\nHost: a\r\n\r\n", 400, "NUL after a blank line"),
     ]
+
+    @Test func chunkExtensionsAreAccepted() {
+        let request = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;name=value\r\nabcde\r\n3 ; x\r\nfgh\r\n0\r\n\r\n"
+        #expect(parse(request).requests.first?.body == Array("abcdefgh".utf8))
+    }
+
+    @Test func aFirstByteThatCannotStartARequestFailsAtOnce() {
+        // Only the first byte has arrived: no need to wait for the rest of a line.
+        #expect(parse([[0x16][...]]).error?.status == 400)
+    }
+
+    @Test func blankLinesStartTheRequest() {
+        var parser = RequestParser(configuration: HTTPServerConfiguration())
+        var buffer = InputBuffer()
+        buffer.append(Array("\r\n\r\n".utf8))
+        #expect(parser.next(&buffer) == .needMore)
+        #expect(parser.readingHead)
+    }
 
     @Test(arguments: malformed)
     func malformedRequestIsRejected(_ example: (String, Int, String)) {

@@ -162,6 +162,14 @@ public final class TestClient: @unchecked Sendable {
 
     public var bufferedByteCount: Int { buffer.count }
 
+    /// Whether bytes (or the end of the stream) can be read now, without waiting.
+    public func peekAvailable() throws -> Bool {
+        var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        let ready = poll(&pfd, 1, 0)
+        guard ready >= 0 else { throw TestClientError("poll: errno \(errno)") }
+        return ready > 0
+    }
+
     public static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
         guard haystack.count >= needle.count else { return nil }
         for i in 0...(haystack.count - needle.count) where haystack[i] == needle[0] {
