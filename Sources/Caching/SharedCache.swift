@@ -22,7 +22,11 @@ public final class SharedCache: Sendable {
             self.body = body
         }
 
-        var isCacheable: Bool { method == "GET" || method == "HEAD" }
+        /// GET and HEAD without content. A GET or HEAD with content is forwarded as it is,
+        /// but its answer depends on that content: it is never answered from the cache,
+        /// stored, or shared with another request.
+        var isCacheable: Bool { (method == "GET" || method == "HEAD") && !hasContent }
+        var hasContent: Bool { !(body?.isEmpty ?? true) }
         var hasAuthorization: Bool { headers.contains { CacheEntry.named($0.name, "authorization") } }
         var directives: RequestDirectives {
             RequestDirectives(cacheControl: values("cache-control"), pragma: values("pragma"))
@@ -96,9 +100,10 @@ public final class SharedCache: Sendable {
     }
 
     /// The full answer: from memory or disk when allowed, else from the origin (stored when
-    /// §3 allows). Methods other than GET and HEAD always go to the origin.
+    /// §3 allows). Methods other than GET and HEAD, and a GET or HEAD with content, always
+    /// go to the origin.
     public func answer(_ request: Request) async -> Result<Answer, CacheFailure> {
-        guard request.isCacheable else { return await forwardUnsafe(request) }
+        guard request.isCacheable else { return await forwardUncached(request) }
         let key = key(request.target)
         let stored = await lookUp(key, request.headers)
         var forward = CacheStatus.Forward.miss
@@ -270,14 +275,17 @@ public final class SharedCache: Sendable {
 
     private static let safeMethods: Set<String> = ["GET", "HEAD", "OPTIONS", "TRACE"]
 
-    /// Forwards a method the cache never answers; after an unsafe one succeeds, the target
-    /// and the same-origin `Location` and `Content-Location` are invalidated (§4.4).
-    private func forwardUnsafe(_ request: Request) async -> Result<Answer, CacheFailure> {
+    /// Forwards a request the cache never answers: another method, or a GET or HEAD with
+    /// content. After an unsafe method succeeds, the target and the same-origin `Location`
+    /// and `Content-Location` are invalidated (§4.4).
+    private func forwardUncached(_ request: Request) async -> Result<Answer, CacheFailure> {
+        let status = request.hasContent && (request.method == "GET" || request.method == "HEAD")
+            ? CacheStatus(forward: .request, detail: "content") : CacheStatus(forward: .method)
         let fetched: CacheEntry
         do {
             fetched = try await fetcher.forward(request, to: origin + request.target)
         } catch {
-            return .failure(.upstream(UpstreamFailure(noAnswerFrom: "origin", error), CacheStatus(forward: .method)))
+            return .failure(.upstream(UpstreamFailure(noAnswerFrom: "origin", error), status))
         }
         if !Self.safeMethods.contains(request.method), (200..<400).contains(fetched.status) {
             await invalidate(request.target)
@@ -285,7 +293,9 @@ public final class SharedCache: Sendable {
                 if let value = fetched.header(name), let target = sameOriginTarget(value) { await invalidate(target) }
             }
         }
-        return .success(answer(fetched, CacheStatus(forward: .method, forwardStatus: fetched.status)))
+        var answered = status
+        answered.forwardStatus = fetched.status
+        return .success(answer(fetched, answered))
     }
 
     /// The target a URI reference names on this origin, or nil for another origin.

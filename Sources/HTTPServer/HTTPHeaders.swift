@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Header fields in the order received or to be sent.
 ///
 /// Repeated fields are kept (a cache needs every `Cache-Control` line, a proxy every
@@ -67,15 +69,5 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
                 return true
             }
         }
-    }
-}
-
-extension StringProtocol {
-    /// Drops optional whitespace (SP, HTAB) at both ends.
-    func trimmingOWS() -> Substring {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
-        return s
     }
 }

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// What a handler answers. The server adds `Date` (unless given), `Content-Length` and
 /// `Connection`; the handler adds everything else.
 public struct HTTPResponse: Sendable {
@@ -90,7 +92,7 @@ public struct PreparedHeaders: Sendable, Equatable {
         for (name, value) in fields {
             bytes += name.utf8
             bytes += [0x3A, 0x20]
-            bytes += value.utf8
+            FieldText.append(value, to: &bytes)
             bytes += [0x0D, 0x0A]
         }
         self.bytes = bytes

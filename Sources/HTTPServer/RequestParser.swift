@@ -304,7 +304,7 @@ struct RequestParser {
         if keep {
             let nameString = String(decoding: name, as: UTF8.self)
             if absoluteAuthority, HTTPHeaders.namesEqual(nameString, "host") { return nil }
-            headers.add(nameString, String(decoding: value, as: UTF8.self))
+            headers.add(nameString, FieldText.decode(value))
         }
         return nil
     }

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Renders a response into the connection's output buffer so head and body leave in one write.
 enum ResponseSerializer {
     /// How the request shaped its response: HEAD drops the body, keep-alive decides `Connection`.
@@ -25,7 +27,7 @@ enum ResponseSerializer {
             out.append(contentsOf: field.name.utf8)
             out.append(0x3A)
             out.append(0x20)
-            out.append(contentsOf: field.value.utf8)
+            FieldText.append(field.value, to: &out)
             out.append(0x0D)
             out.append(0x0A)
         }

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// What a handler answers: a response now, on the event loop thread (the cache-hit path),
 /// or work to run in a Task whose response is posted back to the connection's loop.
 public enum HTTPHandlerResult: Sendable {
@@ -25,7 +27,21 @@ public struct Router: Sendable {
         add(.get, path, handler)
     }
 
+    /// Routes the request by its normalised path (`TargetPath`), which is also the target
+    /// every handler sees: what is matched is what is keyed and forwarded.
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
+        guard let target = TargetPath.normalized(request.target) else {
+            return .now(ProblemDetails(status: 400, detail: "The path climbs above the root.").response())
+        }
+        guard target == request.target else {
+            var normalized = request
+            normalized.target = target
+            return route(normalized)
+        }
+        return route(request)
+    }
+
+    private func route(_ request: HTTPRequest) -> HTTPHandlerResult {
         guard let byMethod = routes[request.path] else {
             if let fallback { return fallback(request) }
             return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())

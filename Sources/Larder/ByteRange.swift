@@ -22,7 +22,9 @@ struct ByteRange: Equatable {
         let start = spec[..<dash], end = spec[spec.index(after: dash)...]
         guard start.allSatisfy(\.isASCIIDigit), end.allSatisfy(\.isASCIIDigit), !(start.isEmpty && end.isEmpty) else { return .whole }
         if start.isEmpty {
-            guard let suffix = Int(end), suffix > 0, length > 0 else { return .unsatisfiable }
+            // A suffix longer than the representation (however many digits) selects all of it (§14.1.2).
+            let suffix = Int(end) ?? Int.max
+            guard suffix > 0, length > 0 else { return .unsatisfiable }
             return .partial(ByteRange(first: max(0, length - suffix), last: length - 1))
         }
         guard let first = Int(start) else { return .unsatisfiable }

@@ -49,9 +49,12 @@ struct PassThroughRoutes: Sendable {
 
     /// The request as the origin gets it: same method, target and body; end-to-end fields
     /// only. `Host`, `Content-Length` and `Expect` belong to the next hop, which libcurl makes.
+    /// A GET or HEAD carries a body only when it has content (`Content-Length: 0` is none);
+    /// other methods keep an empty body they framed, so a `POST` with no content says so.
     static func forwarded(_ request: HTTPRequest) -> SharedCache.Request {
         let headers = HopByHop.removed(from: request.headers, dropping: ["host", "content-length", "expect"])
-        let hasBody = !request.body.isEmpty || request.headers.contains("content-length") || request.headers.contains("transfer-encoding")
+        let framed = request.headers.contains("content-length") || request.headers.contains("transfer-encoding")
+        let hasBody = request.method == .get || request.method == .head ? !request.body.isEmpty : !request.body.isEmpty || framed
         return SharedCache.Request(method: request.method.description, target: request.target, headers: headers,
                                    body: hasBody ? request.body : nil)
     }

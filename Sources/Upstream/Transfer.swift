@@ -1,5 +1,6 @@
 import CCurl
 import Foundation
+import HTTPCore
 import Synchronization
 
 /// One exchange: a libcurl easy handle configured from an `UpstreamRequest`, the bytes
@@ -17,7 +18,7 @@ final class Transfer: @unchecked Sendable {
 
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-    fileprivate var headers: [(name: String, value: String)] = []
+    fileprivate var head = ReceivedFields()
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
 
@@ -45,13 +46,16 @@ final class Transfer: @unchecked Sendable {
         // Only http and https: a configured URL must never reach file:// or other schemes.
         try check(larder_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
         _ = larder_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        // The path is normalised once, by Larder, before it is matched and keyed; curl must
+        // not remove dot segments again (that could move it out of its route).
+        _ = larder_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
         _ = larder_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
         _ = larder_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
-        var fields = request.headers.map { "\($0.name): \($0.value)" }
+        var fields = request.headers.map(Self.fieldLine)
         if request.forwarding {
             _ = larder_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
             // curl sends `Accept: */*` unless told otherwise; a forwarded request carries only its own.
-            if !request.headers.contains(where: { $0.name.lowercased() == "accept" }) { fields.append("Accept:") }
+            if !request.headers.contains(where: { $0.name.lowercased() == "accept" }) { fields.append(Self.curlDirective("Accept:")) }
         } else {
             _ = larder_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent)
             // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
@@ -73,7 +77,7 @@ final class Transfer: @unchecked Sendable {
 
         switch (request.method, request.body) {
         case ("GET", nil): break
-        case ("HEAD", nil): _ = larder_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        case ("HEAD", _): break  // NOBODY below: a HEAD answer has no body to wait for, content or not
         case ("POST", _?): break  // a body makes curl send POST
         default: try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "method")
         }
@@ -83,12 +87,36 @@ final class Transfer: @unchecked Sendable {
                 _ = larder_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
             }
             // curl would add a form Content-Type and Expect: 100-continue of its own; a blank value removes them.
-            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) { fields.append("Content-Type:") }
-            fields.append("Expect:")
+            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) { fields.append(Self.curlDirective("Content-Type:")) }
+            fields.append(Self.curlDirective("Expect:"))
         }
-        for field in fields { headerList = curl_slist_append(headerList, field) }
+        if request.method == "HEAD" {
+            if request.body != nil { try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, "HEAD"), "method") }
+            _ = larder_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
+        }
+        for field in fields {
+            headerList = field.withUnsafeBufferPointer { curl_slist_append(headerList, UnsafeRawPointer($0.baseAddress!).assumingMemoryBound(to: CChar.self)) }
+        }
         if headerList != nil { _ = larder_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList) }
     }
+
+    /// One field as curl's header list takes it, NUL-terminated, with the value's octets as
+    /// received (`FieldText`). An empty value is written `Name;`: curl reads `Name:` as
+    /// "do not send this field".
+    private static func fieldLine(_ field: (name: String, value: String)) -> [UInt8] {
+        var line = Array(field.name.utf8)
+        if field.value.isEmpty {
+            line.append(UInt8(ascii: ";"))
+        } else {
+            line += ": ".utf8
+            FieldText.append(field.value, to: &line)
+        }
+        line.append(0)
+        return line
+    }
+
+    /// A curl-made field (`Accept:` removes curl's own Accept), NUL-terminated.
+    private static func curlDirective(_ text: String) -> [UInt8] { Array(text.utf8) + [0] }
 
     private static func milliseconds(_ d: Duration) -> Int {
         let (s, atto) = d.components
@@ -108,25 +136,21 @@ final class Transfer: @unchecked Sendable {
 
     private func receiveHeaderLine(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let data else { return count }
-        let line = String(decoding: UnsafeRawBufferPointer(start: data, count: count), as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
-            headers.removeAll()  // a new response (after 1xx or a redirect) starts over
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = String(line[..<colon])
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-            headers.append((name, value))
-        }
-        return count
+        head.add(line: UnsafeRawBufferPointer(start: data, count: count))
+        // A malformed head stops the transfer at once; `outcome` reports why.
+        return head.violation == nil ? count : 0
     }
 
     // MARK: Outcome (multi thread)
 
     /// The response or error for a finished easy handle.
     func outcome(_ code: CURLcode) -> Result<UpstreamResponse, UpstreamError> {
+        if let violation = head.violation { return .failure(.protocolError("malformed response head: \(violation)")) }
         guard code == CURLE_OK else { return .failure(error(for: code)) }
         var status = 0
         _ = larder_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        return .success(UpstreamResponse(status: status, headers: headers, body: body,
+        guard ReceivedFields.isFinalStatus(status) else { return .failure(.protocolError("status \(status) is not a final HTTP status")) }
+        return .success(UpstreamResponse(status: status, headers: head.fields, body: body,
                                          requestTime: requestTime, responseTime: Date()))
     }
 

@@ -54,6 +54,11 @@ public final class RawServer: Sendable {
     /// Reads until the end of a request head (or 5 s); returns what was read.
     @discardableResult
     public static func readHead(_ fd: Int32) -> String {
+        String(decoding: readHeadBytes(fd), as: UTF8.self)
+    }
+
+    /// The request head's bytes exactly as they arrived (or what came within 5 s).
+    public static func readHeadBytes(_ fd: Int32) -> [UInt8] {
         var bytes: [UInt8] = []
         let deadline = ContinuousClock.now + .seconds(5)
         var chunk = [UInt8](repeating: 0, count: 4096)
@@ -64,7 +69,7 @@ public final class RawServer: Sendable {
             if n <= 0 { break }
             bytes.append(contentsOf: chunk[0..<n])
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return bytes
     }
 
     /// Blocks until the client closes the connection (or `limit` passes), counting it.

@@ -1,0 +1,83 @@
+/// The header section of an upstream's response, collected line by line as it arrives
+/// (libcurl hands over each raw line) and checked before anything is relayed or stored.
+///
+/// RFC 9112 §5 and §6.3: a field name must be a token; a value may not hold CR, LF, NUL or
+/// other controls (obs-text is kept as octets, `FieldText`); obs-fold is replaced by one
+/// space (§5.2); several `Content-Length` values must agree. libcurl is more lenient than
+/// that, and what it tolerates would otherwise be served to clients and kept on disk.
+public struct ReceivedFields: Sendable {
+    /// The fields of the latest response head, in order, repeats kept.
+    public private(set) var fields: [(name: String, value: String)] = []
+    /// Why the head is unusable; once set, the answer must not be relayed or stored.
+    public private(set) var violation: String?
+    private var contentLength: Substring?
+
+    /// More fields than any honest response carries.
+    public static let maxFields = 256
+
+    public init() {}
+
+    /// Takes one raw line as received, its CRLF (or bare LF) included. A status line starts
+    /// a new head (after a 1xx or a redirect); the blank line ends one.
+    public mutating func add(line raw: UnsafeRawBufferPointer) {
+        guard violation == nil else { return }
+        var line = raw[...]
+        if line.last == 0x0A { line = line.dropLast() }
+        if line.last == 0x0D { line = line.dropLast() }
+        if line.isEmpty { return }
+        if line.starts(with: "HTTP/".utf8) {
+            fields.removeAll()
+            contentLength = nil
+            return
+        }
+        if line.first == 0x20 || line.first == 0x09 {
+            // obs-fold: the continuation joins the previous value after one space.
+            guard !fields.isEmpty else { return fail("a header section starts with a continuation line") }
+            let continuation = trimmed(line)
+            guard FieldSyntax.isValue(continuation) else { return fail("a folded field value holds a control character") }
+            let last = fields.count - 1
+            fields[last].value += (fields[last].value.isEmpty ? "" : " ") + FieldText.decode(continuation)
+            return
+        }
+        guard let colon = line.firstIndex(of: 0x3A) else { return fail("a header line has no colon") }
+        let name = line[line.startIndex..<colon]
+        guard FieldSyntax.isToken(name) else { return fail("a field name is not a token") }
+        let value = trimmed(line[(colon + 1)...])
+        guard FieldSyntax.isValue(value) else { return fail("a field value holds CR, LF, NUL or another control character") }
+        guard fields.count < Self.maxFields else { return fail("more than \(Self.maxFields) header fields") }
+        let nameText = String(decoding: name, as: UTF8.self)
+        let valueText = FieldText.decode(value)
+        if nameText.utf8.count == 14, nameText.lowercased() == "content-length" {
+            // RFC 9112 §6.3: a list of identical values is one value; different ones conflict.
+            for member in valueText.split(separator: ",", omittingEmptySubsequences: false) {
+                let length = member.trimmingOWS()
+                guard !length.isEmpty, length.utf8.allSatisfy(FieldSyntax.isDigit) else { return fail("Content-Length is not a number") }
+                if let known = contentLength, known != length { return fail("Content-Length values conflict") }
+                contentLength = length
+            }
+        }
+        fields.append((nameText, valueText))
+    }
+
+    /// Whether the final status may be relayed: 200–599 (RFC 9110 §15; a 1xx is never final).
+    public static func isFinalStatus(_ status: Int) -> Bool { (200...599).contains(status) }
+
+    private mutating func fail(_ reason: String) { violation = reason }
+
+    private func trimmed(_ bytes: Slice<UnsafeRawBufferPointer>) -> Slice<UnsafeRawBufferPointer> {
+        var value = bytes
+        while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
+        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+        return value
+    }
+}
+
+extension StringProtocol {
+    /// Drops optional whitespace (SP, HTAB) at both ends.
+    public func trimmingOWS() -> Substring {
+        var s = Substring(self)
+        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
+        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
+        return s
+    }
+}

@@ -1,0 +1,84 @@
+/// The path of a request target in the one form Larder matches, keys and forwards
+/// (RFC 3986 §6.2.2): percent-encoded unreserved characters decoded (`%41` → `A`,
+/// `%2E` → `.`), then dot segments removed (§5.2.4).
+///
+/// Matching a route on the raw path and letting the next hop remove `..` later would let
+/// `/public/../admin` escape its prefix; normalising once, first, closes that. A path that
+/// would climb above `/` is refused rather than clamped. `%2F` stays encoded: it is data
+/// inside a segment, not a separator.
+public enum TargetPath {
+    /// The target (path and query) with its path normalised; the query is left as sent.
+    /// Nil when the path climbs above the root.
+    public static func normalized(_ target: String) -> String? {
+        let bytes = target.utf8
+        let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
+        let path = bytes[bytes.startIndex..<queryStart]
+        guard path.first == UInt8(ascii: "/"), needsWork(path) else { return target }
+        guard let normalized = removeDotSegments(decodeUnreserved(path)) else { return nil }
+        return String(decoding: normalized, as: UTF8.self) + target[queryStart...]
+    }
+
+    /// Most paths have neither `%` nor a dot segment: they go through untouched.
+    private static func needsWork(_ path: Substring.UTF8View) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path {
+            if byte == UInt8(ascii: "%") || (byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/")) { return true }
+            previous = byte
+        }
+        return false
+    }
+
+    /// ALPHA / DIGIT / "-" / "." / "_" / "~"
+    private static func isUnreserved(_ b: UInt8) -> Bool {
+        (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || FieldSyntax.isDigit(b)
+            || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
+    }
+
+    private static func decodeUnreserved(_ path: Substring.UTF8View) -> [UInt8] {
+        let input = Array(path)
+        var output: [UInt8] = []
+        output.reserveCapacity(input.count)
+        var i = 0
+        while i < input.count {
+            if input[i] == UInt8(ascii: "%"), i + 2 < input.count,
+               let high = FieldSyntax.hexValue(input[i + 1]), let low = FieldSyntax.hexValue(input[i + 2]),
+               isUnreserved(UInt8(high << 4 | low)) {
+                output.append(UInt8(high << 4 | low))
+                i += 3
+            } else {
+                output.append(input[i])
+                i += 1
+            }
+        }
+        return output
+    }
+
+    /// RFC 3986 §5.2.4 on an absolute path, segment by segment; nil when `..` would go
+    /// above the root.
+    private static func removeDotSegments(_ path: [UInt8]) -> [UInt8]? {
+        // Segments after the leading "/"; a trailing "." or ".." leaves a trailing "/".
+        let segments = path.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
+        var kept: [ArraySlice<UInt8>] = []
+        var trailingSlash = false
+        for (index, segment) in segments.enumerated() {
+            let last = index == segments.count - 1
+            if segment.elementsEqual([UInt8(ascii: ".")]) {
+                trailingSlash = last
+            } else if segment.elementsEqual([UInt8(ascii: "."), UInt8(ascii: ".")]) {
+                guard !kept.isEmpty else { return nil }
+                kept.removeLast()
+                trailingSlash = last
+            } else {
+                kept.append(segment)
+                trailingSlash = false
+            }
+        }
+        var output: [UInt8] = []
+        for segment in kept {
+            output.append(UInt8(ascii: "/"))
+            output += segment
+        }
+        if trailingSlash || output.isEmpty { output.append(UInt8(ascii: "/")) }
+        return output
+    }
+}
