@@ -94,10 +94,18 @@ public final class CacheEntry: Sendable {
     /// Fields a 304 must not overwrite: they describe the stored body, not the 304's empty one.
     private static let keptOn304: Set<String> = ["content-length", "content-encoding", "transfer-encoding", "content-range"]
 
-    /// Bytes this entry costs in a tier's budget (body, header text and fixed overhead).
+    /// Bytes this entry really holds in memory: the object with its parsed fields, the field
+    /// list and every string in it, and the body, each with its allocation overhead.
     public var cost: Int {
-        body.count + headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 } + 128
+        var total = MemoryCost.allocation(Self.instanceBytes) + MemoryCost.array(bytes: headers.count * 32)
+            + MemoryCost.array(bytes: body.count)
+        for field in headers { total += MemoryCost.string(field.name) + MemoryCost.string(field.value) }
+        return total
     }
+
+    /// The object's own size: its header and stored properties, `CacheControl` among them.
+    private static let instanceBytes = 16 + 8 * 3 + 8 * 2 + MemoryLayout<CacheControl>.stride + 8
+        + MemoryLayout<Date?>.stride * 2 + 8 + MemoryLayout<String?>.stride * 2
 }
 
 extension CacheEntry: Equatable {

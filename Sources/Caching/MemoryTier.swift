@@ -5,16 +5,22 @@ import Synchronization
 /// One lock around a dictionary and an intrusive list, so a lookup is a hash, a compare and
 /// a few pointer moves: cheap enough to run on an event loop thread. Shared by every route;
 /// each item carries the decoded value its route made from the entry, so a hit decodes nothing.
+/// The budget counts what the items really hold (`MemoryCost`): entry, rendered value,
+/// node and key with their allocation overheads, not just body bytes.
 public final class MemoryTier: Sendable {
     public struct Item: Sendable {
         public let entry: CacheEntry
         /// The route's decoded value, boxed in a class so reading it back is a class check,
         /// not an existential cast (measurably cheaper on the hit path).
         public let value: any AnyObject & Sendable
+        /// Bytes the item holds: the entry and, when it says, the value.
+        let cost: Int
 
         public init(entry: CacheEntry, value: any AnyObject & Sendable) {
             self.entry = entry
             self.value = value
+            let valueCost = value === entry ? 0 : (value as? any MemoryCosted)?.memoryCost ?? 0
+            cost = entry.cost + valueCost
         }
     }
 
@@ -23,6 +29,12 @@ public final class MemoryTier: Sendable {
         public let value: Value
         public init(_ value: Value) { self.value = value }
     }
+
+    /// What storing `item` under `key` counts against the budget.
+    static func cost(of item: Item, key: String) -> Int { item.cost + nodeOverhead + MemoryCost.string(key) }
+
+    /// What the tier itself spends per item: its list node and its dictionary slot.
+    static let nodeOverhead = MemoryCost.allocation(16 + 16 + 8 + 16 + 8 + 8 + 16) + 48
 
     private final class Node {
         let key: String
@@ -84,7 +96,7 @@ public final class MemoryTier: Sendable {
     /// Stores the item, evicting least recently used items past the budget. An item larger
     /// than the whole budget is not kept (and replaces nothing).
     public func set(_ key: String, _ item: Item) {
-        let cost = item.entry.cost + key.utf8.count
+        let cost = Self.cost(of: item, key: key)
         state.withLock { state in
             if let existing = state.nodes.removeValue(forKey: key) {
                 state.unlink(existing)
@@ -115,4 +127,8 @@ public final class MemoryTier: Sendable {
     public var bytes: Int { state.withLock { $0.bytes } }
     public var count: Int { state.withLock { $0.nodes.count } }
     public var evictions: Int { state.withLock { $0.evictions } }
+}
+
+extension MemoryTier.Box: MemoryCosted where Value: MemoryCosted {
+    public var memoryCost: Int { MemoryCost.allocation(16 + MemoryLayout<Value>.stride) + value.memoryCost }
 }

@@ -119,8 +119,9 @@ struct PassThroughRoutes: Sendable {
 
     /// A stored response's fields rendered once, as a hit sends them: all but `Age` (sent
     /// fresh) and `Content-Length` (the server writes it).
-    final class PreparedFields: Sendable {
+    final class PreparedFields: Sendable, MemoryCosted {
         let fields: PreparedHeaders
+        var memoryCost: Int { MemoryCost.allocation(16 + 24) + MemoryCost.array(bytes: fields.bytes.count) }
 
         init(_ entry: CacheEntry) {
             fields = PreparedHeaders(entry.headers.filter {

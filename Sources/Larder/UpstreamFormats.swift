@@ -141,3 +141,11 @@ enum BalanceFormat {
     }
 }
 
+
+extension RenderedBody: MemoryCosted {
+    /// The body, the ETag and Date strings and both rendered field blocks.
+    var memoryCost: Int {
+        MemoryCost.array(bytes: body.count) + MemoryCost.string(etag) + MemoryCost.string(date)
+            + MemoryCost.array(bytes: validators.bytes.count) + MemoryCost.array(bytes: full.bytes.count)
+    }
+}

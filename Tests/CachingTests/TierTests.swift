@@ -14,7 +14,7 @@ func temporaryDirectory() -> String {
     }
 
     @Test func evictsLeastRecentlyUsedPastTheByteBudget() {
-        let one = item(1000).entry.cost + 1
+        let one = MemoryTier.cost(of: item(1000), key: "a")
         let memory = MemoryTier(budget: one * 3)
         memory.set("a", item(1000))
         memory.set("b", item(1000))
@@ -32,7 +32,7 @@ func temporaryDirectory() -> String {
         memory.set("a", item(1000))
         memory.set("a", item(2000))
         #expect(memory.count == 1)
-        #expect(memory.bytes == item(2000).entry.cost + 1)
+        #expect(memory.bytes == MemoryTier.cost(of: item(2000), key: "a"))
         memory.remove("a")
         #expect(memory.bytes == 0 && memory.count == 0)
     }
@@ -45,7 +45,7 @@ func temporaryDirectory() -> String {
     }
 
     @Test func manyThreadsAtOnceLeaveItConsistent() async {
-        let memory = MemoryTier(budget: 50 * (item(100).entry.cost + 8))
+        let memory = MemoryTier(budget: 50 * MemoryTier.cost(of: item(100), key: "k000"))
         await withTaskGroup(of: Void.self) { group in
             for worker in 0..<8 {
                 group.addTask {
