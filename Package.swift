@@ -58,6 +58,7 @@ let package = Package(
         .executableTarget(
             name: "larder",
             dependencies: [
+                "CLinux",
                 "Larder",
                 "Upstream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -70,7 +71,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "TestSupport"]),
         .testTarget(name: "CachingTests", dependencies: ["Caching"]),
-        .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "Caching", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -120,7 +120,10 @@ public final class LarderService: Service, @unchecked Sendable {
         }
         self.server = server
         let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
-        logger.info("listening on http://\(host):\(server.port ?? settings.port)")
+        // Whatever the log level: with `--port 0` this line is the only way to learn the port.
+        var announcer = logger
+        announcer.logLevel = min(logger.logLevel, .info)
+        announcer.info("listening on http://\(host):\(server.port ?? settings.port)")
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
     }

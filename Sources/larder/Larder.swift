@@ -1,4 +1,5 @@
 import ArgumentParser
+import CLinux
 import Foundation
 import Larder
 import Upstream
@@ -15,6 +16,7 @@ struct LarderCommand: AsyncParsableCommand {
 
     /// Parses and runs; every usage or configuration error exits with status 2 and one line on stderr.
     static func main() async {
+        MemoryReturn.configure()
         do {
             var command = try parseAsRoot()
             if var async = command as? AsyncParsableCommand {
@@ -35,6 +37,16 @@ struct LarderCommand: AsyncParsableCommand {
     static func fail(_ message: String) -> Never {
         FileHandle.standardError.write(Data("larder: \(message)\n".utf8))
         Foundation.exit(2)
+    }
+}
+
+/// glibc raises its mmap threshold each time a large block is freed, until answers of a
+/// few MiB come from the heap arenas and their memory is never handed back: RSS then grows
+/// with every large answer ever seen. A fixed threshold keeps large bodies in mappings of
+/// their own, returned on free, and two arenas per core keep threads from multiplying heaps.
+enum MemoryReturn {
+    static func configure() {
+        larder_malloc_configure(128 * 1024, Int32(2 * max(1, ProcessInfo.processInfo.activeProcessorCount)))
     }
 }
 

@@ -24,6 +24,14 @@ import TestSupport
         #expect(await client.waitForClose(within: .seconds(5)))
     }
 
+    @Test func theListeningLineIsPrintedWhateverTheLogLevel() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0", "--log-level", "error"])
+        let port = try await larder.waitForPort()
+        #expect(port > 0)
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+    }
+
     @Test func sigintAlsoStopsCleanly() async throws {
         let larder = try LarderProcess(["serve", "--port", "0"])
         _ = try await larder.waitForPort()

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <time.h>
+#include <malloc.h>
 
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: one call, no race with fork.
 /// Defined in shim.c, which needs _GNU_SOURCE (defining it here would clash with Glibc's module).
@@ -37,5 +38,12 @@ static inline uint32_t larder_epoll_event_flags(const struct epoll_event *events
 static inline size_t larder_epoll_event_size(void) { return sizeof(struct epoll_event); }
 
 static inline int larder_errno(void) { return errno; }
+
+/// Fixes malloc's mmap threshold (blocks at least this large are mapped on their own and
+/// returned to the system when freed) and caps its arenas.
+static inline void larder_malloc_configure(int mmap_threshold, int max_arenas) {
+    mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_ARENA_MAX, max_arenas);
+}
 
 #endif
