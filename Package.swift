@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "larder", targets: ["larder"]),
         .executable(name: "larder-bench", targets: ["LarderBench"]),
+        .executable(name: "larder-fuzz", targets: ["LarderFuzz"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -64,6 +65,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke
+        // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
+        .target(name: "CFuzzDriver"),
+        .executableTarget(name: "LarderFuzz", dependencies: ["CFuzzDriver", "HTTPCore", "HTTPServer", "Caching", "Larder"]),
         // Measurements that are not tests: `make bench`.
         .executableTarget(name: "LarderBench", dependencies: ["HTTPServer", "Upstream", "Caching"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.

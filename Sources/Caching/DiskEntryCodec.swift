@@ -19,7 +19,7 @@ enum DiskEntryCodec {
     static func encode(key: String, entry: CacheEntry) -> [UInt8] {
         var meta: [UInt8] = []
         meta.reserveCapacity(32 + entry.headers.count * 48)
-        append(UInt32(entry.status), to: &meta)
+        append(UInt32(clamping: entry.status), to: &meta)
         append(entry.requestTime.timeIntervalSince1970.bitPattern, to: &meta)
         append(entry.responseTime.timeIntervalSince1970.bitPattern, to: &meta)
         append(UInt32(entry.headers.count), to: &meta)
@@ -29,23 +29,28 @@ enum DiskEntryCodec {
             append(UInt32(field.value.utf8.count), to: &meta)
             meta += field.value.utf8
         }
-        let keyBytes = Array(key.utf8)
+        return frame(key: Array(key.utf8), meta: meta, body: entry.body)
+    }
+
+    /// The file for these parts: header with lengths and the checksum over all three, then
+    /// the parts themselves.
+    static func frame(key keyBytes: [UInt8], meta: [UInt8], body: [UInt8]) -> [UInt8] {
         var hasher = SHA256()
         hasher.update(data: keyBytes)
         hasher.update(data: meta)
-        hasher.update(data: entry.body)
+        hasher.update(data: body)
         let digest = Array(hasher.finalize())
 
         var out = magic
-        out.reserveCapacity(headerSize + keyBytes.count + meta.count + entry.body.count)
+        out.reserveCapacity(headerSize + keyBytes.count + meta.count + body.count)
         append(version, to: &out)
         append(UInt32(keyBytes.count), to: &out)
         append(UInt32(meta.count), to: &out)
-        append(UInt64(entry.body.count), to: &out)
+        append(UInt64(body.count), to: &out)
         out += digest
         out += keyBytes
         out += meta
-        out += entry.body
+        out += body
         return out
     }
 

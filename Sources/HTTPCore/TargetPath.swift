@@ -8,13 +8,15 @@
 /// inside a segment, not a separator.
 public enum TargetPath {
     /// The target (path and query) with its path normalised; the query is left as sent.
-    /// Nil when the path climbs above the root.
+    /// Nil when the path climbs above the root, or holds a `%` that does not start a
+    /// `%HH` escape: decoding around such a `%` could make a new escape (`%4%41` → `%4A`)
+    /// that the next hop would decode again into a path Larder never matched.
     public static func normalized(_ target: String) -> String? {
         let bytes = target.utf8
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
         let path = bytes[bytes.startIndex..<queryStart]
         guard path.first == UInt8(ascii: "/"), needsWork(path) else { return target }
-        guard let normalized = removeDotSegments(decodeUnreserved(path)) else { return nil }
+        guard let decoded = decodeUnreserved(path), let normalized = removeDotSegments(decoded) else { return nil }
         return String(decoding: normalized, as: UTF8.self) + target[queryStart...]
     }
 
@@ -34,21 +36,28 @@ public enum TargetPath {
             || b == 0x2D || b == 0x2E || b == 0x5F || b == 0x7E
     }
 
-    private static func decodeUnreserved(_ path: Substring.UTF8View) -> [UInt8] {
+    /// The path with `%HH` of unreserved characters decoded; nil for a malformed escape.
+    private static func decodeUnreserved(_ path: Substring.UTF8View) -> [UInt8]? {
         let input = Array(path)
         var output: [UInt8] = []
         output.reserveCapacity(input.count)
         var i = 0
         while i < input.count {
-            if input[i] == UInt8(ascii: "%"), i + 2 < input.count,
-               let high = FieldSyntax.hexValue(input[i + 1]), let low = FieldSyntax.hexValue(input[i + 2]),
-               isUnreserved(UInt8(high << 4 | low)) {
-                output.append(UInt8(high << 4 | low))
-                i += 3
-            } else {
+            guard input[i] == UInt8(ascii: "%") else {
                 output.append(input[i])
                 i += 1
+                continue
             }
+            guard i + 2 < input.count, let high = FieldSyntax.hexValue(input[i + 1]), let low = FieldSyntax.hexValue(input[i + 2]) else {
+                return nil
+            }
+            let byte = UInt8(high << 4 | low)
+            if isUnreserved(byte) {
+                output.append(byte)
+            } else {
+                output += input[i..<(i + 3)]
+            }
+            i += 3
         }
         return output
     }

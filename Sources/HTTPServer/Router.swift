@@ -31,7 +31,7 @@ public struct Router: Sendable {
     /// every handler sees: what is matched is what is keyed and forwarded.
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
         guard let target = TargetPath.normalized(request.target) else {
-            return .now(ProblemDetails(status: 400, detail: "The path climbs above the root.").response())
+            return .now(ProblemDetails(status: 400, detail: "The path climbs above the root or holds a malformed percent-escape.").response())
         }
         guard target == request.target else {
             var normalized = request

@@ -43,6 +43,9 @@ import TestSupport
             #expect(escape.status == 400)
             let encoded = try await larder.get("/public/%2E%2E/%2e%2e/admin")
             #expect(encoded.status == 400)
+            // A half escape could become a new one once its neighbour is decoded (`%2%45` → `%2E`).
+            let doubled = try await larder.get("/public/%2%45%2%45/%2%45%2%45/admin")
+            #expect(doubled.status == 400)
             let inside = try await larder.get("/public/a/../b%41/./c")
             #expect(inside.status == 200)
             let outside = try await larder.get("/public/..%2Fadmin")  // %2F stays data: one segment

@@ -1,0 +1,2 @@
+// Declarations only: libFuzzer provides LLVMFuzzerRunDriver when linked in.
+#include "CFuzzDriver.h"

@@ -1,0 +1,172 @@
+import Foundation
+import HTTPCore
+@testable import Caching
+@testable import HTTPServer
+@testable import Larder
+
+/// One fuzz target per decoder of outside bytes. Each takes arbitrary bytes and must return
+/// (a value or a typed error) without trapping; where a decoder has a property that must
+/// hold (the same result at any split, a round trip), the target checks it and traps when
+/// it fails, so the fuzzer reports a logic bug like a crash.
+enum FuzzTargets {
+    typealias Target = @Sendable (UnsafeRawBufferPointer) -> Void
+
+    static let all: [(name: String, run: Target)] = [
+        ("request-parser", requestParser),
+        ("disk-entry", diskEntry),
+        ("cache-fields", cacheFields),
+        ("http-date", httpDate),
+        ("range", range),
+        ("upstream-formats", upstreamFormats),
+        ("response-head", responseHead),
+        ("target-path", targetPath),
+    ]
+
+    static func named(_ name: String) -> Target? { all.first { $0.name == name }?.run }
+
+    // MARK: Request parser and chunked framing
+
+    /// The parser over the input whole, then split in two where the first byte says: both
+    /// must give the same requests and the same error.
+    static let requestParser: Target = { data in
+        let bytes = Array(data)
+        let limits = RequestParser.Limits(maxRequestLineBytes: 512, maxHeaderBytes: 1024, maxHeaderCount: 16, maxBodyBytes: 4096)
+        let whole = parse([bytes[...]], limits)
+        let split = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+        let parts = parse([bytes[..<split], bytes[split...]], limits)
+        check(whole.requests.count == parts.requests.count && whole.error == parts.error, "split changed the parse")
+        check(zip(whole.requests, parts.requests).allSatisfy { RequestParser.Step.request($0) == .request($1) }, "split changed a request")
+    }
+
+    private static func parse(_ chunks: [ArraySlice<UInt8>], _ limits: RequestParser.Limits) -> (requests: [HTTPRequest], error: HTTPParseError?) {
+        var parser = RequestParser(limits: limits)
+        var buffer = InputBuffer()
+        var requests: [HTTPRequest] = []
+        for chunk in chunks {
+            buffer.append(chunk)
+            while true {
+                switch parser.next(&buffer) {
+                case .needMore: break
+                case .request(let request):
+                    requests.append(request)
+                    continue
+                case .failure(let error): return (requests, error)
+                }
+                break
+            }
+        }
+        return (requests, nil)
+    }
+
+    // MARK: Disk entries
+
+    /// Raw bytes as a file; then the same bytes as key, metadata and body of an entry with a
+    /// valid checksum (so the metadata decoder is reached); a decoded entry must round-trip.
+    static let diskEntry: Target = { data in
+        let bytes = Array(data)
+        _ = DiskEntryCodec.decode(bytes, key: "k")
+        let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+        let framed = DiskEntryCodec.frame(key: Array("k".utf8), meta: Array(bytes[..<cut]), body: Array(bytes[cut...]))
+        if let entry = DiskEntryCodec.decode(framed, key: "k") {
+            let again = DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: entry), key: "k")
+            check(again == entry, "a decoded entry does not round-trip")
+            _ = Freshness.currentAge(of: entry, now: Date())
+        }
+    }
+
+    // MARK: Cache-Control, CDN-Cache-Control, Vary, Age, Expires and freshness
+
+    /// Input lines as `name: value` fields of a stored response and of a request; every
+    /// computation a lookup makes runs on them.
+    static let cacheFields: Target = { data in
+        let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        var fields: [(name: String, value: String)] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingOWS().description))
+        }
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let entry = CacheEntry(status: 200, headers: fields, body: Array(data.prefix(16)), requestTime: now, responseTime: now)
+        let request = RequestDirectives(cacheControl: fields.map(\.value), pragma: fields.map(\.value))
+        for policy in [CachePolicy.sharedCache, CachePolicy(defaultLifetime: 60, staleWhileRevalidate: 30, staleIfError: 86_400)] {
+            let decision = CacheDecision.decide(entry, now: now.addingTimeInterval(Double(data.count) * 1000), request: request, policy: policy)
+            _ = decision.ttl
+            _ = Freshness.ageHeader(decision.age)
+            _ = CacheDecision.mayStore(entry, policy: policy, request: request)
+            _ = SharedStorage.mayStore(entry, request: request, hasAuthorization: false, policy: policy)
+        }
+        _ = TargetedCacheControl.parse(fields.map(\.value))
+        let vary = Vary(of: entry)
+        _ = VariantIndex(vary: vary).variantKey("k", request: fields)
+    }
+
+    // MARK: HTTP dates
+
+    /// A date that parses formats back to the same instant.
+    static let httpDate: Target = { data in
+        guard let date = HTTPDateParser.parse(String(decoding: data, as: UTF8.self)) else { return }
+        let seconds = Int(date.timeIntervalSince1970)
+        check(HTTPDateParser.parse(HTTPDate.format(epochSeconds: seconds)) == date, "a parsed date does not round-trip")
+    }
+
+    // MARK: Range
+
+    /// A selected range always lies inside the representation.
+    static let range: Target = { data in
+        let length = data.isEmpty ? 0 : Int(data[0]) * 37
+        switch ByteRange.select(String(decoding: data.dropFirst(), as: UTF8.self), length: length) {
+        case .partial(let range): check(range.first >= 0 && range.first <= range.last && range.last < length, "range outside the body")
+        case .whole, .unsatisfiable: break
+        }
+    }
+
+    // MARK: Upstream formats
+
+    static let upstreamFormats: Target = { data in
+        let entry = CacheEntry(status: 200, headers: [], body: Array(data), requestTime: Date(), responseTime: Date())
+        _ = try? OpenMeteoFormat.json(key: "weather:52.52,13.41", entry: entry)
+        _ = try? BalanceFormat.json(entry: entry)
+        _ = OpenMeteoFormat.isoTime(openMeteo: String(decoding: data, as: UTF8.self))
+    }
+
+    // MARK: An origin's response head
+
+    /// Lines as libcurl hands them over; whatever is accepted is valid field syntax.
+    static let responseHead: Target = { data in
+        var head = ReceivedFields()
+        var start = data.startIndex
+        for index in data.indices where data[index] == 0x0A {
+            head.add(line: UnsafeRawBufferPointer(rebasing: data[start...index]))
+            start = index + 1
+        }
+        if start < data.endIndex { head.add(line: UnsafeRawBufferPointer(rebasing: data[start...])) }
+        guard head.violation == nil else { return }
+        for field in head.fields {
+            check(FieldSyntax.isToken(field.name.utf8), "an accepted name is not a token")
+            check(FieldSyntax.isValue(FieldText.bytes(field.value)), "an accepted value has a control character")
+        }
+    }
+
+    // MARK: Request target paths
+
+    /// A normalised path has no dot segments, stays under `/`, and normalising it again
+    /// changes nothing.
+    static let targetPath: Target = { data in
+        let text = "/" + String(decoding: data.filter { $0 > 0x20 && $0 < 0x7F }, as: UTF8.self)
+        guard let normalized = TargetPath.normalized(text) else { return }
+        let path = normalized.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        check(path.hasPrefix("/"), "a normalised path lost its root")
+        check(!path.split(separator: "/").contains { $0 == "." || $0 == ".." }, "a dot segment survived")
+        check(TargetPath.normalized(normalized) == normalized, "normalising is not idempotent")
+    }
+
+    /// The input being run, for the message of a failed property (libFuzzer saves it anyway).
+    nonisolated(unsafe) static var current: [UInt8] = []
+
+    /// A broken property is a crash, so the fuzzer keeps the input that shows it.
+    private static func check(_ condition: Bool, _ message: String) {
+        if !condition {
+            fatalError("fuzz property failed: \(message); input (hex): \(current.map { String($0, radix: 16) }.joined(separator: " "))")
+        }
+    }
+}
