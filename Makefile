@@ -7,7 +7,7 @@ PORT ?= 8080
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test bench conformance build prerequisites clean
+.PHONY: run test bench conformance fuzz sanitize soak build prerequisites clean
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -33,6 +33,8 @@ $(VENV)/.installed: scripts/requirements-checks.txt
 test: prerequisites $(VENV)/.installed
 	$(SWIFT) build --build-tests
 	timeout 20m $(SWIFT) test --skip-build 2>&1 | tee .build/swift-test.log
+	@# The fuzz targets' smoke: each over its corpus, then seeded mutations (`make fuzz` runs libFuzzer).
+	timeout 5m "$$($(SWIFT) build --show-bin-path)/larder-fuzz" --seconds 1.5
 	scripts/check-api.sh
 	scripts/check-shipping.sh
 	@# Reached only when everything above passed: one plain closing line for any reader.
@@ -54,5 +56,26 @@ bench: prerequisites
 conformance: prerequisites
 	CACHE_TESTS="$(CACHE_TESTS)" scripts/conformance.sh
 
+## Measurement (not part of `make test`): every fuzz target under libFuzzer with
+## AddressSanitizer, FUZZ_SECONDS each (default 600), two at a time; summary at the end.
+FUZZ_SECONDS ?= 600
+fuzz: prerequisites
+	scripts/fuzz.sh $(FUZZ_SECONDS)
+
+## The Swift test suite under AddressSanitizer, then under ThreadSanitizer (separate build
+## folders, so the normal build stays as it is).
+sanitize: prerequisites
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	timeout 30m $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	timeout 30m $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+
+## Measurement (not part of `make test`): SOAK_SECONDS (default 600) at saturation with
+## mixed hits, misses and pass-through; RSS sampled every 10 s, errors and drift reported.
+soak: prerequisites
+	@command -v wrk >/dev/null || scripts/install-packages.sh wrk
+	$(SWIFT) build -c release --product larder
+	python3 scripts/soak.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
+
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz .build-asan .build-tsan .build-static

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# make fuzz: every fuzz target under libFuzzer with AddressSanitizer, SECONDS each, two at a
+# time (one per core). Seeds come from Tests/Fuzz/corpus/TARGET; what the fuzzer adds goes
+# to .build-fuzz/corpus/TARGET, crashes to .build-fuzz/crashes/. A summary of runs per target
+# ends the output; any crash fails the run.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds="${1:-600}"
+targets=(${FUZZ_TARGETS:-request-parser disk-entry cache-fields http-date range upstream-formats response-head target-path})
+
+echo "== building larder-fuzz with -sanitize=fuzzer,address (.build-fuzz)"
+swift build --product larder-fuzz --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -DFUZZING -Xswiftc -O
+fuzzer="$(swift build --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -DFUZZING -Xswiftc -O --show-bin-path)/larder-fuzz"
+mkdir -p .build-fuzz/crashes .build-fuzz/logs
+
+run() {
+    local target="$1"
+    mkdir -p ".build-fuzz/corpus/$target"
+    LARDER_FUZZ_TARGET="$target" "$fuzzer" ".build-fuzz/corpus/$target" "Tests/Fuzz/corpus/$target" \
+        -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        -artifact_prefix=".build-fuzz/crashes/$target-" > ".build-fuzz/logs/$target.log" 2>&1
+}
+export -f run
+export fuzzer seconds
+status=0
+printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run {}' || status=$?
+
+echo "== results ($seconds s per target)"
+for target in "${targets[@]}"; do
+    runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' ".build-fuzz/logs/$target.log" | grep -oE '[0-9]+$' || echo "?")
+    crashes=$(ls .build-fuzz/crashes/ 2>/dev/null | grep -c "^$target-" || true)
+    echo "$target: $runs runs, $crashes crashes"
+done
+exit "$status"
