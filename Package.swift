@@ -67,10 +67,9 @@ let package = Package(
         ),
         // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
-        .target(name: "CFuzzDriver"),
-        .executableTarget(name: "LarderFuzz", dependencies: ["CFuzzDriver", "HTTPCore", "HTTPServer", "Caching", "Larder"]),
+        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Larder"]),
         // Measurements that are not tests: `make bench`.
-        .executableTarget(name: "LarderBench", dependencies: ["HTTPServer", "Upstream", "Caching"]),
+        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),

@@ -234,6 +234,16 @@ import TestSupport
         _ = await larder.waitForExit()
     }
 
+    /// Many small entries: what the memory tier counts is close to what malloc handed out
+    /// (before it counted bodies and field text only, a quarter to a third of the truth).
+    @Test func theMemoryTierCountsWhatItsItemsReallyHold() async throws {
+        let bench = try LarderProcess(["memory-accounting", "30000"], executable: "larder-bench")
+        #expect(await bench.waitForExit(timeout: .seconds(60)) == 0)
+        let line = try #require(bench.output.split(separator: "\n").first { $0.hasPrefix("memory accounting") })
+        let ratio = try #require(Double(line.split(separator: " ").last ?? ""))
+        #expect(ratio > 0.7 && ratio < 1.25, "\(line)")
+    }
+
     /// Fetches outrun disk writes: 600 distinct 1 MiB answers over 8 connections.
     @Test func manyLargeAnswersDoNotQueueUnboundedDiskWrites() async throws {
         let origin = try Self.blobOrigin()

@@ -15,14 +15,17 @@ public final class LarderProcess: @unchecked Sendable {
     private var exitStatus: Int32?
 
     /// The executable next to the test bundle (SwiftPM puts both in the build folder).
-    public static var executablePath: String {
+    public static var executablePath: String { path(of: "larder") }
+
+    /// Any of the package's executables (`larder`, `larder-bench`, `larder-fuzz`).
+    public static func path(of executable: String) -> String {
         URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
-            .deletingLastPathComponent().appendingPathComponent("larder").path
+            .deletingLastPathComponent().appendingPathComponent(executable).path
     }
 
     /// Starts `larder` with `arguments`. Its cache directory defaults (through
     /// `LARDER_CACHE_DIR`) to a fresh folder, so no test writes into the repository.
-    public init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "larder") throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("larder-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         outputPath = folder + "/stdout"
@@ -36,7 +39,7 @@ public final class LarderProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
 
-        let path = Self.executablePath
+        let path = Self.path(of: executable)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -39,6 +39,12 @@ static inline size_t larder_epoll_event_size(void) { return sizeof(struct epoll_
 
 static inline int larder_errno(void) { return errno; }
 
+/// Bytes malloc has handed out and not had back (main arena and mappings alike).
+static inline long larder_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long)(info.uordblks + info.hblkhd);
+}
+
 /// Fixes malloc's mmap threshold (blocks at least this large are mapped on their own and
 /// returned to the system when freed) and caps its arenas.
 static inline void larder_malloc_configure(int mmap_threshold, int max_arenas) {

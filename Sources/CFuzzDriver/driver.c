@@ -1,2 +1,0 @@
-// Declarations only: libFuzzer provides LLVMFuzzerRunDriver when linked in.
-#include "CFuzzDriver.h"
