@@ -66,9 +66,10 @@ fuzz: prerequisites
 ## folders, so the normal build stays as it is).
 sanitize: prerequisites
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	timeout 30m $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	LARDER_SANITIZER=address LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
+		timeout 30m $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
-	timeout 30m $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
+	LARDER_SANITIZER=thread timeout 30m $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 ## Measurement (not part of `make test`): SOAK_SECONDS (default 600) at saturation with
 ## mixed hits, misses and pass-through; RSS sampled every 10 s, errors and drift reported.

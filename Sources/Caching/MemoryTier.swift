@@ -81,6 +81,20 @@ public final class MemoryTier: Sendable {
         self.budget = budget
     }
 
+    /// The list's links are strong both ways: break them, or the nodes outlive the tier.
+    deinit {
+        state.withLock { state in
+            var node = state.oldest
+            while let current = node {
+                node = current.newer
+                current.newer = nil
+                current.older = nil
+            }
+            state.newest = nil
+            state.oldest = nil
+        }
+    }
+
     /// The item for `key`, marked as most recently used.
     public func get(_ key: String) -> Item? {
         state.withLock { state in

@@ -183,7 +183,7 @@ public final class LarderService: Service, @unchecked Sendable {
 
 /// Lets a handler made before the server reach it once it exists.
 final class ServerBox: @unchecked Sendable {
-    var server: HTTPServer?
+    weak var server: HTTPServer?
 }
 
 /// One access log line and one request count per request, with route, status, cache

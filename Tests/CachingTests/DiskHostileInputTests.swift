@@ -4,6 +4,7 @@ import Glibc
 import Crypto
 import Foundation
 import Testing
+import TestSupport
 @testable import Caching
 
 /// The disk is outside input: whatever bytes, file types or folder layout it holds, a read is
@@ -154,7 +155,3 @@ import Testing
     }
 }
 
-/// Mounts a size-limited tmpfs (a disk that fills up) at `path`; false when not permitted.
-func mountTmpfs(at path: String, size: String) -> Bool {
-    mount("tmpfs", path, "tmpfs", 0, "size=\(size)") == 0
-}

@@ -60,8 +60,10 @@ public final class LarderProcess: @unchecked Sendable {
         }
     }
 
-    public var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
-    public var errorOutput: String { (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? "" }
+    // Read through `FileManager` as bytes: `String(contentsOfFile:)` leaks its buffer in
+    // this Foundation (LeakSanitizer finds it under `make sanitize`).
+    public var output: String { FileManager.default.contents(atPath: outputPath).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+    public var errorOutput: String { FileManager.default.contents(atPath: errorPath).map { String(decoding: $0, as: UTF8.self) } ?? "" }
 
     private var isRunning: Bool {
         if exitStatus != nil { return false }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPServer
 
 /// Starts an `HTTPServer` on a free loopback port, runs `body` with the port, and always
@@ -30,4 +33,9 @@ public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool
         try? await Task.sleep(for: .milliseconds(10))
     }
     return condition()
+}
+
+/// Mounts a size-limited tmpfs (a disk that fills up) at `path`; false when not permitted.
+public func mountTmpfs(at path: String, size: String) -> Bool {
+    mount("tmpfs", path, "tmpfs", 0, "size=\(size)") == 0
 }
