@@ -1,23 +1,13 @@
 /// One client connection, owned by exactly one event loop and touched only on its thread.
 ///
 /// It holds what was read and not yet parsed, the responses owed in request order
-/// (pipelining: a later response that is ready waits for the earlier ones), the bytes
-/// not yet written, and the deadlines the loop's sweep checks.
+/// (pipelining: a later response that is ready waits for the earlier ones) and the bytes
+/// not yet written; its rules (timeouts, back-pressure, closing) are `state`.
 final class Connection {
-    /// What the connection is doing, which decides which timeout applies.
-    enum Phase {
-        /// Reading and answering requests.
-        case open
-        /// The last response is queued; close once it is written.
-        case closing
-        /// Write side shut down; reading and discarding until the peer closes or the linger ends,
-        /// so an unread request body does not turn our final response into a reset.
-        case lingering(deadline: UInt64)
-    }
-
     let fd: Int32
     let token: UInt64
-    var phase = Phase.open
+    /// The rules: phase, timers, back-pressure (`Connection.State`).
+    var state: State
     var parser: RequestParser
     var input = InputBuffer()
 
@@ -36,33 +26,24 @@ final class Connection {
     /// finished ahead of an earlier one, and those waiting for `output` to drain below its
     /// bound. They share their bodies with whoever made them, so waiting here costs little.
     var ready: [Int: HTTPResponse] = [:]
-    /// Handlers answering later (`.later`) that have not answered yet. Their responses' sizes
-    /// are unknown, so a connection starts another request only when none is running.
-    var asyncInFlight = 0
 
-    var peerClosedWrite = false
     /// epoll interest currently registered.
     var registeredEvents: UInt32 = .max  // .max: not yet registered with epoll
 
-    var headStartedAt: UInt64?
-    /// When the current request's body began to arrive, and when it last made progress.
-    var bodyStartedAt: UInt64?
-    var lastBodyProgress: UInt64 = 0
-    var lastActivity: UInt64
-    var lastWriteProgress: UInt64
-
-    init(fd: Int32, token: UInt64, parser: RequestParser, now: UInt64) {
+    init(fd: Int32, token: UInt64, parser: RequestParser, limits: State.Limits, now: UInt64) {
         self.fd = fd
         self.token = token
         self.parser = parser
-        self.lastActivity = now
-        self.lastWriteProgress = now
+        self.state = State(limits: limits, now: now)
+    }
+
+    /// What the buffers hold, for the rules in `state`.
+    var load: State.Load {
+        State.Load(responsesOwed: responsesOwed, pendingOutput: pendingOutput, renderBacklog: hasRenderBacklog,
+                   requestInProgress: parser.inProgress, inputBuffered: !input.isEmpty)
     }
 
     var responsesOwed: Int { nextSequence - nextToSend }
-
-    /// No request in progress, none owed, nothing to write.
-    var isIdle: Bool { responsesOwed == 0 && pendingOutput == 0 && !parser.inProgress && input.isEmpty }
 
     /// Takes a sequence number for a parsed request and remembers how to answer it.
     func admit(_ context: ResponseSerializer.Context) -> Int {

@@ -15,9 +15,9 @@ final class EventLoop: @unchecked Sendable {
     private static let wakeToken: UInt64 = 2
     private static let maxEvents: Int32 = 256
     private static let readChunk = 64 * 1024
-    private static let lingerNanoseconds: UInt64 = 2_000_000_000
 
     let configuration: HTTPServerConfiguration
+    private let limits: Connection.State.Limits
     private let handler: HTTPHandler
     private let shared: ServerSharedState
     private let logger: Logger
@@ -44,6 +44,7 @@ final class EventLoop: @unchecked Sendable {
          shared: ServerSharedState, logger: Logger, onExit: @escaping @Sendable () -> Void) throws(SystemError) {
         self.listenerFD = listenerFD
         self.configuration = configuration
+        self.limits = Connection.State.Limits(configuration)
         self.handler = handler
         self.shared = shared
         self.logger = logger
@@ -139,7 +140,7 @@ final class EventLoop: @unchecked Sendable {
             let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
             // The connection may have closed while its handler ran.
             guard let connection = connections[fd], connection.token == completion.token else { continue }
-            connection.asyncInFlight -= 1
+            connection.state.asyncFinished()
             connection.complete(completion.sequence, completion.response, date: &date, outputLimit: configuration.maxOutputBytes)
             service(connection)
         }
@@ -171,7 +172,7 @@ final class EventLoop: @unchecked Sendable {
             generation += 1
             let now = System.monotonicNanoseconds()
             let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
-                                        parser: RequestParser(configuration: configuration), now: now)
+                                        parser: RequestParser(configuration: configuration), limits: limits, now: now)
             connections[fd] = connection
             updateInterest(connection)
             if open > configuration.maxConnections {
@@ -203,17 +204,19 @@ final class EventLoop: @unchecked Sendable {
             // A request the kernel already holds for us was received: read it, so it is
             // answered (with `Connection: close`) rather than reset by closing over it.
             // Reading is bounded (it stops once the input holds the output bound).
-            if case .open = connection.phase, !connection.peerClosedWrite {
+            if connection.state.isOpen, !connection.state.peerClosedWrite {
                 guard read(connection) else { continue }
                 service(connection)
                 guard connections[connection.fd] === connection else { continue }
             }
-            if connection.isIdle, case .open = connection.phase {
+            switch connection.state.drain(connection.load) {
+            case .linger:
                 linger(connection)
-            } else if !connection.parser.inProgress, connection.input.isEmpty, connection.closeAfterOwedResponses() {
-                connection.phase = .closing
+            case .closeAfterOwed:
+                if connection.closeAfterOwedResponses() { connection.state.closeAfterOwed() }
+            case .finishRequest:
+                break
             }
-            // Otherwise a request is half read: it is answered with `Connection: close` when it completes.
         }
     }
 
@@ -225,28 +228,15 @@ final class EventLoop: @unchecked Sendable {
             for connection in Array(connections.values) { close(connection) }
             return
         }
-        let header = configuration.headerReadTimeout.nanoseconds
-        let idle = configuration.idleTimeout.nanoseconds
-        let stall = configuration.writeStallTimeout.nanoseconds
-        let bodyGap = configuration.bodyProgressTimeout.nanoseconds
-        let bodyTotal = configuration.bodyReadTimeout.nanoseconds
         for connection in Array(connections.values) {
-            if case .lingering(let deadline) = connection.phase {
-                if now >= deadline { close(connection) }
-                continue
-            }
-            if connection.pendingOutput > 0, now &- connection.lastWriteProgress > stall {
+            switch connection.state.tick(at: now, connection.load) {
+            case .none:
+                break
+            case .close:
                 close(connection)
-            } else if case .open = connection.phase, let started = connection.headStartedAt, now &- started > header {
-                fail(connection, status: 408, detail: "The request header was not received in time.")
+            case .timeout(let detail):
+                fail(connection, status: 408, detail: detail)
                 service(connection)
-            } else if case .open = connection.phase, let started = connection.bodyStartedAt, !isBackPressured(connection),
-                      now &- connection.lastBodyProgress > bodyGap || now &- started > bodyTotal {
-                fail(connection, status: 408, detail: "The request body did not keep arriving.")
-                service(connection)
-            } else if connection.responsesOwed == 0, connection.pendingOutput == 0, !connection.parser.readingHead,
-                      now &- connection.lastActivity > idle {
-                close(connection)
             }
         }
     }
@@ -274,18 +264,16 @@ final class EventLoop: @unchecked Sendable {
             }
             guard case .done(let n) = result else { return true }
             if n == 0 {
-                connection.peerClosedWrite = true
-                if case .lingering = connection.phase {
+                connection.state.peerClosed()
+                if connection.state.isLingering {
                     close(connection)
                     return false
                 }
                 return true
             }
-            if case .lingering = connection.phase { continue }  // discard what a closing client still sends
+            if connection.state.isLingering { continue }  // discard what a closing client still sends
             connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
-            let now = System.monotonicNanoseconds()
-            connection.lastActivity = now
-            connection.lastBodyProgress = now
+            connection.state.bytesRead(at: System.monotonicNanoseconds())
             if n < scratch.count { return true }
             // A full chunk: let the parser catch up before reading more, so input stays bounded.
             if connection.input.count >= configuration.maxOutputBytes { return true }
@@ -296,32 +284,20 @@ final class EventLoop: @unchecked Sendable {
     /// again, then close or re-arm epoll as the new state requires.
     func service(_ connection: Connection) {
         guard pump(connection) else { return }
-        if case .open = connection.phase {
+        if connection.state.isOpen {
             // Requests already buffered must not wait for new bytes that may never come:
             // keep parsing for as long as writing makes room.
             while parseAndDispatch(connection) {
                 guard pump(connection) else { return }
-                if isBackPressured(connection) { break }
+                if connection.state.isBackPressured(connection.load) { break }
             }
             guard pump(connection) else { return }
         }
-        if connection.pendingOutput == 0, connection.responsesOwed == 0 {
-            switch connection.phase {
-            case .closing:
-                linger(connection)
-                return
-            case .open where connection.peerClosedWrite:
-                close(connection)
-                return
-            case .open where draining && connection.isIdle:
-                // A FIN, not a close over unread bytes: a request racing the stop gets an
-                // end of stream it can retry, never a reset.
-                linger(connection)
-                return
-            default: break
-            }
+        switch connection.state.settle(connection.load, draining: draining) {
+        case .keep: updateInterest(connection)
+        case .linger: linger(connection)
+        case .close: close(connection)
         }
-        updateInterest(connection)
     }
 
     /// Writes output and renders waiting responses into it as room appears. Returns false
@@ -334,21 +310,11 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Whether the connection must not parse or start another request yet: its output (written
-    /// or waiting to be rendered) is at the bound, too many answers are owed, or an async
-    /// handler is still running (its answer's size is unknown, so only one runs at a time).
-    private func isBackPressured(_ connection: Connection) -> Bool {
-        connection.responsesOwed >= configuration.maxPipelinedRequests
-            || connection.pendingOutput >= configuration.maxOutputBytes
-            || connection.asyncInFlight > 0
-            || connection.hasRenderBacklog
-    }
-
     /// Parses and dispatches buffered requests. Returns true when it stopped for back-pressure
     /// with bytes still buffered (the rest waits in `input` until the client reads).
     private func parseAndDispatch(_ connection: Connection) -> Bool {
-        while case .open = connection.phase, !connection.input.isEmpty || connection.parser.inProgress {
-            if isBackPressured(connection) {
+        while connection.state.isOpen, !connection.input.isEmpty || connection.parser.inProgress {
+            if connection.state.isBackPressured(connection.load) {
                 connection.input.compact()
                 return true
             }
@@ -358,25 +324,12 @@ final class EventLoop: @unchecked Sendable {
                     connection.parser.wantsContinue = false
                     connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
                 }
-                if connection.parser.readingHead {
-                    if connection.headStartedAt == nil { connection.headStartedAt = System.monotonicNanoseconds() }
-                } else {
-                    connection.headStartedAt = nil
-                }
-                if connection.parser.readingBody {
-                    if connection.bodyStartedAt == nil {
-                        let now = System.monotonicNanoseconds()
-                        connection.bodyStartedAt = now
-                        connection.lastBodyProgress = now
-                    }
-                } else {
-                    connection.bodyStartedAt = nil
-                }
+                connection.state.parserWaiting(readingHead: connection.parser.readingHead, readingBody: connection.parser.readingBody,
+                                               at: System.monotonicNanoseconds())
                 connection.input.compact()
                 return false
             case .request(let request):
-                connection.headStartedAt = nil
-                connection.bodyStartedAt = nil
+                connection.state.requestParsed()
                 dispatch(request, on: connection)
             case .failure(let error):
                 fail(connection, status: error.status, detail: error.detail)
@@ -387,14 +340,14 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func dispatch(_ request: HTTPRequest, on connection: Connection) {
-        let keepAlive = request.keepAlive && !draining && !connection.peerClosedWrite
+        let keepAlive = request.keepAlive && !draining && !connection.state.peerClosedWrite
         let sequence = connection.admit(.init(isHead: request.method == .head, keepAlive: keepAlive, version: request.version))
-        if !keepAlive { connection.phase = .closing }
+        connection.state.requestAdmitted(keepAlive: keepAlive)
         switch handler(request) {
         case .now(let response):
             connection.complete(sequence, response, date: &date, outputLimit: configuration.maxOutputBytes)
         case .later(let work):
-            connection.asyncInFlight += 1
+            connection.state.asyncStarted()
             let token = connection.token
             Task { [self] in
                 let response = await work()
@@ -406,9 +359,7 @@ final class EventLoop: @unchecked Sendable {
     /// Queues an error response as the connection's last and stops reading requests.
     private func fail(_ connection: Connection, status: Int, detail: String) {
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
-        connection.phase = .closing
-        connection.headStartedAt = nil
-        connection.bodyStartedAt = nil
+        connection.state.failed()
         connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date,
                             outputLimit: configuration.maxOutputBytes)
     }
@@ -427,31 +378,25 @@ final class EventLoop: @unchecked Sendable {
             }
             guard case .done(let n) = result else { break }
             connection.outputWritten(n)
-            let now = System.monotonicNanoseconds()
-            connection.lastWriteProgress = now
-            connection.lastActivity = now
+            connection.state.bytesWritten(at: System.monotonicNanoseconds())
         }
         return true
     }
 
     private func linger(_ connection: Connection) {
-        if connection.peerClosedWrite {
+        if connection.state.peerClosedWrite {
             close(connection)
             return
         }
         shutdown(connection.fd, Int32(SHUT_WR))
-        connection.phase = .lingering(deadline: System.monotonicNanoseconds() &+ Self.lingerNanoseconds)
+        connection.state.lingerStarted(at: System.monotonicNanoseconds())
         connection.input = InputBuffer()
         updateInterest(connection)
     }
 
     private func updateInterest(_ connection: Connection) {
         var events: UInt32 = 0
-        switch connection.phase {
-        case .open where !connection.peerClosedWrite && !isBackPressured(connection): events |= EPOLLIN.rawValue
-        case .lingering: events |= EPOLLIN.rawValue
-        default: break
-        }
+        if connection.state.wantsRead(connection.load) { events |= EPOLLIN.rawValue }
         if connection.pendingOutput > 0 { events |= EPOLLOUT.rawValue }
         guard events != connection.registeredEvents || connection.registeredEvents == UInt32.max else { return }
         let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
