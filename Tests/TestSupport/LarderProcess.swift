@@ -60,10 +60,24 @@ public final class LarderProcess: @unchecked Sendable {
         }
     }
 
-    // Read through `FileManager` as bytes: `String(contentsOfFile:)` leaks its buffer in
-    // this Foundation (LeakSanitizer finds it under `make sanitize`).
-    public var output: String { FileManager.default.contents(atPath: outputPath).map { String(decoding: $0, as: UTF8.self) } ?? "" }
-    public var errorOutput: String { FileManager.default.contents(atPath: errorPath).map { String(decoding: $0, as: UTF8.self) } ?? "" }
+    public var output: String { String(decoding: Self.contents(of: outputPath), as: UTF8.self) }
+    public var errorOutput: String { String(decoding: Self.contents(of: errorPath), as: UTF8.self) }
+
+    /// A file's bytes with plain read(2): this Foundation's file reading leaks its buffer
+    /// (LeakSanitizer reports it under `make sanitize`), and these files are read in loops.
+    static func contents(of path: String) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return [] }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return bytes }
+            bytes += chunk[0..<n]
+        }
+    }
 
     private var isRunning: Bool {
         if exitStatus != nil { return false }
