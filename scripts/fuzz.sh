@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 seconds="${1:-600}"
 targets=(${FUZZ_TARGETS:-request-parser disk-entry cache-fields http-date range upstream-formats response-head target-path})
 
+# SwiftPM's --sanitize=fuzzer links libFuzzer (and its main); the Swift code itself is only
+# instrumented for coverage with -sanitize=fuzzer passed to swiftc as well.
 echo "== building larder-fuzz with -sanitize=fuzzer,address (.build-fuzz)"
-swift build --product larder-fuzz --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -DFUZZING -Xswiftc -O
-fuzzer="$(swift build --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -DFUZZING -Xswiftc -O --show-bin-path)/larder-fuzz"
+swift build --product larder-fuzz --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -O
+fuzzer="$(swift build --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -O --show-bin-path)/larder-fuzz"
 mkdir -p .build-fuzz/crashes .build-fuzz/logs
 
 run() {
