@@ -15,6 +15,48 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case method
     }
 
+    /// Where an answer came from, or why it is what it is: the `detail` member of
+    /// `Cache-Status`. The raw values are the one place these words are written; headers,
+    /// logs and metric labels all read them from here.
+    public enum Detail: String, Sendable {
+        /// Served from the memory tier.
+        case memory
+        /// Served from the disk tier.
+        case disk
+        /// A stored answer stood in for an upstream failure (RFC 5861 §4).
+        case staleIfError = "stale-if-error"
+        /// The origin could not be reached; a stored answer was served (RFC 9111 §4.2.4).
+        case disconnected
+        /// A GET or HEAD with content: forwarded, never cached.
+        case content
+    }
+
+    /// The tier an answer is counted under in metrics.
+    public enum Tier: String, Sendable, CaseIterable {
+        case memory, disk, upstream
+        /// Position in `allCases`, for tables indexed without hashing.
+        public var ordinal: Int {
+            switch self {
+            case .memory: 0
+            case .disk: 1
+            case .upstream: 2
+            }
+        }
+    }
+
+    /// How a lookup ended, for metrics.
+    public enum Result: String, Sendable, CaseIterable {
+        case hit, stale, miss
+        /// Position in `allCases`, for tables indexed without hashing.
+        public var ordinal: Int {
+            switch self {
+            case .hit: 0
+            case .stale: 1
+            case .miss: 2
+            }
+        }
+    }
+
     public static let cacheName = "larder"
 
     public var hit = false
@@ -23,10 +65,10 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     public var ttl: Int?
     public var stored = false
     public var collapsed = false
-    public var detail: String?
+    public var detail: Detail?
 
     public init(hit: Bool = false, forward: Forward? = nil, forwardStatus: Int? = nil, ttl: Int? = nil,
-                stored: Bool = false, collapsed: Bool = false, detail: String? = nil) {
+                stored: Bool = false, collapsed: Bool = false, detail: Detail? = nil) {
         self.hit = hit
         self.forward = forward
         self.forwardStatus = forwardStatus
@@ -46,7 +88,19 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         if let ttl { text += "; ttl=" + String(ttl) }
         if stored { text += "; stored" }
         if collapsed { text += "; collapsed" }
-        if let detail { text += "; detail=" + detail }
+        if let detail { text += "; detail=" + detail.rawValue }
         return text
+    }
+
+    /// Where this answer counts: the tier it was served from, or `upstream` when it was forwarded.
+    public var tier: Tier {
+        guard hit else { return .upstream }
+        return detail == .disk ? .disk : .memory
+    }
+
+    /// A hit, a stale answer (served past freshness, or standing in for a failure), or a miss.
+    public var result: Result {
+        if detail == .staleIfError || detail == .disconnected || (ttl ?? 0) < 0 { return .stale }
+        return hit ? .hit : .miss
     }
 }

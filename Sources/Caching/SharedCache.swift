@@ -46,14 +46,14 @@ public final class SharedCache: Sendable {
 
     /// What one exchange with the origin produced.
     enum Outcome: Sendable {
-        case answer(CacheEntry, forwardStatus: Int?, stored: Bool, detail: String?)
+        case answer(CacheEntry, forwardStatus: Int?, stored: Bool, detail: CacheStatus.Detail?)
         case failure(UpstreamFailure)
     }
 
     /// A stored response found for a request, the tier it came from, and its prepared form.
     struct Stored {
         let entry: CacheEntry
-        let detail: String
+        let detail: CacheStatus.Detail
         var prepared: (any AnyObject & Sendable)?
     }
 
@@ -95,7 +95,7 @@ public final class SharedCache: Sendable {
             guard let variant = memory.get(index.variantKey(key, request: request.headers)) else { return nil }
             item = variant
         }
-        return serveWithoutWaiting(request, key: key, stored: Stored(entry: item.entry, detail: "memory", prepared: item.value),
+        return serveWithoutWaiting(request, key: key, stored: Stored(entry: item.entry, detail: .memory, prepared: item.value),
                                    decision: decide(item.entry, request))
     }
 
@@ -151,11 +151,11 @@ public final class SharedCache: Sendable {
     }
 
     private func read(_ key: String) async -> Stored? {
-        if let item = memory.get(key) { return Stored(entry: item.entry, detail: "memory", prepared: item.value) }
+        if let item = memory.get(key) { return Stored(entry: item.entry, detail: .memory, prepared: item.value) }
         guard let entry = await disk?.read(key) else { return nil }
         let item = self.item(entry)
         memory.set(key, item)
-        return Stored(entry: entry, detail: "disk", prepared: item.value)
+        return Stored(entry: entry, detail: .disk, prepared: item.value)
     }
 
     /// A memory item: index entries as they are, responses with their prepared form.
@@ -209,10 +209,10 @@ public final class SharedCache: Sendable {
             fetched = try await fetcher.forward(sent, to: origin + request.target)
         } catch {
             if let stored, CacheDecision.mayServeOnError(stored, now: clock.now(), policy: policy) {
-                return .answer(stored, forwardStatus: nil, stored: false, detail: "stale-if-error")
+                return .answer(stored, forwardStatus: nil, stored: false, detail: .staleIfError)
             }
             if let stored, CacheDecision.mayServeDisconnected(stored) {
-                return .answer(stored, forwardStatus: nil, stored: false, detail: "disconnected")
+                return .answer(stored, forwardStatus: nil, stored: false, detail: .disconnected)
             }
             return .failure(UpstreamFailure(noAnswerFrom: "origin", error))
         }
@@ -232,7 +232,7 @@ public final class SharedCache: Sendable {
                               forwardStatus: 200, request: request, key: key)
         }
         if let stored, Self.errorStatuses.contains(fetched.status), CacheDecision.mayServeOnError(stored, now: clock.now(), policy: policy) {
-            return .answer(stored, forwardStatus: fetched.status, stored: false, detail: "stale-if-error")
+            return .answer(stored, forwardStatus: fetched.status, stored: false, detail: .staleIfError)
         }
         // A 206 answers a Range request; it neither replaces nor removes the whole response.
         if fetched.status == 206 { return .answer(fetched, forwardStatus: 206, stored: false, detail: nil) }
@@ -280,7 +280,7 @@ public final class SharedCache: Sendable {
     /// and `Content-Location` are invalidated (§4.4).
     private func forwardUncached(_ request: Request) async -> Result<Answer, CacheFailure> {
         let status = request.hasContent && (request.method == "GET" || request.method == "HEAD")
-            ? CacheStatus(forward: .request, detail: "content") : CacheStatus(forward: .method)
+            ? CacheStatus(forward: .request, detail: .content) : CacheStatus(forward: .method)
         let fetched: CacheEntry
         do {
             fetched = try await fetcher.forward(request, to: origin + request.target)

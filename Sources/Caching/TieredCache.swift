@@ -41,7 +41,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
     public func answerFromMemory(key: String, request: RequestDirectives) -> CacheAnswer<Value>? {
         guard let item = memory.get(key), let value = (item.value as? MemoryTier.Box<Value>)?.value else { return nil }
         let decision = CacheDecision.decide(item.entry, now: clock.now(), request: request, policy: policy)
-        return serveWithoutWaiting(key: key, entry: item.entry, value: value, decision: decision, detail: "memory")
+        return serveWithoutWaiting(key: key, entry: item.entry, value: value, decision: decision, detail: .memory)
     }
 
     /// The full lookup: memory, disk, then the upstream.
@@ -49,7 +49,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
         var candidate: (entry: CacheEntry, decision: CacheDecision)?
         if let item = memory.get(key), let value = (item.value as? MemoryTier.Box<Value>)?.value {
             let decision = CacheDecision.decide(item.entry, now: clock.now(), request: request, policy: policy)
-            if let answer = serveWithoutWaiting(key: key, entry: item.entry, value: value, decision: decision, detail: "memory") {
+            if let answer = serveWithoutWaiting(key: key, entry: item.entry, value: value, decision: decision, detail: .memory) {
                 return .success(answer)
             }
             candidate = (item.entry, decision)
@@ -57,7 +57,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
             if let value = try? decode(key, entry) {
                 memory.set(key, MemoryTier.Item(entry: entry, value: MemoryTier.Box(value)))
                 let decision = CacheDecision.decide(entry, now: clock.now(), request: request, policy: policy)
-                if let answer = serveWithoutWaiting(key: key, entry: entry, value: value, decision: decision, detail: "disk") {
+                if let answer = serveWithoutWaiting(key: key, entry: entry, value: value, decision: decision, detail: .disk) {
                     return .success(answer)
                 }
                 candidate = (entry, decision)
@@ -80,7 +80,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
         case .failure(let failure):
             if let stale, CacheDecision.mayServeOnError(stale, now: now, policy: policy), let value = try? decode(key, stale) {
                 let status = CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed,
-                                         detail: "stale-if-error")
+                                         detail: .staleIfError)
                 return .success(compose(stale, value, now: now, status: status))
             }
             let status = CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed)
@@ -96,7 +96,7 @@ public final class TieredCache<Value: Sendable>: Sendable {
     // MARK: Pieces
 
     private func serveWithoutWaiting(key: String, entry: CacheEntry, value: Value, decision: CacheDecision,
-                                     detail: String) -> CacheAnswer<Value>? {
+                                     detail: CacheStatus.Detail) -> CacheAnswer<Value>? {
         switch decision.action {
         case .serve, .serveStale:
             return answer(entry, value, decision, CacheStatus(hit: true, ttl: decision.ttl, detail: detail))

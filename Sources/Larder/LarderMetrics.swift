@@ -28,10 +28,9 @@ final class LarderMetrics: Sendable {
     private static let commonStatuses = [200, 304, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 504]
     /// requests[route][status index]
     private let requests: [[CoreMetrics.Counter]]
-    private static let tiers = ["memory", "disk", "upstream"]
-    private static let results = ["hit", "stale", "miss"]
-    /// lookups[tier * 3 + result]
-    private let lookups: [CoreMetrics.Counter]
+    /// lookups[tier ordinal][result ordinal], made once for every combination (an array
+    /// index, not a hash, on the hit path).
+    private let lookups: [[CoreMetrics.Counter]]
     private let collapsed: CoreMetrics.Counter
 
     init() {
@@ -47,9 +46,10 @@ final class LarderMetrics: Sendable {
                                     factory: factory)
             }
         }
-        lookups = Self.tiers.flatMap { tier in
-            Self.results.map { result in
-                CoreMetrics.Counter(label: "larder_cache_lookups_total", dimensions: [("tier", tier), ("result", result)], factory: factory)
+        lookups = CacheStatus.Tier.allCases.map { tier in
+            CacheStatus.Result.allCases.map { result in
+                CoreMetrics.Counter(label: "larder_cache_lookups_total", dimensions: [("tier", tier.rawValue), ("result", result.rawValue)],
+                                    factory: factory)
             }
         }
         collapsed = CoreMetrics.Counter(label: "larder_cache_collapsed_requests_total", dimensions: [], factory: factory)
@@ -87,9 +87,7 @@ final class LarderMetrics: Sendable {
 
     /// Counts a cache lookup by where it was answered (memory, disk, upstream) and how (hit, stale, miss).
     func lookup(_ status: CacheStatus) {
-        let tier = status.hit ? (status.detail == "disk" ? 1 : 0) : 2
-        let result = status.detail == "stale-if-error" || (status.ttl ?? 0) < 0 ? 1 : status.hit ? 0 : 2
-        lookups[tier * 3 + result].increment()
+        lookups[status.tier.ordinal][status.result.ordinal].increment()
         if status.collapsed { collapsed.increment() }
     }
 

@@ -111,7 +111,7 @@ struct LarderRoutes: Sendable {
     /// otherwise the part that went furthest to the upstream speaks for both.
     static func combined(_ a: CacheStatus, _ b: CacheStatus) -> CacheStatus {
         if a.hit && b.hit {
-            let detail = a.detail == "memory" && b.detail == "memory" ? "memory" : "disk"
+            let detail: CacheStatus.Detail = a.detail == .memory && b.detail == .memory ? .memory : .disk
             return CacheStatus(hit: true, ttl: min(a.ttl ?? 0, b.ttl ?? 0), detail: detail)
         }
         func rank(_ s: CacheStatus) -> Int {

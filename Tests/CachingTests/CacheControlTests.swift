@@ -48,11 +48,11 @@ import Testing
     }
 
     @Test func cacheStatusRendersAsRFC9211() {
-        #expect(CacheStatus(hit: true, ttl: 3542, detail: "memory").description == "larder; hit; ttl=3542; detail=memory")
+        #expect(CacheStatus(hit: true, ttl: 3542, detail: .memory).description == "larder; hit; ttl=3542; detail=memory")
         #expect(CacheStatus(forward: .miss, forwardStatus: 200, stored: true).description == "larder; fwd=miss; fwd-status=200; stored")
         #expect(CacheStatus(forward: .miss, forwardStatus: 200, stored: true, collapsed: true).description
                 == "larder; fwd=miss; fwd-status=200; stored; collapsed")
-        #expect(CacheStatus(forward: .stale, forwardStatus: 503, detail: "stale-if-error").description
+        #expect(CacheStatus(forward: .stale, forwardStatus: 503, detail: .staleIfError).description
                 == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
     }
 }

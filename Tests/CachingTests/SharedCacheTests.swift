@@ -254,7 +254,7 @@ struct SharedCacheTests {
         #expect(onStatus.status.description == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
         #expect(h.body(onStatus) == "one")
         h.origin.reply(.init(error: .unreachable("connection reset")))
-        #expect(try await h.send().status.detail == "stale-if-error")
+        #expect(try await h.send().status.detail == .staleIfError)
         h.clock.advance(by: 60)  // past the window: a 503 is passed on
         h.origin.reply(.init(status: 503, headers: []))
         #expect(try await h.send().entry.status == 503)
@@ -268,7 +268,7 @@ struct SharedCacheTests {
         try await h.send("GET", "/strict")
         h.clock.advance(by: 20)
         h.origin.reply(.init(error: .unreachable("refused")))
-        #expect(try await h.send("GET", "/plain").status.detail == "disconnected")
+        #expect(try await h.send("GET", "/plain").status.detail == .disconnected)
         await #expect(throws: CacheFailure.self) { try await h.send("GET", "/strict") }
         // An error status is an answer, not a disconnection: passed on without stale-if-error.
         h.origin.reply(.init(status: 502, headers: []))
@@ -324,7 +324,7 @@ struct SharedCacheTests {
         let second = SharedCache(origin: "http://o", memory: MemoryTier(budget: 1 << 20),
                                  disk: try DiskTier(directory: directory, budget: 1 << 24), fetcher: origin, clock: clock)
         let answer = try await second.answer(request).get()
-        #expect(answer.status.description.hasPrefix("larder; hit;") && answer.status.detail == "disk")
+        #expect(answer.status.description.hasPrefix("larder; hit;") && answer.status.detail == .disk)
         #expect(String(decoding: answer.entry.body, as: UTF8.self) == "http://o/d?x=1")
         #expect(origin.calls == 1)
     }

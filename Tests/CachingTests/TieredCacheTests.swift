@@ -256,7 +256,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         #expect(second.fetcher.calls == 0)
         #expect(fromDisk.status.description.hasSuffix("detail=disk"))
         let fromMemory = try #require(second.cache.answerFromMemory(key: "k", request: .none))
-        #expect(fromMemory.status.detail == "memory")
+        #expect(fromMemory.status.detail == .memory)
     }
 
     @Test func memoryAnswerIsNilWhenTheAsyncPathIsNeeded() async throws {
