@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "TestSupport"]),
-        .testTarget(name: "CachingTests", dependencies: ["Caching", "TestSupport"]),
+        .testTarget(name: "CachingTests", dependencies: ["HTTPCore", "Caching", "TestSupport"]),
         .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "Caching", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// RFC 9111 §4.2: how long a stored answer stays fresh and how old it is now, as pure
 /// functions of the entry and a clock reading.

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HTTPCore
 import HTTPServer
 import Logging
 import Synchronization

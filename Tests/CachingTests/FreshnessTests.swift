@@ -2,18 +2,6 @@ import Foundation
 import Testing
 @testable import Caching
 
-/// A stored entry whose exchange ran from `requested` to `received`, with the given header fields.
-func entry(_ headers: [(String, String)], requested: TimeInterval = 0, received: TimeInterval = 0, body: String = "{}",
-           status: Int = 200) -> CacheEntry {
-    CacheEntry(status: status, headers: headers.map { (name: $0.0, value: $0.1) }, body: Array(body.utf8),
-               requestTime: t(requested), responseTime: t(received))
-}
-
-/// A point in test time: seconds after a fixed origin.
-func t(_ seconds: TimeInterval) -> Date { Date(timeIntervalSince1970: 1_800_000_000 + seconds) }
-
-func httpDate(_ seconds: TimeInterval) -> String { HTTPDateFormat.string(t(seconds)) }
-
 @Suite(.timeLimit(.minutes(1))) struct FreshnessTests {
     @Test func lifetimePrefersSharedMaxAgeThenMaxAgeThenExpiresThenDefault() {
         #expect(Freshness.lifetime(of: entry([("Cache-Control", "max-age=60, s-maxage=30")]), defaultLifetime: 600) == 30)

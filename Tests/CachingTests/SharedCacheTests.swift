@@ -1,6 +1,8 @@
 import Foundation
+import HTTPCore
 import Synchronization
 import Testing
+import TestSupport
 @testable import Caching
 
 /// A fake origin: answers from a script keyed by nothing but the test's current reply (or a
@@ -87,8 +89,8 @@ struct SharedCacheTests {
 
     @Test func heuristicFreshnessOnlyForHeuristicallyCacheableStatuses() async throws {
         let h = try SharedHarness()
-        let date = HTTPDateFormat.string(h.clock.now())
-        let lastModified = HTTPDateFormat.string(h.clock.now().addingTimeInterval(-10_000))
+        let date = HTTPDate.format(h.clock.now())
+        let lastModified = HTTPDate.format(h.clock.now().addingTimeInterval(-10_000))
         for (status, cached) in [(200, true), (404, true), (201, false), (403, false), (503, false)] {
             h.origin.reply(.init(status: status, headers: [("Date", date), ("Last-Modified", lastModified)]))
             try await h.send("GET", "/h\(status)")
@@ -283,15 +285,15 @@ struct SharedCacheTests {
         h.origin.reply(.init(headers: [("Cache-Control", "max-age=10, stale-while-revalidate=60")], body: "new"))
         let stale = try await h.send()
         #expect(stale.status.hit && stale.status.ttl == -5 && h.body(stale) == "old")
-        try await waitUntil { h.origin.calls == 2 }
-        try await waitUntil { (try? await h.send()).map { h.body($0) == "new" } ?? false }
+        #expect(await eventually { h.origin.calls == 2 })
+        #expect(await eventually { (try? await h.send()).map { h.body($0) == "new" } ?? false })
         #expect(h.origin.calls == 2)
     }
 
     @Test func ageCountsTheOriginsAgeAndDate() async throws {
         let h = try SharedHarness()
         h.origin.reply(.init(headers: [("Cache-Control", "max-age=600"), ("Age", "100"),
-                                       ("Date", HTTPDateFormat.string(h.clock.now().addingTimeInterval(-30)))]))
+                                       ("Date", HTTPDate.format(h.clock.now().addingTimeInterval(-30)))]))
         #expect(try await h.send().age == 100)
         h.clock.advance(by: 7)
         #expect(try await h.send().age == 107)
@@ -327,26 +329,5 @@ struct SharedCacheTests {
         #expect(answer.status.description.hasPrefix("larder; hit;") && answer.status.detail == .disk)
         #expect(String(decoding: answer.entry.body, as: UTF8.self) == "http://o/d?x=1")
         #expect(origin.calls == 1)
-    }
-}
-
-/// Polls a condition the cache reaches on its own (a background refresh), with a deadline.
-func waitUntil(_ condition: @Sendable () async -> Bool) async throws {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while ContinuousClock.now < deadline {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    Issue.record("condition not reached within 10 s")
-}
-
-/// IMF-fixdate for a test date.
-enum HTTPDateFormat {
-    static func string(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
     }
 }

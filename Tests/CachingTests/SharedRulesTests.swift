@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 import Testing
 @testable import Caching
 
@@ -20,7 +21,7 @@ struct SharedRulesTests {
 
     @Test func targetedFieldReplacesCacheControlAndExpires() {
         let now = Date(timeIntervalSince1970: 1_800_000_000)
-        let entry = CacheEntry(status: 200, headers: [("Cache-Control", "max-age=600"), ("Expires", HTTPDateFormat.string(now.addingTimeInterval(900))),
+        let entry = CacheEntry(status: 200, headers: [("Cache-Control", "max-age=600"), ("Expires", HTTPDate.format(now.addingTimeInterval(900))),
                                                       ("CDN-Cache-Control", "no-cache")], body: [], requestTime: now, responseTime: now)
         #expect(entry.isTargeted && entry.cacheControl.noCache && entry.cacheControl.maxAge == nil && entry.expires == nil)
     }
@@ -71,7 +72,7 @@ struct SharedRulesTests {
     func storability(_ status: Int, _ cacheControl: String, _ lastModified: Bool, _ stored: Bool) {
         let now = Date()
         var headers = cacheControl.isEmpty ? [] : [("Cache-Control", cacheControl)]
-        if lastModified { headers += [("Date", HTTPDateFormat.string(now)), ("Last-Modified", HTTPDateFormat.string(now.addingTimeInterval(-9000)))] }
+        if lastModified { headers += [("Date", HTTPDate.format(now)), ("Last-Modified", HTTPDate.format(now.addingTimeInterval(-9000)))] }
         let entry = CacheEntry(status: status, headers: headers, body: [], requestTime: now, responseTime: now)
         #expect(SharedStorage.mayStore(entry, request: .none, hasAuthorization: false, policy: .sharedCache) == stored)
     }

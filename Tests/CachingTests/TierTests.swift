@@ -2,12 +2,6 @@ import Foundation
 import Testing
 @testable import Caching
 
-func temporaryDirectory() -> String {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("larder-cache-test-\(UUID().uuidString)").path
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
-}
-
 @Suite(.timeLimit(.minutes(1))) struct MemoryTierTests {
     private func item(_ size: Int) -> MemoryTier.Item {
         MemoryTier.Item(entry: entry([], body: String(repeating: "x", count: size)), value: MemoryTier.Box(size))

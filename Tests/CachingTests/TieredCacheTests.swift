@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+import TestSupport
 @testable import Caching
 
 /// A fake upstream that counts its calls, records the header fields it was sent, and answers
@@ -203,7 +204,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let second = try #require(await h.get().answer)
         #expect(first.value == "{\"v\":1}" && second.value == "{\"v\":1}")
         #expect(first.status.description == "larder; hit; ttl=-10; detail=memory")
-        #expect(await eventuallyTrue { h.fetcher.calls == 2 })
+        #expect(await eventually { h.fetcher.calls == 2 })
         h.fetcher.openGate()
         await h.settle()
         #expect(h.fetcher.calls == 2)  // one background refresh for both stale answers
@@ -231,7 +232,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let answers = await withTaskGroup(of: CacheAnswer<String>?.self) { group in
             for _ in 0..<100 { group.addTask { await h.get().answer } }
             // Open the gate only once the fetch has started and the others can be waiting on it.
-            _ = await eventuallyTrue { h.fetcher.calls == 1 }
+            _ = await eventually { h.fetcher.calls == 1 }
             h.fetcher.openGate()
             return await group.reduce(into: [CacheAnswer<String>?]()) { $0.append($1) }
         }
@@ -428,13 +429,4 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         #expect(later.age == 20)
         #expect(later.status.ttl == 40)
     }
-}
-
-/// Waits for another task's progress (a gate to be reached), yielding rather than sleeping.
-func eventuallyTrue(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<100_000 {
-        if condition() { return true }
-        await Task.yield()
-    }
-    return condition()
 }

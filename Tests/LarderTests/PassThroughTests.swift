@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Synchronization
+import HTTPCore
 import Testing
 import TestSupport
 @testable import Larder

@@ -25,14 +25,15 @@ public func withServer<T>(
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes; for waiting on another thread's progress.
-public func eventually(timeout: Duration = .seconds(10), _ condition: () -> Bool) async -> Bool {
+/// Polls `condition` until it holds or `timeout` passes: for waiting on progress another
+/// thread or task makes on its own (a background refresh, a gate reached).
+public func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + timeout
     while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(10))
+        if await condition() { return true }
+        try? await Task.sleep(for: .milliseconds(5))
     }
-    return condition()
+    return await condition()
 }
 
 /// Mounts a size-limited tmpfs (a disk that fills up) at `path`; false when not permitted.

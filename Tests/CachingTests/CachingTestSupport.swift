@@ -1,0 +1,26 @@
+import Foundation
+import HTTPCore
+@testable import Caching
+
+// Helpers every caching test uses: stored entries at points of a fixed test time, HTTP
+// dates for them, and fresh cache directories.
+
+/// A point in test time: seconds after a fixed origin.
+func t(_ seconds: TimeInterval) -> Date { Date(timeIntervalSince1970: 1_800_000_000 + seconds) }
+
+/// The IMF-fixdate of a point in test time.
+func httpDate(_ seconds: TimeInterval) -> String { HTTPDate.format(t(seconds)) }
+
+/// A stored entry whose exchange ran from `requested` to `received`, with the given header fields.
+func entry(_ headers: [(String, String)], requested: TimeInterval = 0, received: TimeInterval = 0, body: String = "{}",
+           status: Int = 200) -> CacheEntry {
+    CacheEntry(status: status, headers: headers.map { (name: $0.0, value: $0.1) }, body: Array(body.utf8),
+               requestTime: t(requested), responseTime: t(received))
+}
+
+/// A new, empty directory for a disk tier.
+func temporaryDirectory() -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("larder-cache-test-\(UUID().uuidString)").path
+    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
