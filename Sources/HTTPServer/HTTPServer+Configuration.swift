@@ -1,6 +1,6 @@
 /// Every limit and timeout of the server in one value, with documented defaults.
 ///
-/// The defaults follow SPEC.md ("Errors"): a request line of 8 KiB, a header block of
+/// The defaults are the service's contract: a request line of 8 KiB, a header block of
 /// 16 KiB in at most 100 fields, a body of 1 MiB. Timeouts are `Duration`s so tests can
 /// shrink them instead of sleeping.
 public struct HTTPServerConfiguration: Sendable {

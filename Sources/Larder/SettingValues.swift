@@ -1,4 +1,5 @@
-/// Parsers for the value syntaxes of SPEC.md: sizes (`64MiB`) and durations (`10m`).
+/// Parsers for the value syntaxes of the settings: sizes (a whole number of bytes, or with
+/// `B`, `KiB`, `MiB`, `GiB`) and durations (whole seconds, or with `ms`, `s`, `m`, `h`).
 enum SettingValues {
     /// A whole number of bytes, or with `B`, `KiB`, `MiB`, `GiB`.
     static func bytes(_ text: String) -> Int? {
