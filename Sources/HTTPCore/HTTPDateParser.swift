@@ -33,7 +33,9 @@ public enum HTTPDateParser {
         }
         guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900, year < 10_000,
               time[0] < 24, time[1] < 60, time[2] < 61, day <= CalendarDays.inMonth(month, year: year) else { return nil }
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + time[2]
+        // A leap second (:60) counts as :59, so it never carries into the next minute (or, on
+        // 9999-12-31, into a five-digit year no HTTP date can state).
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + min(time[2], 59)
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 

@@ -39,6 +39,14 @@ struct SharedRulesTests {
         #expect(date.timeIntervalSince1970 == 2_544_400_878)
     }
 
+    /// Found by the http-date fuzz target: a leap second on the last day an HTTP date can
+    /// state carried into year 10000, which Larder would then have sent as a malformed Date.
+    @Test func aLeapSecondStaysInItsMinute() throws {
+        let last = try #require(HTTPDateParser.parse("Fri, 31 Dec 9999 23:59:60 GMT"))
+        #expect(last == HTTPDateParser.parse("Fri, 31 Dec 9999 23:59:59 GMT"))
+        #expect(HTTPDate.format(last) == "Fri, 31 Dec 9999 23:59:59 GMT")
+    }
+
     @Test func letterCaseAloneIsForgiven() {
         #expect(HTTPDateParser.parse("THU, 18 AUG 2050 02:01:18 gmt")?.timeIntervalSince1970 == 2_544_400_878)
     }
