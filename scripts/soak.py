@@ -18,12 +18,12 @@ from bench import free_port, rss_mib, start, wait_for  # noqa: E402
 work = tempfile.mkdtemp(prefix="larder-soak-")
 try:
     sim_port, port = free_port(), free_port()
-    start([LARDER, "upstream-sim", "--port", str(sim_port), "--latency", "5ms"], f"{work}/sim.log")
+    start([LARDER, "upstream-sim", "--port", str(sim_port), "--latency", "1ms"], f"{work}/sim.log")
     wait_for(sim_port, "/balance")
     upstream = f"http://127.0.0.1:{sim_port}"
     larder = start([LARDER, "serve", "--port", str(port), "--cache-dir", f"{work}/cache", "--memory-limit", "32MiB",
                     "--disk-limit", "128MiB", "--log-level", "warning", "--weather-url", f"{upstream}/v1/forecast",
-                    "--balance-url", f"{upstream}/balance", "--route", f"/v1={upstream}/v1"], f"{work}/larder.log")
+                    "--balance-url", f"{upstream}/balance", "--route", f"/v1={upstream}"], f"{work}/larder.log")
     wait_for(port, "/livez")
     wrk = subprocess.Popen(["wrk", "-t1", "-c64", f"-d{SECONDS}s", "--timeout", "10s", "-s", f"{ROOT}/bench/soak.lua",
                             f"http://127.0.0.1:{port}"], stdout=subprocess.PIPE, text=True, start_new_session=True)

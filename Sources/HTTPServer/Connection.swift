@@ -86,7 +86,7 @@ final class Connection {
     }
 
     /// Whether a finished response waits only for `output` to drain.
-    var hasRenderBacklog: Bool { ready[nextToSend] != nil }
+    var hasRenderBacklog: Bool { !ready.isEmpty && ready[nextToSend] != nil }
 
     /// Marks the last response not yet written as the final one (`Connection: close`).
     /// Returns false when every owed response is already written.
