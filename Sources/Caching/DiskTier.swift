@@ -142,21 +142,24 @@ public final class DiskTier: Sendable {
     /// far. Past the write queue's byte limit the entry is not written (and counted).
     public func write(_ key: String, _ entry: CacheEntry) {
         let name = Self.name(key)
-        let bytes = DiskEntryCodec.encode(key: key, entry: entry)
+        // The queue holds the entry itself (its body shared with the memory tier), counted at
+        // its encoded size; the bytes are made only when its turn comes.
+        let size = DiskEntryCodec.encodedSize(key: key, entry: entry)
         let admitted = index.withLock { index in
-            guard index.pendingBytes + bytes.count <= writeQueueLimit else {
+            guard index.pendingBytes + size <= writeQueueLimit else {
                 index.skippedWrites += 1
                 return false
             }
             index.pendingWrites += 1
-            index.pendingBytes += bytes.count
+            index.pendingBytes += size
             return true
         }
         guard admitted else { return }
         writes.async { [self] in
+            let bytes = DiskEntryCodec.encode(key: key, entry: entry)
             let outcome = writeFile(bytes, to: path(for: name))
             let victims = index.withLock { index in
-                index.pendingBytes -= bytes.count
+                index.pendingBytes -= size
                 switch outcome {
                 case .written:
                     index.full = false

@@ -45,10 +45,11 @@ static inline long larder_heap_in_use(void) {
     return (long)(info.uordblks + info.hblkhd);
 }
 
-/// Fixes malloc's mmap threshold: blocks at least this large are mapped on their own and
-/// returned to the system when freed, whatever was freed before.
-static inline void larder_malloc_configure(int mmap_threshold) {
+/// Fixes malloc's mmap threshold (blocks at least this large are mapped on their own and
+/// returned to the system when freed, whatever was freed before) and caps its arenas.
+static inline void larder_malloc_configure(int mmap_threshold, int max_arenas) {
     mallopt(M_MMAP_THRESHOLD, mmap_threshold);
+    mallopt(M_ARENA_MAX, max_arenas);
 }
 
 #endif
