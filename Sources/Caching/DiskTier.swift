@@ -142,9 +142,10 @@ public final class DiskTier: Sendable {
     /// far. Past the write queue's byte limit the entry is not written (and counted).
     public func write(_ key: String, _ entry: CacheEntry) {
         let name = Self.name(key)
-        // The queue holds the entry itself (its body shared with the memory tier), counted at
-        // its encoded size; the bytes are made only when its turn comes.
-        let size = DiskEntryCodec.encodedSize(key: key, entry: entry)
+        // Encoded now: the compact bytes are what waits in the queue and what its bound counts
+        // (a queued `CacheEntry` object with its field strings costs over twice as much).
+        let bytes = DiskEntryCodec.encode(key: key, entry: entry)
+        let size = bytes.count
         let admitted = index.withLock { index in
             guard index.pendingBytes + size <= writeQueueLimit else {
                 index.skippedWrites += 1
@@ -156,7 +157,6 @@ public final class DiskTier: Sendable {
         }
         guard admitted else { return }
         writes.async { [self] in
-            let bytes = DiskEntryCodec.encode(key: key, entry: entry)
             let outcome = writeFile(bytes, to: path(for: name))
             let victims = index.withLock { index in
                 index.pendingBytes -= size
