@@ -16,12 +16,6 @@ enum DiskEntryCodec {
     static let version: UInt32 = 1
     static let headerSize = 4 + 4 + 4 + 4 + 8 + 32
 
-    /// The length `encode` will produce, without producing it.
-    static func encodedSize(key: String, entry: CacheEntry) -> Int {
-        let fields = entry.headers.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.value.utf8.count }
-        return headerSize + key.utf8.count + 4 + 8 + 8 + 4 + fields + entry.body.count
-    }
-
     static func encode(key: String, entry: CacheEntry) -> [UInt8] {
         var meta: [UInt8] = []
         meta.reserveCapacity(32 + entry.headers.count * 48)

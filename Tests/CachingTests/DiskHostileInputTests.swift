@@ -127,11 +127,6 @@ import TestSupport
         #expect(disk.count <= 100)
     }
 
-    @Test func theQueuedSizeIsTheEncodedSize() {
-        let odd = entry([("X-Latin", "caf\u{E9}"), ("Cache-Control", "max-age=60"), ("X-Empty", "")], body: "body bytes")
-        #expect(DiskEntryCodec.encodedSize(key: "k\u{E9}y", entry: odd) == DiskEntryCodec.encode(key: "k\u{E9}y", entry: odd).count)
-    }
-
     @Test func theIndexChargesAtLeastABlockPerEntry() async throws {
         let disk = try DiskTier(directory: temporaryDirectory(), budget: DiskTier.blockSize * 4)
         for i in 0..<10 { disk.write("k\(i)", sample) }
