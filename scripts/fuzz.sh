@@ -14,6 +14,7 @@ echo "== building larder-fuzz with -sanitize=fuzzer,address (.build-fuzz)"
 swift build --product larder-fuzz --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -O
 fuzzer="$(swift build --scratch-path .build-fuzz --sanitize=fuzzer --sanitize=address -Xswiftc -sanitize=fuzzer -Xswiftc -DFUZZING -Xswiftc -O --show-bin-path)/larder-fuzz"
 mkdir -p .build-fuzz/crashes .build-fuzz/logs
+touch .build-fuzz/run-started  # crashes of this run are the files newer than this
 
 run() {
     local target="$1"
@@ -30,7 +31,7 @@ printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run {}' || status=$?
 echo "== results ($seconds s per target)"
 for target in "${targets[@]}"; do
     runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' ".build-fuzz/logs/$target.log" | grep -oE '[0-9]+$' || echo "?")
-    crashes=$(ls .build-fuzz/crashes/ 2>/dev/null | grep -c "^$target-" || true)
+    crashes=$(find .build-fuzz/crashes -name "$target-*" -newer .build-fuzz/run-started | wc -l)
     echo "$target: $runs runs, $crashes crashes"
 done
 exit "$status"
