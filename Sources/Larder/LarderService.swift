@@ -36,7 +36,10 @@ public final class LarderService: Service, @unchecked Sendable {
         let memory = MemoryTier(budget: settings.memoryLimit)
         let disk: DiskTier
         do {
-            disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit)
+            // The write queue's bytes come on top of the memory tier's: at most 32 MiB, and
+            // no more than half the memory limit, so a small limit keeps RSS small too.
+            disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
+                                writeQueueLimit: min(32 << 20, settings.memoryLimit / 2))
         } catch {
             throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(error.localizedDescription)")
         }
