@@ -53,32 +53,30 @@ final class Connection {
     }
 
     /// Files a finished response, then renders what is in order into `output` while the
-    /// output stays under `outputLimit`.
-    func complete(_ sequence: Int, _ response: HTTPResponse, date: inout DateHeaderCache, outputLimit: Int) {
-        if sequence == nextToSend, ready.isEmpty, pendingOutput < outputLimit {
+    /// output stays under its bound.
+    func complete(_ sequence: Int, _ response: HTTPResponse, date: inout DateHeaderCache) {
+        if sequence == nextToSend, ready.isEmpty, pendingOutput < state.limits.maxOutputBytes {
             // The common case (the next response, room to write it): no detour through `ready`.
-            ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output)
-            owedFront += 1
-            nextToSend += 1
-            if owedFront == owed.count {
-                owed.removeAll(keepingCapacity: true)
-                owedFront = 0
-            }
+            render(response, date: &date)
             return
         }
         ready[sequence] = response
-        renderReady(date: &date, outputLimit: outputLimit)
+        renderReady(date: &date)
     }
 
     /// Renders finished responses, in request order, into `output` until the next one is
-    /// not finished yet or `output` has reached `outputLimit` (the rest waits for a drain).
-    func renderReady(date: inout DateHeaderCache, outputLimit: Int) {
-        while pendingOutput < outputLimit, let response = ready.removeValue(forKey: nextToSend) {
-            let context = owed[owedFront]
-            owedFront += 1
-            ResponseSerializer.write(response, context: context, date: date.current(), into: &output)
-            nextToSend += 1
+    /// not finished yet or `output` has reached its bound (the rest waits for a drain).
+    func renderReady(date: inout DateHeaderCache) {
+        while pendingOutput < state.limits.maxOutputBytes, let response = ready.removeValue(forKey: nextToSend) {
+            render(response, date: &date)
         }
+    }
+
+    /// Writes the next owed response into `output`.
+    private func render(_ response: HTTPResponse, date: inout DateHeaderCache) {
+        ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output)
+        owedFront += 1
+        nextToSend += 1
         if owedFront == owed.count {
             owed.removeAll(keepingCapacity: true)
             owedFront = 0

@@ -141,7 +141,7 @@ final class EventLoop: @unchecked Sendable {
             // The connection may have closed while its handler ran.
             guard let connection = connections[fd], connection.token == completion.token else { continue }
             connection.state.asyncFinished()
-            connection.complete(completion.sequence, completion.response, date: &date, outputLimit: configuration.maxOutputBytes)
+            connection.complete(completion.sequence, completion.response, date: &date)
             service(connection)
         }
     }
@@ -305,8 +305,8 @@ final class EventLoop: @unchecked Sendable {
     private func pump(_ connection: Connection) -> Bool {
         while true {
             guard flush(connection) else { return false }
-            guard connection.hasRenderBacklog, connection.pendingOutput < configuration.maxOutputBytes else { return true }
-            connection.renderReady(date: &date, outputLimit: configuration.maxOutputBytes)
+            guard connection.hasRenderBacklog, connection.pendingOutput < limits.maxOutputBytes else { return true }
+            connection.renderReady(date: &date)
         }
     }
 
@@ -345,7 +345,7 @@ final class EventLoop: @unchecked Sendable {
         connection.state.requestAdmitted(keepAlive: keepAlive)
         switch handler(request) {
         case .now(let response):
-            connection.complete(sequence, response, date: &date, outputLimit: configuration.maxOutputBytes)
+            connection.complete(sequence, response, date: &date)
         case .later(let work):
             connection.state.asyncStarted()
             let token = connection.token
@@ -360,8 +360,7 @@ final class EventLoop: @unchecked Sendable {
     private func fail(_ connection: Connection, status: Int, detail: String) {
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
         connection.state.failed()
-        connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date,
-                            outputLimit: configuration.maxOutputBytes)
+        connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date)
     }
 
     /// Writes as much output as the socket takes. Returns false when the connection was closed.
