@@ -71,11 +71,11 @@ let package = Package(
         // Measurements that are not tests: `make bench`.
         .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
-        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer"], path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["Upstream", "HTTPServer", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer"], path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "TestSupport"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "TestSupport"]),
         .testTarget(name: "CachingTests", dependencies: ["HTTPCore", "Caching", "TestSupport"]),
-        .testTarget(name: "LarderTests", dependencies: ["Larder", "HTTPServer", "Caching", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: ["HTTPCore", "Larder", "HTTPServer", "Caching", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -90,10 +90,4 @@ public struct CacheDecision: Sendable, Equatable {
     static func staleWhileRevalidateWindow(_ entry: CacheEntry, _ policy: CachePolicy) -> TimeInterval {
         entry.cacheControl.staleWhileRevalidate.map(TimeInterval.init) ?? policy.staleWhileRevalidate
     }
-
-    /// Whether a fetched answer may be stored at all (§3): not `no-store`, not `private`
-    /// unless the route stores private answers.
-    public static func mayStore(_ entry: CacheEntry, policy: CachePolicy, request: RequestDirectives) -> Bool {
-        !entry.cacheControl.noStore && !request.cacheControl.noStore && (policy.storesPrivate || !entry.cacheControl.isPrivate)
-    }
 }

@@ -8,7 +8,7 @@ import HTTPCore
 /// Immutable and a class, so handing one from a tier to a caller is a single retain.
 public final class CacheEntry: Sendable {
     public let status: Int
-    public let headers: [(name: String, value: String)]
+    public let headers: HTTPHeaders
     public let body: [UInt8]
     /// Clock reading when the request that produced this answer was sent.
     public let requestTime: Date
@@ -28,7 +28,7 @@ public final class CacheEntry: Sendable {
     /// `Expires` as given: nil when absent; `.distantPast` when present but invalid (RFC 9111 §5.3).
     public let expires: Date?
 
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], requestTime: Date, responseTime: Date) {
+    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -40,13 +40,13 @@ public final class CacheEntry: Sendable {
         var date: String?, age: String?, etag: String?, lastModified: String?, expires: String?
         for field in headers {
             switch field.name.utf8.count {
-            case 3 where Self.named(field.name, "age"): age = age ?? field.value
-            case 4 where Self.named(field.name, "date"): date = date ?? field.value
-            case 4 where Self.named(field.name, "etag"): etag = etag ?? field.value
-            case 7 where Self.named(field.name, "expires"): expires = expires ?? field.value
-            case 13 where Self.named(field.name, "cache-control"): cacheControlValues.append(field.value)
-            case 13 where Self.named(field.name, "last-modified"): lastModified = lastModified ?? field.value
-            case 17 where Self.named(field.name, TargetedCacheControl.fieldName): targetedValues.append(field.value)
+            case 3 where HTTPHeaders.namesEqual(field.name, "age"): age = age ?? field.value
+            case 4 where HTTPHeaders.namesEqual(field.name, "date"): date = date ?? field.value
+            case 4 where HTTPHeaders.namesEqual(field.name, "etag"): etag = etag ?? field.value
+            case 7 where HTTPHeaders.namesEqual(field.name, "expires"): expires = expires ?? field.value
+            case 13 where HTTPHeaders.namesEqual(field.name, "cache-control"): cacheControlValues.append(field.value)
+            case 13 where HTTPHeaders.namesEqual(field.name, "last-modified"): lastModified = lastModified ?? field.value
+            case 17 where HTTPHeaders.namesEqual(field.name, TargetedCacheControl.fieldName): targetedValues.append(field.value)
             default: break
             }
         }
@@ -62,22 +62,16 @@ public final class CacheEntry: Sendable {
         self.expires = targeted != nil ? nil : expires.map { HTTPDateParser.parse($0) ?? .distantPast }
     }
 
-    /// ASCII case-insensitive equality of a field name with a lower-case name.
-    static func named(_ name: String, _ lowercased: String) -> Bool {
-        name.utf8.elementsEqual(lowercased.utf8) { ($0 | 0x20) == $1 }
-    }
-
     public func header(_ name: String) -> String? {
-        let lowered = name.lowercased()
-        return headers.first { Self.named($0.name, lowered) }?.value
+        headers[name]
     }
 
     /// Whether the upstream gave any validator to revalidate with.
     public var hasValidator: Bool { etag != nil || lastModified != nil }
 
     /// The conditional request fields for revalidation, with the stored strings verbatim.
-    public var conditionalHeaders: [(name: String, value: String)] {
-        var fields: [(name: String, value: String)] = []
+    public var conditionalHeaders: HTTPHeaders {
+        var fields: HTTPHeaders = []
         if let etag { fields.append(("If-None-Match", etag)) }
         if let lastModified { fields.append(("If-Modified-Since", lastModified)) }
         return fields
@@ -85,7 +79,7 @@ public final class CacheEntry: Sendable {
 
     /// The entry freshened by a 304 (RFC 9111 §4.3.4): each header field the 304 carries
     /// replaces the stored fields of that name; the body stays; the times become the 304's.
-    public func freshened(by notModified: [(name: String, value: String)], requestTime: Date, responseTime: Date) -> CacheEntry {
+    public func freshened(by notModified: HTTPHeaders, requestTime: Date, responseTime: Date) -> CacheEntry {
         let replaced = Set(notModified.map { $0.name.lowercased() }).subtracting(Self.keptOn304)
         var merged = headers.filter { !replaced.contains($0.name.lowercased()) }
         merged += notModified.filter { replaced.contains($0.name.lowercased()) }

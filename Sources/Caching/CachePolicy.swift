@@ -1,7 +1,9 @@
 import Foundation
 
-/// What one kind of cached resource allows, configured per route: the lifetime used when
-/// the upstream gives none, and the stale windows used when the upstream names none.
+/// What one route's cache allows: which upstream statuses are answers, which storage rule
+/// applies, the lifetime used when the upstream gives none, and the stale windows used when
+/// the upstream names none. Built-in routes and pass-through routes run the same `Cache`;
+/// only their policies differ.
 public struct CachePolicy: Sendable {
     /// Freshness when the upstream gives no `max-age`, `s-maxage` or `Expires`; nil for none.
     public var defaultLifetime: TimeInterval?
@@ -9,24 +11,34 @@ public struct CachePolicy: Sendable {
     public var staleWhileRevalidate: TimeInterval
     /// How long past freshness an answer is served when the upstream fails; 0 = never.
     public var staleIfError: TimeInterval
-    /// Whether `Cache-Control: private` answers may be stored (true for a per-account resource).
-    public var storesPrivate: Bool
-    /// Upstream statuses that are answers; any other status is an upstream failure.
-    public var answerStatuses: Set<Int>
-    /// Whether a response without explicit freshness gets a heuristic lifetime (§4.2.2).
+    /// Upstream statuses that are answers; nil for every status (a gateway passes each on).
+    /// Any other status is an upstream failure: never stored, and a stale answer may stand in.
+    public var answerStatuses: Set<Int>?
+    /// Whether a response without explicit freshness gets a heuristic lifetime (RFC 9111 §4.2.2).
     public var heuristicFreshness: Bool
+    /// Which answers may be kept.
+    public var storage: StorageRule
 
     public init(defaultLifetime: TimeInterval?, staleWhileRevalidate: TimeInterval = 0, staleIfError: TimeInterval = 0,
-                storesPrivate: Bool = false, answerStatuses: Set<Int> = [200], heuristicFreshness: Bool = false) {
+                answerStatuses: Set<Int>? = [200], heuristicFreshness: Bool = false,
+                storage: StorageRule = .decodedAnswers(storesPrivate: false)) {
         self.defaultLifetime = defaultLifetime
         self.staleWhileRevalidate = staleWhileRevalidate
         self.staleIfError = staleIfError
-        self.storesPrivate = storesPrivate
         self.answerStatuses = answerStatuses
         self.heuristicFreshness = heuristicFreshness
+        self.storage = storage
     }
 
-    /// A shared cache in front of any origin (pass-through routes): only what the origin
-    /// says, plus heuristics; no default lifetime and no stale windows of its own.
-    public static let sharedCache = CachePolicy(defaultLifetime: nil, heuristicFreshness: true)
+    /// A shared cache in front of any origin (pass-through routes): every status is passed
+    /// on, storage follows RFC 9111 §3, and lifetimes are only what the origin says, plus
+    /// heuristics; no default lifetime and no stale windows of its own.
+    public static let sharedCache = CachePolicy(defaultLifetime: nil, answerStatuses: nil, heuristicFreshness: true,
+                                                storage: .sharedCache)
+
+    func isAnswer(_ status: Int) -> Bool { answerStatuses?.contains(status) ?? true }
+
+    /// Whether a stored response may stand in when the origin cannot be reached at all and
+    /// no stale-if-error window covers it (RFC 9111 §4.2.4): a gateway's choice, not a built-in route's.
+    var servesDisconnected: Bool { storage == .sharedCache }
 }

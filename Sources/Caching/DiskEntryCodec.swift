@@ -76,10 +76,10 @@ enum DiskEntryCodec {
         guard hasher.finalize().elementsEqual(digest), keyBytes.elementsEqual(key.utf8) else { return nil }
 
         var fields = Reader(bytes: meta)
-        guard let status = fields.u32(), status == UInt32(VariantIndex.status) || (100...999).contains(status),
+        guard let status = fields.u32(), status == UInt32(VariantIndex.diskStatus) || (100...999).contains(status),
               let requestTime = fields.u64().flatMap(time), let responseTime = fields.u64().flatMap(time),
               let count = fields.u32(), count <= 10_000 else { return nil }
-        var headers: [(name: String, value: String)] = []
+        var headers: HTTPHeaders = []
         headers.reserveCapacity(Int(count))
         for _ in 0..<count {
             guard let nameLength = fields.u32(), let name = fields.take(Int(nameLength)), FieldSyntax.isToken(name),

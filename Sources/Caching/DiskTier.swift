@@ -108,7 +108,7 @@ public final class DiskTier: Sendable {
     /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
     public var failedWrites: Int { index.withLock { $0.failedWrites } }
 
-    static func name(_ key: String) -> EntryName { EntryName(SHA256.hash(data: Array(key.utf8))) }
+    static func name(_ key: CacheKey) -> EntryName { EntryName(SHA256.hash(data: Array(key.text.utf8))) }
 
     func path(for name: EntryName) -> String {
         let hex = name.hex
@@ -119,12 +119,12 @@ public final class DiskTier: Sendable {
     static func charge(_ size: Int) -> Int { max(blockSize, (size + blockSize - 1) / blockSize * blockSize) }
 
     /// The entry stored for `key`, or nil when there is none or its file is damaged (then removed).
-    public func read(_ key: String) async -> CacheEntry? {
+    public func read(_ key: CacheKey) async -> CacheEntry? {
         let name = Self.name(key)
         guard index.withLock({ $0.entries[name] != nil }) else { return nil }
         let path = path(for: name)
         let entry: CacheEntry? = await withCheckedContinuation { continuation in
-            reads.async { continuation.resume(returning: Self.readFile(path).flatMap { DiskEntryCodec.decode($0, key: key) }) }
+            reads.async { continuation.resume(returning: Self.readFile(path).flatMap { DiskEntryCodec.decode($0, key: key.text) }) }
         }
         if entry == nil {
             index.withLock { $0.corruptions += 1 }
@@ -140,11 +140,11 @@ public final class DiskTier: Sendable {
 
     /// Stores the entry in the background; `waitForWrites` waits for every write started so
     /// far. Past the write queue's byte limit the entry is not written (and counted).
-    public func write(_ key: String, _ entry: CacheEntry) {
+    public func write(_ key: CacheKey, _ entry: CacheEntry) {
         let name = Self.name(key)
         // Encoded now: the compact bytes are what waits in the queue and what its bound counts
         // (a queued `CacheEntry` object with its field strings costs over twice as much).
-        let bytes = DiskEntryCodec.encode(key: key, entry: entry)
+        let bytes = DiskEntryCodec.encode(key: key.text, entry: entry)
         let size = bytes.count
         let admitted = index.withLock { index in
             guard index.pendingBytes + size <= writeQueueLimit else {
@@ -200,7 +200,7 @@ public final class DiskTier: Sendable {
         }
     }
 
-    public func remove(_ key: String) async {
+    public func remove(_ key: CacheKey) async {
         let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             writes.async { [self] in

@@ -15,9 +15,3 @@ public enum MemoryCost {
     /// An array's storage of `bytes` bytes of elements (nothing when empty: it is shared).
     public static func array(bytes: Int) -> Int { bytes == 0 ? 0 : allocation(32 + bytes) }
 }
-
-/// A value kept in the memory tier beside its entry (a rendered body, prepared fields) that
-/// can say how many bytes it holds, so the tier's budget counts it.
-public protocol MemoryCosted {
-    var memoryCost: Int { get }
-}

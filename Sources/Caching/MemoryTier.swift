@@ -4,47 +4,38 @@ import Synchronization
 ///
 /// One lock around a dictionary and an intrusive list, so a lookup is a hash, a compare and
 /// a few pointer moves: cheap enough to run on an event loop thread. Shared by every route;
-/// each item carries the decoded value its route made from the entry, so a hit decodes nothing.
-/// The budget counts what the items really hold (`MemoryCost`): entry, rendered value,
+/// each response carries what its route rendered from the entry, so a hit renders nothing.
+/// The budget counts what the items really hold (`MemoryCost`): entry, rendered response,
 /// node and key with their allocation overheads, not just body bytes.
 public final class MemoryTier: Sendable {
-    public struct Item: Sendable {
-        public let entry: CacheEntry
-        /// The route's decoded value, boxed in a class so reading it back is a class check,
-        /// not an existential cast (measurably cheaper on the hit path).
-        public let value: any AnyObject & Sendable
-        /// Bytes the item holds: the entry and, when it says, the value.
-        let cost: Int
+    /// What a key holds: a response, or the index of a response's `Vary` variants.
+    public enum Item: Sendable {
+        case response(StoredResponse)
+        case variants(VariantIndex)
 
-        public init(entry: CacheEntry, value: any AnyObject & Sendable) {
-            self.entry = entry
-            self.value = value
-            let valueCost = value === entry ? 0 : (value as? any MemoryCosted)?.memoryCost ?? 0
-            cost = entry.cost + valueCost
+        var cost: Int {
+            switch self {
+            case .response(let response): response.cost
+            case .variants(let index): index.memoryCost
+            }
         }
     }
 
-    /// Holds a route's decoded value in the memory tier.
-    public final class Box<Value: Sendable>: Sendable {
-        public let value: Value
-        public init(_ value: Value) { self.value = value }
-    }
-
     /// What storing `item` under `key` counts against the budget.
-    static func cost(of item: Item, key: String) -> Int { item.cost + nodeOverhead + MemoryCost.string(key) }
+    static func cost(of item: Item, key: CacheKey) -> Int { item.cost + nodeOverhead + MemoryCost.string(key.text) }
 
     /// What the tier itself spends per item: its list node and its dictionary slot.
     static let nodeOverhead = MemoryCost.allocation(16 + 16 + 8 + 16 + 8 + 8 + 16) + 48
 
     private final class Node {
-        let key: String
+        let key: CacheKey
         var item: Item
         var cost: Int
         // Both links are strong; every removal unlinks, so no cycle outlives its node.
         var newer: Node?
         var older: Node?
 
-        init(key: String, item: Item, cost: Int) {
+        init(key: CacheKey, item: Item, cost: Int) {
             self.key = key
             self.item = item
             self.cost = cost
@@ -52,7 +43,7 @@ public final class MemoryTier: Sendable {
     }
 
     private struct State {
-        var nodes: [String: Node] = [:]
+        var nodes: [CacheKey: Node] = [:]
         var newest: Node?
         var oldest: Node?
         var bytes = 0
@@ -96,7 +87,7 @@ public final class MemoryTier: Sendable {
     }
 
     /// The item for `key`, marked as most recently used.
-    public func get(_ key: String) -> Item? {
+    public func get(_ key: CacheKey) -> Item? {
         state.withLock { state in
             guard let node = state.nodes[key] else { return nil }
             if state.newest !== node {
@@ -109,7 +100,7 @@ public final class MemoryTier: Sendable {
 
     /// Stores the item, evicting least recently used items past the budget. An item larger
     /// than the whole budget is not kept (and replaces nothing).
-    public func set(_ key: String, _ item: Item) {
+    public func set(_ key: CacheKey, _ item: Item) {
         let cost = Self.cost(of: item, key: key)
         state.withLock { state in
             if let existing = state.nodes.removeValue(forKey: key) {
@@ -130,7 +121,7 @@ public final class MemoryTier: Sendable {
         }
     }
 
-    public func remove(_ key: String) {
+    public func remove(_ key: CacheKey) {
         state.withLock { state in
             guard let node = state.nodes.removeValue(forKey: key) else { return }
             state.unlink(node)
@@ -141,8 +132,4 @@ public final class MemoryTier: Sendable {
     public var bytes: Int { state.withLock { $0.bytes } }
     public var count: Int { state.withLock { $0.nodes.count } }
     public var evictions: Int { state.withLock { $0.evictions } }
-}
-
-extension MemoryTier.Box: MemoryCosted where Value: MemoryCosted {
-    public var memoryCost: Int { MemoryCost.allocation(16 + MemoryLayout<Value>.stride) + value.memoryCost }
 }

@@ -7,7 +7,7 @@
 /// that, and what it tolerates would otherwise be served to clients and kept on disk.
 public struct ReceivedFields: Sendable {
     /// The fields of the latest response head, in order, repeats kept.
-    public private(set) var fields: [(name: String, value: String)] = []
+    public private(set) var fields: HTTPHeaders = []
     /// Why the head is unusable; once set, the answer must not be relayed or stored.
     public private(set) var violation: String?
     private var contentLength: Substring?
@@ -56,7 +56,7 @@ public struct ReceivedFields: Sendable {
                 contentLength = length
             }
         }
-        fields.append((nameText, valueText))
+        fields.add(nameText, valueText)
     }
 
     /// Whether the final status may be relayed: 200–599 (RFC 9110 §15; a 1xx is never final).

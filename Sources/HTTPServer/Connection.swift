@@ -1,3 +1,4 @@
+import HTTPCore
 /// One client connection, owned by exactly one event loop and touched only on its thread.
 ///
 /// It holds what was read and not yet parsed, the responses owed in request order

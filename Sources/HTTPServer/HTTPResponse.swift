@@ -7,7 +7,7 @@ public struct HTTPResponse: Sendable {
     public var headers: HTTPHeaders
     /// Field lines rendered ahead of time, written after `headers`: a handler that answers
     /// the same resource many times renders its fixed fields once.
-    public var prepared: PreparedHeaders?
+    public var rendered: RenderedFields?
     public var body: [UInt8]
     /// The `Content-Length` a HEAD answer states when the handler has no body at hand (a
     /// gateway relaying an origin's HEAD response); otherwise the body's length is sent.
@@ -23,9 +23,9 @@ public struct HTTPResponse: Sendable {
         self.init(status: status, headers: headers, body: Array(body.utf8))
     }
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), prepared: PreparedHeaders?, body: [UInt8] = []) {
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), rendered: RenderedFields?, body: [UInt8] = []) {
         self.init(status: status, headers: headers, body: body)
-        self.prepared = prepared
+        self.rendered = rendered
     }
 
     /// Whether this status may carry content (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
@@ -77,25 +77,5 @@ enum ReasonPhrase {
         case 505: "HTTP Version Not Supported"
         default: ""
         }
-    }
-}
-
-/// Header field lines rendered once into bytes (each ending in CRLF), for responses whose
-/// fixed fields repeat: a cache hit then copies them instead of rendering them again.
-public struct PreparedHeaders: Sendable, Equatable {
-    public let bytes: [UInt8]
-    /// Whether a `Date` field is among them (the server then adds none).
-    public let hasDate: Bool
-
-    public init(_ fields: [(String, String)]) {
-        var bytes: [UInt8] = []
-        for (name, value) in fields {
-            bytes += name.utf8
-            bytes += [0x3A, 0x20]
-            FieldText.append(value, to: &bytes)
-            bytes += [0x0D, 0x0A]
-        }
-        self.bytes = bytes
-        hasDate = fields.contains { HTTPHeaders.namesEqual($0.0, "date") }
     }
 }

@@ -1,3 +1,4 @@
+import HTTPCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -62,7 +63,7 @@ public final class HTTPServer: Sendable {
                 $0.running = loops.count
             }
             for (index, loop) in loops.enumerated() {
-                Thread.start(name: "larder-loop-\(index)") { loop.run() }
+                LoopThread.start(name: "larder-loop-\(index)") { loop.run() }
             }
         } catch {
             listeners.forEach(System.close)
@@ -98,29 +99,5 @@ public final class HTTPServer: Sendable {
             return state.waiters
         }
         waiters.forEach { $0.resume() }
-    }
-}
-
-/// A detached POSIX thread; the event loops block in `epoll_wait` and must never run on
-/// Swift's cooperative pool.
-enum Thread {
-    private final class Body {
-        let run: () -> Void
-        init(_ run: @escaping () -> Void) { self.run = run }
-    }
-
-    static func start(name: String, _ run: @escaping @Sendable () -> Void) {
-        let body = Unmanaged.passRetained(Body {
-            larder_set_thread_name(name)
-            run()
-        }).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { argument in
-            let body = Unmanaged<Body>.fromOpaque(argument!).takeRetainedValue()
-            body.run()
-            return nil
-        }, body)
-        precondition(status == 0, "pthread_create failed: \(status)")
-        pthread_detach(thread)
     }
 }

@@ -1,3 +1,4 @@
+import HTTPCore
 /// An RFC 9457 problem document: the one shape every error of this server and its
 /// services takes, always with `Cache-Control: no-store` so no cache keeps an error.
 public struct ProblemDetails: Sendable, Equatable {

@@ -10,7 +10,7 @@ enum ResponseSerializer {
     }
 
     static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32 + (response.prepared?.bytes.count ?? 0))
+        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32 + (response.rendered?.bytes.count ?? 0))
         if let line = Self.statusLines[response.status] {
             out.append(contentsOf: line)
         } else {
@@ -31,9 +31,9 @@ enum ResponseSerializer {
             out.append(0x0D)
             out.append(0x0A)
         }
-        if let prepared = response.prepared {
-            out.append(contentsOf: prepared.bytes)
-            hasDate = hasDate || prepared.hasDate
+        if let rendered = response.rendered {
+            out.append(contentsOf: rendered.bytes)
+            hasDate = hasDate || rendered.hasDate
         }
         if !hasDate { out.append(contentsOf: date) }
         if response.allowsBody {

@@ -27,6 +27,9 @@ public struct Router: Sendable {
         add(.get, path, handler)
     }
 
+    /// Every path with a route of its own, sorted.
+    public var paths: [String] { routes.keys.map(String.init).sorted() }
+
     /// Routes the request by its normalised path (`TargetPath`), which is also the target
     /// every handler sees: what is matched is what is keyed and forwarded.
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {

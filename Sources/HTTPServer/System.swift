@@ -1,3 +1,4 @@
+import HTTPCore
 // One place for system calls: EINTR is retried, EAGAIN is "not now", the rest throws.
 #if canImport(Glibc)
 import Glibc

@@ -6,7 +6,7 @@ import Logging
 /// status and duration; wraps every handler so async answers are logged when they leave.
 struct AccessLog: Sendable {
     let logger: Logger
-    let metrics: LarderMetrics
+    let series: RequestSeries
     let passThrough: PassThroughRoutes?
 
     func wrap(_ router: Router) -> HTTPHandler {
@@ -27,11 +27,10 @@ struct AccessLog: Sendable {
     }
 
     private func record(_ request: HTTPRequest, _ response: HTTPResponse, _ start: ContinuousClock.Instant) {
-        var route = LarderMetrics.route(of: request.path)
-        if route == LarderMetrics.routes.count - 1, passThrough?.covers(request.path) == true { route = LarderMetrics.passThroughRoute }
-        metrics.request(route: route, status: response.status)
+        let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
+        series.count(route, status: response.status)
         logger.info("\(request.method) \(request.target) \(response.status)", metadata: [
-            "route": "\(LarderMetrics.routes[route])",
+            "route": "\(series.label(route))",
             "status": "\(response.status)",
             "cache_status": "\(response.headers["cache-status"] ?? "-")",
             "duration_ms": "\(((ContinuousClock.now - start).seconds * 1_000_000).rounded() / 1000)",

@@ -1,34 +1,66 @@
 import Caching
 import Foundation
+import HTTPCore
 import HTTPServer
 
-/// Turns cache answers into HTTP responses: the headers every cached answer carries
-/// (`Cache-Control` with the full lifetime, `Age`, strong `ETag`, `Cache-Status`), client
-/// conditional requests (304), and cache failures as problem+json.
+/// Turns cache answers into HTTP responses for every route: `Age` and `Cache-Status`
+/// rendered per answer beside the fields rendered once at store time, client conditional
+/// requests (304), ranges, and cache failures as problem+json.
 enum CachedResponse {
-    /// One answer from the cache: `Age` and `Cache-Status` rendered now, everything else
-    /// from the value's prepared fields (re-rendered only if the lifetime differs).
-    static func make(_ value: RenderedBody, age: Int, lifetime: Int, cacheControl: (Int) -> String, cacheStatus: String,
-                     request: HTTPRequest) -> HTTPResponse {
-        let value = value.lifetime == lifetime ? value
-            : RenderedBody(body: value.body, date: value.date, lifetime: lifetime, cacheControl: cacheControl(lifetime))
-        // Age before the prepared Date: linters that read fields in order judge clock skew with Age known.
+    /// The response to `request` for one answer. `ranges` says whether `Range` is honoured
+    /// (a gateway relays ranges of what it stores; Larder's own JSON is sent whole).
+    static func make(_ answer: CacheAnswer, for request: HTTPRequest, ranges: Bool) -> HTTPResponse {
+        let rendered = answer.rendered
+        // Age before the rendered Date: linters that read fields in order judge clock skew with Age known.
         var headers = HTTPHeaders()
-        headers.add("Age", String(age))
-        headers.add("Cache-Status", cacheStatus)
-        if ifNoneMatch(request.headers.values("if-none-match"), matches: value.etag) {
-            return HTTPResponse(status: 304, headers: headers, prepared: value.validators)
+        headers.add("Age", String(answer.age))
+        headers.add("Cache-Status", answer.status.description)
+        let readsOnly = request.method == .get || request.method == .head
+        if readsOnly, rendered.status == 200, clientHasCurrentCopy(request, rendered) {
+            return HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields)
         }
-        return HTTPResponse(status: 200, headers: headers, prepared: value.full, body: value.body)
+        if ranges, request.method == .get, rendered.status == 200, let range = request.headers["range"],
+           rangeApplies(request, answer.entry) {
+            let length = rendered.body.count
+            switch ByteRange.select(range, length: length) {
+            case .whole:
+                break
+            case .partial(let r):
+                headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
+                return HTTPResponse(status: 206, headers: headers, rendered: rendered.fields, body: Array(rendered.body[r.first...r.last]))
+            case .unsatisfiable:
+                var response = ProblemDetails(status: 416, detail: "The range \(range) is outside the \(length) bytes stored.").response()
+                response.headers.add("Content-Range", "bytes */\(length)")
+                return response
+            }
+        }
+        var response = HTTPResponse(status: rendered.status, headers: headers, rendered: rendered.fields, body: rendered.body)
+        if request.method == .head, rendered.body.isEmpty {
+            // A relayed HEAD answer has no body at hand: its length is the one the origin stated.
+            response.headContentLength = answer.entry.header("content-length").flatMap { Int($0) }
+        }
+        return response
+    }
+
+    /// RFC 9110 §13.2.2: `If-None-Match` when present, else `If-Modified-Since`.
+    static func clientHasCurrentCopy(_ request: HTTPRequest, _ rendered: RenderedResponse) -> Bool {
+        let tags = request.headers.values("if-none-match")
+        if !tags.isEmpty {
+            if let etag = rendered.etag { return ifNoneMatch(tags, matches: etag) }
+            return tags.contains { $0.trimmingOWS() == "*" }
+        }
+        guard let modified = rendered.modified, let since = request.headers["if-modified-since"].flatMap(HTTPDateParser.parse) else {
+            return false
+        }
+        return modified <= since
     }
 
     /// RFC 9110 §13.1.2: weak comparison against each listed tag; `*` matches any current representation.
     static func ifNoneMatch(_ fields: [String], matches etag: String) -> Bool {
-        guard !fields.isEmpty else { return false }
         let ours = opaque(etag)
         for field in fields {
             for candidate in field.split(separator: ",") {
-                let tag = candidate.trimmingCharacters(in: .whitespaces)
+                let tag = candidate.trimmingOWS()
                 if tag == "*" || opaque(tag) == ours { return true }
             }
         }
@@ -40,8 +72,16 @@ enum CachedResponse {
         return s.hasPrefix("W/") ? s.dropFirst(2) : s
     }
 
-    /// A failure of the named part (`weather`, `balance`): 504 for `only-if-cached` and
-    /// timeouts, 502 otherwise, with the Cache-Status of what was tried.
+    /// RFC 9110 §13.1.5: with `If-Range`, a range only when the validator still matches
+    /// (a strong ETag, or the exact Last-Modified date).
+    static func rangeApplies(_ request: HTTPRequest, _ entry: CacheEntry) -> Bool {
+        guard let condition = request.headers["if-range"] else { return true }
+        if condition.hasPrefix("\"") { return entry.etag == condition }
+        return entry.lastModified == condition
+    }
+
+    /// A failure of the named part (`weather`, `balance`, `origin`): 504 for `only-if-cached`
+    /// and timeouts, 502 otherwise, with the Cache-Status of what was tried.
     static func failure(_ failure: CacheFailure, part: String) -> HTTPResponse {
         switch failure {
         case .notCached:

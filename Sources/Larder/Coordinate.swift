@@ -88,8 +88,9 @@ struct Place: Equatable, Sendable {
     let latitude: Coordinate
     let longitude: Coordinate
 
-    /// The cache key: the rounded pair, so nearby requests share one entry and one upstream call.
-    var key: String { "weather:\(latitude.text),\(longitude.text)" }
+    /// The resource the weather cache keys on: the rounded pair (`52.52,13.41`), so nearby
+    /// requests share one entry and one upstream call.
+    var resource: String { latitude.text + "," + longitude.text }
 
     /// Parses `lat` and `lon`, each required exactly once; the error names the bad parameter.
     static func parse(query: Substring?, precision: Int) -> Result<Place, ParameterProblem> {

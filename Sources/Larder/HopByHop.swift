@@ -1,3 +1,4 @@
+import HTTPCore
 import HTTPServer
 
 /// RFC 9110 §7.6.1: fields that describe one connection, not the message. A gateway drops
@@ -9,12 +10,11 @@ enum HopByHop {
     /// The fields without the hop-by-hop ones and without `dropping` (lower-case names).
     /// Runs for every forwarded request, hits included, so it compares bytes in place
     /// rather than building sets of lower-cased names.
-    static func removed(from fields: some Sequence<(name: String, value: String)>,
-                        dropping: [String] = []) -> [(name: String, value: String)] {
+    static func removed(from fields: HTTPHeaders, dropping: [String] = []) -> HTTPHeaders {
         var listed = names + dropping
         for field in fields where HTTPHeaders.namesEqual(field.name, "connection") {
             for token in field.value.split(separator: ",") {
-                listed.append(token.trimmingCharacters(in: .whitespaces).lowercased())
+                listed.append(token.trimmingOWS().lowercased())
             }
         }
         return fields.filter { field in !listed.contains { HTTPHeaders.namesEqual(field.name, $0) } }

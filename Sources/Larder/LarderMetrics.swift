@@ -19,15 +19,6 @@ final class LarderMetrics: Sendable {
     /// Totals counted inside the tiers, as last copied into their counters.
     private let lastTotals = Mutex<[String: Int]>([:])
 
-    /// Routes with a series of their own; every other path counts as `other`.
-    static let routes = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml",
-                         "pass-through", "other"]
-    /// The label of every request a pass-through route answers, whatever its path.
-    static let passThroughRoute = routes.count - 2
-    private static let routeIndex: [Substring: Int] = Dictionary(uniqueKeysWithValues: routes.enumerated().map { (Substring($1), $0) })
-    private static let commonStatuses = [200, 304, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 504]
-    /// requests[route][status index]
-    private let requests: [[CoreMetrics.Counter]]
     /// lookups[tier ordinal][result ordinal], made once for every combination (an array
     /// index, not a hash, on the hit path).
     private let lookups: [[CoreMetrics.Counter]]
@@ -40,12 +31,6 @@ final class LarderMetrics: Sendable {
                                                    .milliseconds(2500), .seconds(5), .seconds(10)]
         self.factory = factory
         latency = CoreMetrics.Timer(label: "larder_upstream_request_duration_seconds", dimensions: [], factory: factory)
-        requests = Self.routes.map { route in
-            Self.commonStatuses.map { status in
-                CoreMetrics.Counter(label: "larder_http_requests_total", dimensions: [("route", route), ("status", String(status))],
-                                    factory: factory)
-            }
-        }
         lookups = CacheStatus.Tier.allCases.map { tier in
             CacheStatus.Result.allCases.map { result in
                 CoreMetrics.Counter(label: "larder_cache_lookups_total", dimensions: [("tier", tier.rawValue), ("result", result.rawValue)],
@@ -54,9 +39,6 @@ final class LarderMetrics: Sendable {
         }
         collapsed = CoreMetrics.Counter(label: "larder_cache_collapsed_requests_total", dimensions: [], factory: factory)
     }
-
-    /// The route label for a path: one of `routes`.
-    static func route(of path: Substring) -> Int { routeIndex[path] ?? routes.count - 1 }
 
     /// The handle for one label set, made on first use and kept.
     private func handle<Handle: AnyObject>(_ label: String, _ dimensions: [(String, String)], make: () -> Handle) -> Handle {
@@ -69,7 +51,7 @@ final class LarderMetrics: Sendable {
         }
     }
 
-    private func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
+    func counter(_ label: String, _ dimensions: [(String, String)]) -> CoreMetrics.Counter {
         handle(label, dimensions) { CoreMetrics.Counter(label: label, dimensions: dimensions, factory: factory) }
     }
 
@@ -77,11 +59,10 @@ final class LarderMetrics: Sendable {
         handle(label, dimensions) { CoreMetrics.Gauge(label: label, dimensions: dimensions, factory: factory) }
     }
 
-    func request(route: Int, status: Int) {
-        if let index = Self.commonStatuses.firstIndex(of: status) {
-            requests[route][index].increment()
-        } else {
-            counter("larder_http_requests_total", [("route", Self.routes[route]), ("status", String(status))]).increment()
+    /// The request counters of a router's routes, made once (see `RequestSeries`).
+    func requestSeries(routes: [String]) -> RequestSeries {
+        RequestSeries(routes: routes) { route, status in
+            self.counter("larder_http_requests_total", [("route", route), ("status", String(status))])
         }
     }
 

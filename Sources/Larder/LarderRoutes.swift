@@ -1,110 +1,109 @@
 import Caching
 import Foundation
+import HTTPCore
 import HTTPServer
-import Upstream
 
-/// Larder's API routes on the caches: `/weather`, `/balance` and `/overview`.
+/// Larder's API routes on the caches: each `BuiltInRoute` (`/weather`, `/balance`), and
+/// `/overview`, which answers both in one body.
 ///
 /// Each handler answers a memory hit at once, on the event loop thread; anything else
 /// (disk, upstream, single flight) runs in a Task and is posted back.
 struct LarderRoutes: Sendable {
+    /// A built-in route with its cache; no cache when the route has no upstream configured
+    /// (then it answers 503).
+    struct Mounted: Sendable {
+        let route: BuiltInRoute
+        let cache: Cache?
+    }
+
     let settings: ServeSettings
-    let weather: TieredCache<RenderedBody>
-    /// Nil when no balance upstream is configured (`/balance` then answers 503).
-    let balance: TieredCache<RenderedBody>?
+    let weather: Mounted
+    let balance: Mounted
     let metrics: LarderMetrics
 
-    /// Who may keep an answer: weather is for anyone, a balance only for its caller.
-    enum Audience: Sendable {
-        /// `public, max-age=L, stale-while-revalidate=S, stale-if-error=E`
-        case shared
-        /// `private, max-age=L`
-        case caller
-    }
-
-    /// Cache-Control with the full lifetime (downstream subtracts Age itself).
-    func cacheControl(_ audience: Audience, lifetime: Int) -> String {
-        Self.cacheControl(audience, lifetime: lifetime, settings: settings)
-    }
-
-    static func cacheControl(_ audience: Audience, lifetime: Int, settings: ServeSettings) -> String {
-        switch audience {
-        case .shared:
-            "public, max-age=\(lifetime), stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
-                + "stale-if-error=\(Int(settings.staleIfError.seconds))"
-        case .caller:
-            "private, max-age=\(lifetime)"
-        }
-    }
-
-    // MARK: /weather and /balance
-
-    func weatherHandler(_ request: HTTPRequest) -> HTTPHandlerResult {
-        switch Place.parse(query: request.query, precision: settings.coordinatePrecision) {
-        case .failure(let problem): .now(CachedResponse.badParameter(problem))
-        case .success(let place): lookUp(weather, key: place.key, part: "weather", audience: .shared, request: request)
-        }
-    }
-
-    func balanceHandler(_ request: HTTPRequest) -> HTTPHandlerResult {
-        guard let balance else { return .now(CachedResponse.notConfigured(part: "balance")) }
-        return lookUp(balance, key: Self.balanceKey, part: "balance", audience: .caller, request: request)
-    }
-
-    /// A memory hit answers at once on the loop thread; anything else goes async.
-    private func lookUp(_ cache: TieredCache<RenderedBody>, key: String, part: String, audience: Audience,
-                        request: HTTPRequest) -> HTTPHandlerResult {
-        let directives = RequestDirectives(request)
-        if let answer = cache.answerFromMemory(key: key, request: directives) {
-            return .now(respond(answer, audience: audience, request: request))
-        }
-        return .later { [self] in
-            switch await cache.answer(key: key, request: directives) {
-            case .success(let answer): respond(answer, audience: audience, request: request)
-            case .failure(let failure): CachedResponse.failure(failure, part: part)
+    /// The handler of one built-in route.
+    func handler(_ mounted: Mounted) -> HTTPHandler {
+        { [self] request in
+            switch locate(mounted, request) {
+            case .failure(let refusal): .now(refusal.response)
+            case .success(let part): lookUp(part, request: request)
             }
         }
     }
 
-    static let balanceKey = "balance"
+    /// One part of an answer: the route, its cache, and the cache request for it.
+    private struct Part {
+        let route: BuiltInRoute
+        let cache: Cache
+        let request: CacheRequest
+    }
+
+    /// The cache request a route makes of an HTTP request, or the response that refuses it
+    /// (400 naming a bad parameter, 503 without an upstream).
+    private func locate(_ mounted: Mounted, _ request: HTTPRequest) -> Result<Part, HTTPResponseError> {
+        guard let cache = mounted.cache, let locate = mounted.route.locate else {
+            return .failure(HTTPResponseError(CachedResponse.notConfigured(part: mounted.route.name)))
+        }
+        switch locate(request) {
+        case .failure(let problem):
+            return .failure(HTTPResponseError(CachedResponse.badParameter(problem)))
+        case .success(let (resource, url)):
+            return .success(Part(route: mounted.route, cache: cache,
+                                 request: CacheRequest(resource: resource, url: url, directives: RequestDirectives(request))))
+        }
+    }
+
+    /// A memory hit answers at once on the loop thread; anything else goes async.
+    private func lookUp(_ part: Part, request: HTTPRequest) -> HTTPHandlerResult {
+        if let answer = part.cache.answerFromMemory(part.request) { return .now(respond(answer, request: request)) }
+        return .later { [self] in
+            switch await part.cache.answer(part.request) {
+            case .success(let answer): respond(answer, request: request)
+            case .failure(let failure): CachedResponse.failure(failure, part: part.route.name)
+            }
+        }
+    }
+
+    private func respond(_ answer: CacheAnswer, request: HTTPRequest) -> HTTPResponse {
+        metrics.lookup(answer.status)
+        return CachedResponse.make(answer, for: request, ranges: false)
+    }
 
     // MARK: /overview
 
     func overviewHandler(_ request: HTTPRequest) -> HTTPHandlerResult {
-        let place: Place
-        switch Place.parse(query: request.query, precision: settings.coordinatePrecision) {
-        case .failure(let problem): return .now(CachedResponse.badParameter(problem))
-        case .success(let parsed): place = parsed
+        let w: Part, b: Part
+        switch (locate(weather, request), locate(balance, request)) {
+        case (.failure(let refusal), _), (_, .failure(let refusal)): return .now(refusal.response)
+        case (.success(let weather), .success(let balance)): (w, b) = (weather, balance)
         }
-        guard let balance else { return .now(CachedResponse.notConfigured(part: "balance")) }
-        let directives = RequestDirectives(request)
-        if let w = weather.answerFromMemory(key: place.key, request: directives),
-           let b = balance.answerFromMemory(key: Self.balanceKey, request: directives) {
-            return .now(overview(w, b, request: request))
+        if let wa = w.cache.answerFromMemory(w.request), let ba = b.cache.answerFromMemory(b.request) {
+            return .now(overview(wa, ba, request: request))
         }
         return .later { [self] in
-            async let w = weather.answer(key: place.key, request: directives)
-            async let b = balance.answer(key: Self.balanceKey, request: directives)
-            switch (await w, await b) {
-            case (.success(let w), .success(let b)): return overview(w, b, request: request)
-            case (.failure(let failure), _): return CachedResponse.failure(failure, part: "weather")
-            case (_, .failure(let failure)): return CachedResponse.failure(failure, part: "balance")
+            async let wa = w.cache.answer(w.request)
+            async let ba = b.cache.answer(b.request)
+            switch (await wa, await ba) {
+            case (.success(let wa), .success(let ba)): return overview(wa, ba, request: request)
+            case (.failure(let failure), _): return CachedResponse.failure(failure, part: w.route.name)
+            case (_, .failure(let failure)): return CachedResponse.failure(failure, part: b.route.name)
             }
         }
     }
 
     /// Both parts in one body; its lifetime is the shorter one and its age the older one.
-    private func overview(_ w: CacheAnswer<RenderedBody>, _ b: CacheAnswer<RenderedBody>, request: HTTPRequest) -> HTTPResponse {
-        let body = Array("{\"weather\":".utf8) + w.value.body + Array(",\"balance\":".utf8) + b.value.body + [0x7D]
-        let status = Self.combined(w.status, b.status)
+    private func overview(_ w: CacheAnswer, _ b: CacheAnswer, request: HTTPRequest) -> HTTPResponse {
+        let body = Array("{\"weather\":".utf8) + w.rendered.body + Array(",\"balance\":".utf8) + b.rendered.body + [0x7D]
         metrics.lookup(w.status)
         metrics.lookup(b.status)
         // Age and Date come from the older part, so the pair stays consistent for downstream caches.
-        let older = w.age >= b.age ? w.value : b.value
+        let older = w.age >= b.age ? w.entry : b.entry
         let lifetime = min(w.lifetime, b.lifetime)
-        let value = RenderedBody(body: body, date: older.date, lifetime: lifetime, cacheControl: cacheControl(.caller, lifetime: lifetime))
-        return CachedResponse.make(value, age: max(w.age, b.age), lifetime: lifetime, cacheControl: { cacheControl(.caller, lifetime: $0) },
-                                   cacheStatus: status.description, request: request)
+        let rendered = RenderedResponse(json: body, date: older.date ?? older.responseTime,
+                                        cacheControl: BuiltInRoute.cacheControl(.caller, lifetime: lifetime, settings: settings))
+        let answer = CacheAnswer(response: StoredResponse(entry: older, rendered: rendered), age: max(w.age, b.age), lifetime: lifetime,
+                                 status: Self.combined(w.status, b.status))
+        return CachedResponse.make(answer, for: request, ranges: false)
     }
 
     /// One Cache-Status for an answer made of two: a hit only when both parts were hits;
@@ -122,11 +121,10 @@ struct LarderRoutes: Sendable {
         lead.collapsed = a.collapsed || b.collapsed
         return lead
     }
+}
 
-    private func respond(_ answer: CacheAnswer<RenderedBody>, audience: Audience, request: HTTPRequest) -> HTTPResponse {
-        metrics.lookup(answer.status)
-        return CachedResponse.make(answer.value, age: answer.age, lifetime: answer.lifetime,
-                                   cacheControl: { cacheControl(audience, lifetime: $0) }, cacheStatus: answer.status.description,
-                                   request: request)
-    }
+/// A response that refuses a request before the cache is asked.
+private struct HTTPResponseError: Error {
+    let response: HTTPResponse
+    init(_ response: HTTPResponse) { self.response = response }
 }

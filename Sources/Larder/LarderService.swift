@@ -1,3 +1,4 @@
+import HTTPCore
 import Caching
 import Foundation
 import HTTPServer
@@ -15,7 +16,7 @@ public final class LarderService: Service, @unchecked Sendable {
     public private(set) var server: HTTPServer?
     public private(set) var simulator: UpstreamSimulator?
     private var client: UpstreamClient?
-    private var caches: [TieredCache<RenderedBody>] = []
+    private var caches: [Cache] = []
     let metrics = LarderMetrics()
     private let clock: any CacheClock
 
@@ -33,60 +34,34 @@ public final class LarderService: Service, @unchecked Sendable {
     /// failure here (cache dir not writable, port in use) is a start failure.
     public func start() throws {
         if settings.demo { try startSimulator() }
+        let settings = self.settings
         let memory = MemoryTier(budget: settings.memoryLimit)
-        let disk: DiskTier
-        do {
-            // The write queue's bytes come on top of the memory tier's: at most 32 MiB, and
-            // no more than half the memory limit, so a small limit keeps RSS small too.
-            disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
-                                writeQueueLimit: min(32 << 20, settings.memoryLimit / 2))
-        } catch {
-            throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(error.localizedDescription)")
-        }
-        guard disk.isWritable else { throw ConfigurationError("cache directory \(settings.cacheDirectory) is not writable") }
+        let disk = try openDisk()
         let client = UpstreamClient()
         self.client = client
         let health = Health(metrics: metrics)
-        let settings = self.settings
-        let weatherURL = settings.weatherURL
-        let weatherPolicy = CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
-                                        staleIfError: settings.staleIfError.seconds, storesPrivate: false)
-        let weather = TieredCache<RenderedBody>(
-            policy: weatherPolicy,
-            memory: memory, disk: disk,
-            fetcher: UpstreamFetcher(name: "weather", client: client, timeout: settings.upstreamTimeout,
-                                     url: { OpenMeteoFormat.url(base: weatherURL, key: $0) }, observer: health, clock: clock),
-            clock: clock,
-            decode: { key, entry in
-                let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, defaultLifetime: weatherPolicy.defaultLifetime))
-                return RenderedBody(json: try OpenMeteoFormat.json(key: key, entry: entry), entry: entry, lifetime: lifetime,
-                                    cacheControl: LarderRoutes.cacheControl(.shared, lifetime: lifetime, settings: settings))
-            })
-        var balance: TieredCache<RenderedBody>?
-        if let balanceURL = settings.balanceURL {
-            let balancePolicy = CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
-                                            staleIfError: settings.staleIfError.seconds, storesPrivate: true)
-            balance = TieredCache<RenderedBody>(
-                policy: balancePolicy,
-                memory: memory, disk: disk,
-                fetcher: UpstreamFetcher(name: "balance", client: client, timeout: settings.upstreamTimeout,
-                                         url: { _ in balanceURL }, observer: health, clock: clock),
-                clock: clock,
-                decode: { _, entry in
-                    let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, defaultLifetime: balancePolicy.defaultLifetime))
-                    return RenderedBody(json: try BalanceFormat.json(entry: entry), entry: entry, lifetime: lifetime,
-                                        cacheControl: LarderRoutes.cacheControl(.caller, lifetime: lifetime, settings: settings))
-                })
+
+        // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
+        let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
+            LarderRoutes.Mounted(route: route, cache: route.locate == nil ? nil : Cache(
+                route: route.name, policy: route.policy, memory: memory, disk: disk,
+                fetcher: fetcher(route.name, client, health, forwarding: false, isAnswer: { $0 == 200 || $0 == 304 }),
+                clock: clock, render: route.render(settings: settings)))
         }
-        caches = [weather] + (balance.map { [$0] } ?? [])
-        let routes = LarderRoutes(settings: settings, weather: weather, balance: balance, metrics: metrics)
+        let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
+            PassThroughRoutes.Route(mount: mount, cache: Cache(
+                route: mount.origin, policy: .sharedCache, memory: memory, disk: disk,
+                fetcher: fetcher("origin", client, health, forwarding: true, isAnswer: { $0 < 500 }),
+                clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
+        }, metrics: metrics)
+        caches = builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? [])
 
         var router = Router()
-        router.get("/weather", routes.weatherHandler)
-        router.get("/balance", routes.balanceHandler)
+        let routes = LarderRoutes(settings: settings, weather: builtIns[0], balance: builtIns[1], metrics: metrics)
+        for mounted in builtIns { router.get(mounted.route.path, routes.handler(mounted)) }
         router.get("/overview", routes.overviewHandler)
         router.get("/livez") { _ in .now(Health.livez) }
-        let upstreams = balance == nil ? ["weather"] : ["weather", "balance"]
+        let upstreams = builtIns.filter { $0.cache != nil }.map(\.route.name)
         let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, upstreams: upstreams)) }
         router.get("/readyz", readiness)
         router.get("/healthz", readiness)
@@ -98,23 +73,14 @@ public final class LarderService: Service, @unchecked Sendable {
                                                                  ("Cache-Control", "no-store")]),
                               body: metrics.render(memory: memory, disk: disk, openConnections: serverBox.server?.openConnections ?? 0)))
         }
-        var passThrough: PassThroughRoutes?
-        if !settings.routes.isEmpty {
-            let origin = OriginForwarder(client: client, timeout: settings.upstreamTimeout, observer: health, clock: clock)
-            let mounted = settings.routes.map { mount in
-                PassThroughRoutes.Route(mount: mount, cache: SharedCache(origin: mount.origin, memory: memory, disk: disk, fetcher: origin,
-                                                                         clock: clock, prepare: PassThroughRoutes.PreparedFields.init))
-            }
-            passThrough = PassThroughRoutes(routes: mounted, metrics: metrics)
-            router.fallback = passThrough?.handler
-        }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
                               body: OpenAPIDocument.yaml))
         }
+        router.fallback = passThrough?.handler
 
-        let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger,
-                                handler: AccessLog(logger: accessLogger, metrics: metrics, passThrough: passThrough).wrap(router))
+        let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths), passThrough: passThrough)
+        let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))
         serverBox.server = server
         do {
             try server.start()
@@ -129,6 +95,26 @@ public final class LarderService: Service, @unchecked Sendable {
         announcer.info("listening on http://\(host):\(server.port ?? settings.port)")
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
+    }
+
+    private func openDisk() throws -> DiskTier {
+        let disk: DiskTier
+        do {
+            // The write queue's bytes come on top of the memory tier's: at most 32 MiB, and
+            // no more than half the memory limit, so a small limit keeps RSS small too.
+            disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
+                                writeQueueLimit: min(32 << 20, settings.memoryLimit / 2))
+        } catch {
+            throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(error.localizedDescription)")
+        }
+        guard disk.isWritable else { throw ConfigurationError("cache directory \(settings.cacheDirectory) is not writable") }
+        return disk
+    }
+
+    private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,
+                         isAnswer: @escaping @Sendable (Int) -> Bool) -> UpstreamFetcher {
+        UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, isAnswer: isAnswer,
+                        observer: observer, clock: clock)
     }
 
     private func startSimulator() throws {

@@ -1,56 +1,34 @@
-import Foundation
 import Caching
+import Foundation
+import HTTPCore
 import Upstream
 
-/// The cache's view of an upstream API, carried out by the libcurl client: a key becomes
-/// a URL, an `UpstreamError` becomes a `FetchError`, and every outcome is counted and
-/// remembered for `/readyz`.
+/// The cache's view of one upstream, carried out by the libcurl client, for built-in and
+/// pass-through routes alike: the request goes to its URL with its method, fields and body;
+/// the answer comes back with its hop-by-hop fields removed; an `UpstreamError` becomes a
+/// `FetchError`; every outcome is counted and remembered for `/readyz` under `name`.
 struct UpstreamFetcher: CacheFetcher {
+    /// The upstream's name in metrics and readiness: `weather`, `balance`, `origin`.
     let name: String
     let client: UpstreamClient
     let timeout: Duration
-    let url: @Sendable (_ key: String) -> String
+    /// Forwarding a client's request (pass-through): its fields go as given, with nothing of
+    /// libcurl's own added, and the body comes back as the origin encoded it.
+    let forwarding: Bool
+    /// Which statuses count as `ok` in metrics.
+    let isAnswer: @Sendable (Int) -> Bool
     let observer: UpstreamObserver
     let clock: any CacheClock
 
-    func fetch(key: String, headers: [(name: String, value: String)]) async throws -> CacheEntry {
-        let request = UpstreamRequest(url: url(key), headers: headers, timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
+    func fetch(_ request: CacheRequest) async throws -> CacheEntry {
+        var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers, body: request.body,
+                                       timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
+        upstream.forwarding = forwarding
         let sent = clock.now()
-        let response = try await observer.observed(name, client: client, request: request) { $0 == 200 || $0 == 304 }
-        return CacheEntry(response, headers: response.headers, sent: sent, clock: clock)
-    }
-}
-
-extension CacheEntry {
-    /// An upstream's answer as the cache keeps it, timed by the cache's own clock (the one
-    /// `Age` and freshness are read with), from just before sending to just after the answer.
-    convenience init(_ response: UpstreamResponse, headers: [(name: String, value: String)], sent: Date, clock: any CacheClock) {
-        self.init(status: response.status, headers: headers, body: response.body, requestTime: sent, responseTime: clock.now())
-    }
-}
-
-/// Receives every upstream outcome (metrics and readiness implement it).
-protocol UpstreamObserver: Sendable {
-    func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration)
-}
-
-extension UpstreamObserver {
-    /// One exchange through the client, recorded under `name`: `ok` says which statuses are
-    /// answers; an `UpstreamError` comes back as the `FetchError` the caches understand.
-    func observed(_ name: String, client: UpstreamClient, request: UpstreamRequest,
-                  ok: (Int) -> Bool) async throws(FetchError) -> UpstreamResponse {
-        let start = ContinuousClock.now
-        do {
-            let response = try await client.fetch(request)
-            record(upstream: name, outcome: ok(response.status) ? "ok" : "status_\(response.status / 100)xx",
-                   healthy: response.status < 500, detail: "answered \(response.status)", duration: ContinuousClock.now - start)
-            return response
-        } catch UpstreamError.timeout {
-            record(upstream: name, outcome: "timeout", healthy: false, detail: "timed out", duration: ContinuousClock.now - start)
-            throw .timeout
-        } catch {
-            record(upstream: name, outcome: "error", healthy: false, detail: "\(error)", duration: ContinuousClock.now - start)
-            throw .unreachable("\(error)")
-        }
+        let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
+        // Timed by the cache's own clock (the one Age and freshness are read with), from just
+        // before sending to just after the answer.
+        return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
+                          requestTime: sent, responseTime: clock.now())
     }
 }

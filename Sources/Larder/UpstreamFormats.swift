@@ -4,43 +4,6 @@ import Foundation
 import HTTPCore
 import HTTPServer
 
-/// A decoded upstream answer rendered once into Larder's own JSON, with its strong ETag and
-/// its fixed header fields, so a cache hit copies bytes and renders only `Age` and
-/// `Cache-Status`.
-struct RenderedBody: Sendable {
-    let body: [UInt8]
-    let etag: String
-    /// The upstream's Date (or when its answer arrived, if it sent none): a cache forwards the
-    /// origin's Date with Age beside it (RFC 9110 §6.6.1, RFC 9111 §4.2.3), never "now".
-    let date: String
-    /// The full lifetime the prepared Cache-Control states.
-    let lifetime: Int
-    /// Cache-Control, Date and ETag: what a 304 carries besides Age and Cache-Status.
-    let validators: PreparedHeaders
-    /// The same plus Content-Type: what a 200 carries.
-    let full: PreparedHeaders
-
-    init(body: [UInt8], date: String, lifetime: Int, cacheControl: String) {
-        self.body = body
-        etag = RenderedBody.etag(of: body)
-        self.date = date
-        self.lifetime = lifetime
-        let fields = [("Cache-Control", cacheControl), ("Date", date), ("ETag", etag)]
-        validators = PreparedHeaders(fields)
-        full = PreparedHeaders(fields + [("Content-Type", "application/json")])
-    }
-
-    init(json: String, entry: CacheEntry, lifetime: Int, cacheControl: String) {
-        self.init(body: Array(json.utf8), date: HTTPDate.format(epochSeconds: Int((entry.date ?? entry.responseTime).timeIntervalSince1970)),
-                  lifetime: lifetime, cacheControl: cacheControl)
-    }
-
-    /// A strong validator over the body: the first 16 bytes of its SHA-256, quoted.
-    static func etag(of body: [UInt8]) -> String {
-        "\"" + Hex.string(SHA256.hash(data: body).prefix(16)) + "\""
-    }
-}
-
 /// Why an upstream 200 cannot be used: it is an upstream error (502 or a stale answer), never stored.
 struct UndecodableAnswer: Error, CustomStringConvertible {
     let description: String
@@ -59,15 +22,15 @@ enum OpenMeteoFormat {
         let current: Current
     }
 
-    /// The upstream request for a weather key (`weather:LAT,LON`).
-    static func url(base: String, key: String) -> String {
-        let pair = key.dropFirst("weather:".count).split(separator: ",")
+    /// The upstream request for a place.
+    static func url(base: String, place: Place) -> String {
         let separator = base.contains("?") ? "&" : "?"
-        return "\(base)\(separator)latitude=\(pair.first ?? "")&longitude=\(pair.last ?? "")&current=temperature_2m,weather_code"
+        return "\(base)\(separator)latitude=\(place.latitude.text)&longitude=\(place.longitude.text)&current=temperature_2m,weather_code"
     }
 
     /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
-    static func json(key: String, entry: CacheEntry) throws -> String {
+    /// `resource` is the place's rounded pair (`52.52,13.41`), as the cache keys it.
+    static func json(resource: String, entry: CacheEntry) throws -> String {
         guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)) else {
             throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
         }
@@ -78,7 +41,8 @@ enum OpenMeteoFormat {
             throw UndecodableAnswer(description: "unreadable time '\(answer.current.time)'")
         }
         guard answer.current.temperature_2m.isFinite else { throw UndecodableAnswer(description: "temperature is not finite") }
-        let pair = key.dropFirst("weather:".count).split(separator: ",")
+        let pair = resource.split(separator: ",", omittingEmptySubsequences: false)
+        guard pair.count == 2 else { throw UndecodableAnswer(description: "no place in '\(resource)'") }
         let unit = answer.current_units?.temperature_2m ?? "°C"
         return "{\"latitude\":\(pair[0]),\"longitude\":\(pair[1]),\"temperature\":\(answer.current.temperature_2m),"
             + "\"temperatureUnit\":\(JSONString.quote(unit)),\"weatherCode\":\(answer.current.weather_code),"
@@ -138,14 +102,5 @@ enum BalanceFormat {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
         return formatter.string(from: date)
-    }
-}
-
-
-extension RenderedBody: MemoryCosted {
-    /// The body, the ETag and Date strings and both rendered field blocks.
-    var memoryCost: Int {
-        MemoryCost.array(bytes: body.count) + MemoryCost.string(etag) + MemoryCost.string(date)
-            + MemoryCost.array(bytes: validators.bytes.count) + MemoryCost.array(bytes: full.bytes.count)
     }
 }

@@ -1,3 +1,4 @@
+import Caching
 import Crypto
 import Foundation
 import HTTPCore
@@ -112,7 +113,7 @@ public final class UpstreamSimulator: Sendable {
 
     /// The answer with its validators, or 304 when the request's validators still match.
     private static func validated(_ request: HTTPRequest, body: String, lastModified: Int, settings: Settings) -> HTTPResponse {
-        let etag = RenderedBody.etag(of: Array(body.utf8))
+        let etag = RenderedResponse.etag(of: Array(body.utf8))
         let modified = HTTPDate.format(epochSeconds: lastModified)
         let headers = HTTPHeaders([("Cache-Control", "max-age=\(settings.maxAge)"), ("ETag", etag), ("Last-Modified", modified)])
         let notModified: Bool

@@ -80,7 +80,7 @@ enum FuzzTargets {
     /// computation a lookup makes runs on them.
     static let cacheFields: Target = { data in
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
-        var fields: [(name: String, value: String)] = []
+        var fields: HTTPHeaders = []
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
             fields.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingOWS().description))
@@ -92,12 +92,13 @@ enum FuzzTargets {
             let decision = CacheDecision.decide(entry, now: now.addingTimeInterval(Double(data.count) * 1000), request: request, policy: policy)
             _ = decision.ttl
             _ = Freshness.ageHeader(decision.age)
-            _ = CacheDecision.mayStore(entry, policy: policy, request: request)
-            _ = SharedStorage.mayStore(entry, request: request, hasAuthorization: false, policy: policy)
+            for rule in [StorageRule.sharedCache, .decodedAnswers(storesPrivate: true)] {
+                _ = rule.mayStore(entry, request: request, hasAuthorization: false, policy: policy)
+            }
         }
         _ = TargetedCacheControl.parse(fields.map(\.value))
         let vary = Vary(of: entry)
-        _ = VariantIndex(vary: vary).variantKey("k", request: fields)
+        _ = VariantIndex(vary: vary).variantKey(CacheKey(route: "fuzz", resource: "k"), request: fields)
     }
 
     // MARK: HTTP dates
@@ -124,7 +125,7 @@ enum FuzzTargets {
 
     static let upstreamFormats: Target = { data in
         let entry = CacheEntry(status: 200, headers: [], body: Array(data), requestTime: Date(), responseTime: Date())
-        _ = try? OpenMeteoFormat.json(key: "weather:52.52,13.41", entry: entry)
+        _ = try? OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry)
         _ = try? BalanceFormat.json(entry: entry)
         _ = OpenMeteoFormat.isoTime(openMeteo: String(decoding: data, as: UTF8.self))
     }

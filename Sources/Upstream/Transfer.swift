@@ -76,10 +76,10 @@ final class Transfer: @unchecked Sendable {
         _ = larder_easy_setopt_pointer(easy, CURLOPT_HEADERDATA, context)
 
         switch (request.method, request.body) {
-        case ("GET", nil): break
-        case ("HEAD", _): break  // NOBODY below: a HEAD answer has no body to wait for, content or not
-        case ("POST", _?): break  // a body makes curl send POST
-        default: try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method), "method")
+        case (.get, nil): break
+        case (.head, _): break  // NOBODY below: a HEAD answer has no body to wait for, content or not
+        case (.post, _?): break  // a body makes curl send POST
+        default: try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.description), "method")
         }
         if let body = request.body {
             _ = larder_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
@@ -87,10 +87,10 @@ final class Transfer: @unchecked Sendable {
                 _ = larder_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
             }
             // curl would add a form Content-Type and Expect: 100-continue of its own; a blank value removes them.
-            if !request.headers.contains(where: { $0.name.lowercased() == "content-type" }) { fields.append(Self.curlDirective("Content-Type:")) }
+            if !request.headers.contains("content-type") { fields.append(Self.curlDirective("Content-Type:")) }
             fields.append(Self.curlDirective("Expect:"))
         }
-        if request.method == "HEAD" {
+        if request.method == .head {
             if request.body != nil { try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, "HEAD"), "method") }
             _ = larder_easy_setopt_long(easy, CURLOPT_NOBODY, 1)
         }

@@ -1,10 +1,11 @@
+import HTTPCore
 /// One request to an upstream API. Only what a caller decides is here; `UpstreamClient`
 /// adds `User-Agent`, `Accept-Encoding` and connection reuse itself.
 public struct UpstreamRequest: Sendable {
     public var url: String
-    public var method: String
+    public var method: HTTPMethod
     /// Extra header fields, such as `If-None-Match` when revalidating.
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPHeaders
     public var body: [UInt8]?
     /// Whole exchange: connect, send, wait, receive.
     public var timeout: Duration
@@ -16,7 +17,7 @@ public struct UpstreamRequest: Sendable {
     /// comes back as the origin encoded it.
     public var forwarding = false
 
-    public init(url: String, method: String = "GET", headers: [(name: String, value: String)] = [],
+    public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [],
                 body: [UInt8]? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),
                 maxBodyBytes: Int = 8 * 1024 * 1024) {
         self.url = url

@@ -1,3 +1,4 @@
+import HTTPCore
 import Foundation
 
 /// What an upstream answered, with the two clock readings RFC 9111 §4.2.3 needs to work
@@ -5,13 +6,13 @@ import Foundation
 public struct UpstreamResponse: Sendable {
     public var status: Int
     /// Every header field of the final response, in order, repeats kept.
-    public var headers: [(name: String, value: String)]
+    public var headers: HTTPHeaders
     /// The body after content decoding (curl undoes gzip).
     public var body: [UInt8]
     public var requestTime: Date
     public var responseTime: Date
 
-    public init(status: Int, headers: [(name: String, value: String)], body: [UInt8], requestTime: Date, responseTime: Date) {
+    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date) {
         self.status = status
         self.headers = headers
         self.body = body
@@ -21,6 +22,6 @@ public struct UpstreamResponse: Sendable {
 
     /// The first value of a header field, compared case-insensitively.
     public func header(_ name: String) -> String? {
-        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        headers[name]
     }
 }

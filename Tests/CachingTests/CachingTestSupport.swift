@@ -14,7 +14,7 @@ func httpDate(_ seconds: TimeInterval) -> String { HTTPDate.format(t(seconds)) }
 /// A stored entry whose exchange ran from `requested` to `received`, with the given header fields.
 func entry(_ headers: [(String, String)], requested: TimeInterval = 0, received: TimeInterval = 0, body: String = "{}",
            status: Int = 200) -> CacheEntry {
-    CacheEntry(status: status, headers: headers.map { (name: $0.0, value: $0.1) }, body: Array(body.utf8),
+    CacheEntry(status: status, headers: HTTPHeaders(headers), body: Array(body.utf8),
                requestTime: t(requested), responseTime: t(received))
 }
 
@@ -23,4 +23,10 @@ func temporaryDirectory() -> String {
     let path = FileManager.default.temporaryDirectory.appendingPathComponent("larder-cache-test-\(UUID().uuidString)").path
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
+}
+
+/// A key written as text in a test is a resource of the route `test`.
+extension CacheKey: ExpressibleByStringLiteral, ExpressibleByStringInterpolation,
+    ExpressibleByUnicodeScalarLiteral, ExpressibleByExtendedGraphemeClusterLiteral {
+    public init(stringLiteral resource: String) { self.init(route: "test", resource: resource) }
 }

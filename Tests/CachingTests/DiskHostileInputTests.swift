@@ -14,7 +14,7 @@ import TestSupport
                                body: "{\"temperature\":3.2}")
 
     /// Writes `sample` under `key` and returns the tier and the entry's path.
-    private func stored(_ key: String = "key", directory: String = temporaryDirectory()) async throws -> (DiskTier, String) {
+    private func stored(_ key: CacheKey = "key", directory: String = temporaryDirectory()) async throws -> (DiskTier, String) {
         let disk = try DiskTier(directory: directory, budget: 1 << 20)
         disk.write(key, sample)
         await disk.waitForWrites()
@@ -120,7 +120,7 @@ import TestSupport
         let size = DiskEntryCodec.encode(key: "k00", entry: sample).count
         let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, writeQueueLimit: size * 2)
         // Faster than writes with fsync can finish: most of these find the queue full.
-        for i in 0..<200 { disk.write(String(format: "k%02d", i % 100), sample) }
+        for i in 0..<200 { disk.write(CacheKey(route: "test", resource: String(format: "k%02d", i % 100)), sample) }
         await disk.waitForWrites()
         #expect(disk.skippedWrites > 0)
         #expect(disk.count + disk.skippedWrites >= 100)

@@ -81,7 +81,7 @@ struct SharedRulesTests {
         let now = Date()
         var headers = cacheControl.isEmpty ? [] : [("Cache-Control", cacheControl)]
         if lastModified { headers += [("Date", HTTPDate.format(now)), ("Last-Modified", HTTPDate.format(now.addingTimeInterval(-9000)))] }
-        let entry = CacheEntry(status: status, headers: headers, body: [], requestTime: now, responseTime: now)
-        #expect(SharedStorage.mayStore(entry, request: .none, hasAuthorization: false, policy: .sharedCache) == stored)
+        let entry = CacheEntry(status: status, headers: HTTPHeaders(headers), body: [], requestTime: now, responseTime: now)
+        #expect(StorageRule.sharedCache.mayStore(entry, request: .none, hasAuthorization: false, policy: .sharedCache) == stored)
     }
 }

@@ -4,7 +4,8 @@ import Testing
 
 @Suite(.timeLimit(.minutes(1))) struct MemoryTierTests {
     private func item(_ size: Int) -> MemoryTier.Item {
-        MemoryTier.Item(entry: entry([], body: String(repeating: "x", count: size)), value: MemoryTier.Box(size))
+        let stored = entry([], body: String(repeating: "x", count: size))
+        return .response(StoredResponse(entry: stored, rendered: .plain(stored)))
     }
 
     @Test func evictsLeastRecentlyUsedPastTheByteBudget() {

@@ -1,3 +1,4 @@
+import HTTPCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -143,11 +144,11 @@ import TestSupport
             #expect(symlink(elsewhere, path) == 0)
         case .impossibleTimes:
             // A checksum-valid entry whose times no clock reads: as planted by hand.
-            let stored = try #require(DiskEntryCodec.decode(bytes, key: "weather:52.52,13.41"))
+            let stored = try #require(DiskEntryCodec.decode(bytes, key: CacheKey(route: "weather", resource: "52.52,13.41").text))
             for time in [1e300, Double.nan] {
                 let odd = CacheEntry(status: stored.status, headers: stored.headers, body: stored.body,
                                      requestTime: Date(timeIntervalSince1970: time), responseTime: Date(timeIntervalSince1970: time))
-                bytes = DiskEntryCodec.encode(key: "weather:52.52,13.41", entry: odd)
+                bytes = DiskEntryCodec.encode(key: CacheKey(route: "weather", resource: "52.52,13.41").text, entry: odd)
             }
             try Data(bytes).write(to: URL(fileURLWithPath: path))
         }

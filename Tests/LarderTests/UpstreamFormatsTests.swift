@@ -20,6 +20,6 @@ import Testing
     @Test func anAnswerWithAnImpossibleTimeIsUndecodable() {
         let body = "{\"current\":{\"time\":\"9999-99-99T99:99\",\"temperature_2m\":3.2,\"weather_code\":3}}"
         let entry = CacheEntry(status: 200, headers: [], body: Array(body.utf8), requestTime: Date(), responseTime: Date())
-        #expect(throws: UndecodableAnswer.self) { try OpenMeteoFormat.json(key: "weather:52.52,13.41", entry: entry) }
+        #expect(throws: UndecodableAnswer.self) { try OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry) }
     }
 }

@@ -1,3 +1,4 @@
+import HTTPCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -136,7 +137,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         try await withServer(handler: upstreamRouter()) { _, port in
             try await withClient { client in
                 let response = try await client.fetch(UpstreamRequest(
-                    url: "http://127.0.0.1:\(port)/echo", method: "POST", body: Array(String(repeating: "x", count: 5000).utf8)))
+                    url: "http://127.0.0.1:\(port)/echo", method: .post, body: Array(String(repeating: "x", count: 5000).utf8)))
                 #expect(response.status == 200)
                 #expect(response.body.count == 5000)
                 #expect(response.header("x-content-type") == "none")

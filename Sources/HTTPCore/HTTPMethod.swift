@@ -5,7 +5,7 @@ public enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
     case other(String)
 
     /// From the request line's bytes: known methods without making a String.
-    init(bytes: ArraySlice<UInt8>) {
+    public init(bytes: ArraySlice<UInt8>) {
         switch bytes.count {
         case 3 where bytes.elementsEqual("GET".utf8): self = .get
         case 4 where bytes.elementsEqual("HEAD".utf8): self = .head
@@ -14,7 +14,7 @@ public enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    init(token: String) {
+    public init(token: String) {
         switch token {
         case "GET": self = .get
         case "HEAD": self = .head

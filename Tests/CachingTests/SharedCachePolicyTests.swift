@@ -5,76 +5,36 @@ import Testing
 import TestSupport
 @testable import Caching
 
-/// A fake origin: answers from a script keyed by nothing but the test's current reply (or a
-/// closure over the request), and records every request it was sent.
-final class ScriptedOrigin: OriginFetcher {
-    struct Reply: Sendable {
-        var status = 200
-        var headers: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
-        var body = "one"
-        var error: FetchError?
-    }
-
-    /// One request as it reached the origin.
-    struct Sent: Sendable {
-        let method: String
-        let url: String
-        let headers: [(name: String, value: String)]
-        let body: [UInt8]?
-    }
-
-    private let state = Mutex<(sent: [Sent], reply: @Sendable (Sent) -> Reply)>(([], { _ in Reply() }))
-    let clock: ManualClock
-
-    init(clock: ManualClock) { self.clock = clock }
-
-    var requests: [Sent] { state.withLock { $0.sent } }
-    var calls: Int { requests.count }
-
-    func reply(_ reply: Reply) { state.withLock { $0.reply = { _ in reply } } }
-    func reply(_ answer: @escaping @Sendable (Sent) -> Reply) { state.withLock { $0.reply = answer } }
-
-    func forward(_ request: SharedCache.Request, to url: String) async throws -> CacheEntry {
-        let sent = Sent(method: request.method, url: url, headers: request.headers, body: request.body)
-        let reply = state.withLock { state in
-            state.sent.append(sent)
-            return state.reply(sent)
-        }
-        if let error = reply.error { throw error }
-        let now = clock.now()
-        return CacheEntry(status: reply.status, headers: reply.headers.map { (name: $0.0, value: $0.1) },
-                          body: request.method == "HEAD" ? [] : Array(reply.body.utf8), requestTime: now, responseTime: now)
-    }
-}
-
 /// A shared cache over a scripted origin, with a manual clock and its own directory.
 struct SharedHarness {
     let clock = ManualClock()
-    let origin: ScriptedOrigin
-    let cache: SharedCache
+    let origin: ScriptedUpstream
+    let cache: Cache
     let memory = MemoryTier(budget: 1 << 20)
 
     init() throws {
-        origin = ScriptedOrigin(clock: clock)
-        cache = SharedCache(origin: "http://origin.test", memory: memory,
-                            disk: try DiskTier(directory: temporaryDirectory(), budget: 1 << 24), fetcher: origin, clock: clock)
+        origin = ScriptedUpstream(clock: clock)
+        cache = Cache(route: "http://origin.test", policy: .sharedCache, memory: memory,
+                      disk: try DiskTier(directory: temporaryDirectory(), budget: 1 << 24), fetcher: origin, clock: clock) { _, entry in
+            .plain(entry)
+        }
     }
 
     @discardableResult
-    func send(_ method: String = "GET", _ target: String = "/r", _ headers: [(String, String)] = [], body: String? = nil) async throws -> SharedCache.Answer {
-        let request = SharedCache.Request(method: method, target: target, headers: headers.map { (name: $0.0, value: $0.1) },
-                                          body: body.map { Array($0.utf8) })
+    func send(_ method: String = "GET", _ target: String = "/r", _ headers: [(String, String)] = [], body: String? = nil) async throws -> CacheAnswer {
+        let request = CacheRequest(method: HTTPMethod(token: method), resource: target, url: "http://origin.test" + target,
+                                   headers: HTTPHeaders(headers), body: body.map { Array($0.utf8) })
         switch await cache.answer(request) {
         case .success(let answer): return answer
         case .failure(let failure): throw failure
         }
     }
 
-    func body(_ answer: SharedCache.Answer) -> String { String(decoding: answer.entry.body, as: UTF8.self) }
+    func body(_ answer: CacheAnswer) -> String { String(decoding: answer.entry.body, as: UTF8.self) }
 }
 
 @Suite(.timeLimit(.minutes(1)))
-struct SharedCacheTests {
+struct SharedCachePolicyTests {
     @Test func storesAnyStatusWithExplicitFreshness() async throws {
         let h = try SharedHarness()
         h.origin.reply(.init(status: 404, headers: [("Cache-Control", "max-age=60")], body: "gone"))
@@ -146,7 +106,7 @@ struct SharedCacheTests {
         try await h.send()
         let second = try await h.send()
         #expect(second.status.description == "larder; fwd=request; fwd-status=304; stored")
-        #expect(h.body(second) == "one")
+        #expect(h.body(second) == ScriptedUpstream.Reply().body)
         #expect(h.origin.requests.last?.headers.contains { $0.name == "If-None-Match" && $0.value == "\"v1\"" } == true)
     }
 
@@ -182,7 +142,7 @@ struct SharedCacheTests {
         h.origin.reply(.init(status: 201, headers: [("Location", "http://origin.test/other"), ("Content-Location", "/content")]))
         let post = try await h.send("POST", "/r", [("Content-Type", "text/plain")], body: "payload")
         #expect(post.status.description == "larder; fwd=method; fwd-status=201")
-        #expect(h.origin.requests.last?.method == "POST")
+        #expect(h.origin.requests.last?.method == .post)
         #expect(h.origin.requests.last?.body == Array("payload".utf8))
         h.origin.reply(.init(headers: [("Cache-Control", "max-age=600")]))
         for target in ["/r", "/other", "/content"] {
@@ -205,7 +165,7 @@ struct SharedCacheTests {
         for method in ["POST", "PUT", "OPTIONS", "PURGE"] {
             let answer = try await h.send(method, "/r")
             #expect(!answer.status.hit)
-            #expect(h.origin.requests.last?.method == method)
+            #expect(h.origin.requests.last?.method.description == method)
         }
         #expect(h.origin.calls == 5)
     }
@@ -218,7 +178,7 @@ struct SharedCacheTests {
         h.origin.reply(.init(status: 304, headers: [("Cache-Control", "max-age=100"), ("ETag", "\"v1\""), ("X-Version", "2"),
                                                     ("Content-Length", "0")], body: ""))
         let revalidated = try await h.send()
-        #expect(revalidated.entry.status == 200 && h.body(revalidated) == "one")
+        #expect(revalidated.entry.status == 200 && h.body(revalidated) == ScriptedUpstream.Reply().body)
         #expect(revalidated.entry.header("X-Version") == "2")
         #expect(revalidated.entry.header("Content-Length") == "3")
         #expect(h.origin.requests.last?.headers.contains { $0.name == "If-None-Match" && $0.value == "\"v1\"" } == true)
@@ -232,10 +192,10 @@ struct SharedCacheTests {
         h.clock.advance(by: 5)
         h.origin.reply(.init(headers: [("Cache-Control", "max-age=100"), ("ETag", "\"v1\""), ("X-Version", "2")]))
         let head = try await h.send("HEAD")
-        #expect(h.origin.requests.last?.method == "HEAD")
+        #expect(h.origin.requests.last?.method == .head)
         #expect(head.entry.header("X-Version") == "2")
         let get = try await h.send()
-        #expect(get.status.hit && h.body(get) == "one" && get.entry.header("X-Version") == "2")
+        #expect(get.status.hit && h.body(get) == ScriptedUpstream.Reply().body && get.entry.header("X-Version") == "2")
         #expect(h.origin.calls == 2)
     }
 
@@ -254,7 +214,7 @@ struct SharedCacheTests {
         h.origin.reply(.init(status: 503, headers: []))
         let onStatus = try await h.send()
         #expect(onStatus.status.description == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
-        #expect(h.body(onStatus) == "one")
+        #expect(h.body(onStatus) == ScriptedUpstream.Reply().body)
         h.origin.reply(.init(error: .unreachable("connection reset")))
         #expect(try await h.send().status.detail == .staleIfError)
         h.clock.advance(by: 60)  // past the window: a 503 is passed on
@@ -316,15 +276,17 @@ struct SharedCacheTests {
     @Test func entriesSurviveInTheDiskTier() async throws {
         let directory = temporaryDirectory()
         let clock = ManualClock()
-        let origin = ScriptedOrigin(clock: clock)
+        let origin = ScriptedUpstream(clock: clock)
         origin.reply { request in .init(headers: [("Cache-Control", "max-age=60"), ("Vary", "Accept")], body: request.url) }
-        let first = SharedCache(origin: "http://o", memory: MemoryTier(budget: 1 << 20),
-                                disk: try DiskTier(directory: directory, budget: 1 << 24), fetcher: origin, clock: clock)
-        let request = SharedCache.Request(method: "GET", target: "/d?x=1", headers: [("Accept", "application/json")])
+        func cache() throws -> Cache {
+            Cache(route: "http://o", policy: .sharedCache, memory: MemoryTier(budget: 1 << 20),
+                  disk: try DiskTier(directory: directory, budget: 1 << 24), fetcher: origin, clock: clock) { _, entry in .plain(entry) }
+        }
+        let first = try cache()
+        let request = CacheRequest(method: .get, resource: "/d?x=1", url: "http://o/d?x=1", headers: [("Accept", "application/json")])
         _ = await first.answer(request)
         await first.waitForDiskWrites()
-        let second = SharedCache(origin: "http://o", memory: MemoryTier(budget: 1 << 20),
-                                 disk: try DiskTier(directory: directory, budget: 1 << 24), fetcher: origin, clock: clock)
+        let second = try cache()
         let answer = try await second.answer(request).get()
         #expect(answer.status.description.hasPrefix("larder; hit;") && answer.status.detail == .disk)
         #expect(String(decoding: answer.entry.body, as: UTF8.self) == "http://o/d?x=1")

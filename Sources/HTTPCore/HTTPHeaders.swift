@@ -1,10 +1,10 @@
-import HTTPCore
 
 /// Header fields in the order received or to be sent.
 ///
 /// Repeated fields are kept (a cache needs every `Cache-Control` line, a proxy every
 /// `Set-Cookie`), and names compare case-insensitively (RFC 9110 §5.1).
-public struct HTTPHeaders: Sendable, Equatable, Sequence {
+public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableCollection, RangeReplaceableCollection,
+    ExpressibleByArrayLiteral {
     public typealias Element = (name: String, value: String)
 
     @usableFromInline var fields: [Element]
@@ -15,7 +15,21 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
         self.fields = fields.map { (name: $0.0, value: $0.1) }
     }
 
-    public var count: Int { fields.count }
+    public init(fields: [Element]) { self.fields = fields }
+
+    public init(arrayLiteral fields: (String, String)...) { self.init(fields) }
+
+    public var startIndex: Int { 0 }
+    public var endIndex: Int { fields.count }
+    public subscript(position: Int) -> Element {
+        get { fields[position] }
+        set { fields[position] = newValue }
+    }
+
+
+    public mutating func replaceSubrange<C: Collection<Element>>(_ range: Range<Int>, with new: C) {
+        fields.replaceSubrange(range, with: new)
+    }
 
     public mutating func add(_ name: String, _ value: String) {
         fields.append((name: name, value: value))
@@ -49,8 +63,6 @@ public struct HTTPHeaders: Sendable, Equatable, Sequence {
             value.split(separator: ",").map { $0.trimmingOWS() }.filter { !$0.isEmpty }
         }
     }
-
-    public func makeIterator() -> IndexingIterator<[Element]> { fields.makeIterator() }
 
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.elementsEqual(rhs.fields) { $0.name == $1.name && $0.value == $1.value }

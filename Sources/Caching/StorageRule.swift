@@ -1,12 +1,29 @@
-/// RFC 9111 §3 for a shared cache in front of any origin: whether a response to a GET may
-/// be stored. A pure function of the response and the request, tested without I/O.
-public enum SharedStorage {
+/// Whether an answer may be stored: a pure function of the response, the request and the
+/// route's rule, tested without I/O.
+public enum StorageRule: Sendable, Equatable {
+    /// RFC 9111 §3 for a shared cache in front of any origin: any status the rules allow,
+    /// `Vary` honoured, authenticated answers only when the origin says they are shareable.
+    case sharedCache
+    /// A built-in route: an answer that the route's render hook accepted, unless the
+    /// upstream says `no-store` (or `private`, unless the route keeps private answers).
+    case decodedAnswers(storesPrivate: Bool)
+
     /// Statuses this cache understands, for `must-understand` (§5.2.2.3).
     static let understood: Set<Int> = [200, 203, 204, 300, 301, 302, 303, 307, 308,
                                        400, 403, 404, 405, 410, 414, 451, 500, 501, 502, 503, 504]
 
-    public static func mayStore(_ entry: CacheEntry, request: RequestDirectives, hasAuthorization: Bool,
-                                policy: CachePolicy) -> Bool {
+    public func mayStore(_ entry: CacheEntry, request: RequestDirectives, hasAuthorization: Bool, policy: CachePolicy) -> Bool {
+        switch self {
+        case .decodedAnswers(let storesPrivate):
+            let cc = entry.cacheControl
+            return !cc.noStore && !request.cacheControl.noStore && (storesPrivate || !cc.isPrivate)
+        case .sharedCache:
+            return Self.sharedMayStore(entry, request: request, hasAuthorization: hasAuthorization, policy: policy)
+        }
+    }
+
+    private static func sharedMayStore(_ entry: CacheEntry, request: RequestDirectives, hasAuthorization: Bool,
+                                       policy: CachePolicy) -> Bool {
         let cc = entry.cacheControl
         // Partial content and 304s are not whole representations; 1xx are not final.
         guard entry.status >= 200, entry.status != 206, entry.status != 304 else { return false }

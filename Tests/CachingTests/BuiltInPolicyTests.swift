@@ -4,82 +4,32 @@ import Testing
 import TestSupport
 @testable import Caching
 
-/// A fake upstream that counts its calls, records the header fields it was sent, and answers
-/// from a script. A gate can hold every fetch until the test opens it.
-final class CountingFetcher: CacheFetcher {
-    struct Reply: Sendable {
-        var status = 200
-        var headers: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
-        var body = "{\"v\":1}"
-        var error: FetchError?
-    }
-
-    private let state = Mutex<(calls: Int, sent: [[(name: String, value: String)]], reply: Reply)>((0, [], Reply()))
-    private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((true, []))
-    let clock: ManualClock
-
-    init(clock: ManualClock) { self.clock = clock }
-
-    var calls: Int { state.withLock { $0.calls } }
-    var lastHeaders: [(name: String, value: String)] { state.withLock { $0.sent.last ?? [] } }
-
-    func reply(_ change: (inout Reply) -> Void) { state.withLock { change(&$0.reply) } }
-
-    func closeGate() { gate.withLock { $0.open = false } }
-
-    func openGate() {
-        let waiters = gate.withLock { gate in
-            gate.open = true
-            defer { gate.waiters = [] }
-            return gate.waiters
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    func fetch(key: String, headers: [(name: String, value: String)]) async throws -> CacheEntry {
-        let reply = state.withLock { state in
-            state.calls += 1
-            state.sent.append(headers)
-            return state.reply
-        }
-        await withCheckedContinuation { continuation in
-            let open = gate.withLock { gate in
-                if gate.open { return true }
-                gate.waiters.append(continuation)
-                return false
-            }
-            if open { continuation.resume() }
-        }
-        if let error = reply.error { throw error }
-        let now = clock.now()
-        return CacheEntry(status: reply.status, headers: reply.headers.map { (name: $0.0, value: $0.1) },
-                          body: Array(reply.body.utf8), requestTime: now, responseTime: now)
-    }
-}
-
 struct Undecodable: Error {}
 
 /// A cache of strings over a counting fetcher and a manual clock; bodies reading `garbage` do not decode.
 struct Harness {
     let clock = ManualClock()
-    let fetcher: CountingFetcher
-    let cache: TieredCache<String>
+    let fetcher: ScriptedUpstream
+    let cache: Cache
     let directory: String
 
     init(policy: CachePolicy = CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 0, staleIfError: 0),
          directory: String = temporaryDirectory(), memoryBudget: Int = 1 << 20) throws {
-        fetcher = CountingFetcher(clock: clock)
+        fetcher = ScriptedUpstream(clock: clock)
         self.directory = directory
-        cache = TieredCache(policy: policy, memory: MemoryTier(budget: memoryBudget),
-                            disk: try DiskTier(directory: directory, budget: 1 << 20), fetcher: fetcher, clock: clock) { _, entry in
-            let text = String(decoding: entry.body, as: UTF8.self)
-            if text == "garbage" { throw Undecodable() }
-            return text
+        cache = Cache(route: "test", policy: policy, memory: MemoryTier(budget: memoryBudget),
+                      disk: try DiskTier(directory: directory, budget: 1 << 20), fetcher: fetcher, clock: clock) { _, entry in
+            if String(decoding: entry.body, as: UTF8.self) == "garbage" { throw Undecodable() }
+            return .plain(entry)
         }
     }
 
-    func get(_ request: String? = nil, key: String = "k") async -> Result<CacheAnswer<String>, CacheFailure> {
-        await cache.answer(key: key, request: RequestDirectives(cacheControl: request.map { [$0] } ?? [], pragma: []))
+    func get(_ request: String? = nil, key: String = "k") async -> Result<CacheAnswer, CacheFailure> {
+        await cache.answer(Self.request(key, RequestDirectives(cacheControl: request.map { [$0] } ?? [], pragma: [])))
+    }
+
+    static func request(_ key: String, _ directives: RequestDirectives = .none) -> CacheRequest {
+        CacheRequest(resource: key, url: "http://upstream.test/" + key, directives: directives)
     }
 
     /// Waits (without polling the clock) until background refreshes have finished.
@@ -89,12 +39,17 @@ struct Harness {
     }
 }
 
-extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
-    var answer: CacheAnswer<String>? { try? get() }
+extension CacheAnswer {
+    /// The body sent, as text.
+    var value: String { String(decoding: rendered.body, as: UTF8.self) }
+}
+
+extension Result where Success == CacheAnswer, Failure == CacheFailure {
+    var answer: CacheAnswer? { try? get() }
     var failure: CacheFailure? { if case .failure(let f) = self { f } else { nil } }
 }
 
-@Suite(.timeLimit(.minutes(1))) struct TieredCacheTests {
+@Suite(.timeLimit(.minutes(1))) struct BuiltInPolicyTests {
     // MARK: The five behaviours the product was first specified by
 
     @Test func noCachedEntryAsksTheUpstreamOnce() async throws {
@@ -109,7 +64,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let h = try Harness()
         _ = await h.get()
         h.clock.advance(by: 61)
-        h.fetcher.reply { $0.body = "{\"v\":2}" }
+        h.fetcher.change { $0.body = "{\"v\":2}" }
         let answer = try #require(await h.get().answer)
         #expect(h.fetcher.calls == 2)
         #expect(answer.value == "{\"v\":2}")
@@ -149,7 +104,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 0))
         _ = await h.get()
         h.clock.advance(by: 120)
-        h.fetcher.reply { $0.error = .unreachable("refused") }
+        h.fetcher.change { $0.error = .unreachable("refused") }
         let failure = try #require(await h.get().failure)
         #expect(h.fetcher.calls == 2)
         guard case .upstream(let upstream, let status) = failure else { Issue.record("expected an upstream failure"); return }
@@ -163,13 +118,13 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 3600))
         _ = await h.get()
         h.clock.advance(by: 120)
-        h.fetcher.reply { $0.status = 503; $0.body = "down" }
+        h.fetcher.change { $0.status = 503; $0.body = "down" }
         let answer = try #require(await h.get().answer)
         #expect(answer.value == "{\"v\":1}")
         #expect(answer.age == 120)
         #expect(answer.status.description == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
 
-        h.fetcher.reply { $0.status = 200; $0.error = .timeout }
+        h.fetcher.change { $0.status = 200; $0.error = .timeout }
         let unreachable = try #require(await h.get().answer)
         #expect(unreachable.status.description == "larder; fwd=stale; detail=stale-if-error")
     }
@@ -178,14 +133,14 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 100))
         _ = await h.get()
         h.clock.advance(by: 60 + 101)
-        h.fetcher.reply { $0.error = .timeout }
+        h.fetcher.change { $0.error = .timeout }
         guard case .upstream(let failure, _)? = await h.get().failure else { Issue.record("expected a failure"); return }
         #expect(failure.timeout)
     }
 
     @Test func undecodableAnswersAreFailuresAndNeverStored() async throws {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 0))
-        h.fetcher.reply { $0.body = "garbage" }
+        h.fetcher.change { $0.body = "garbage" }
         guard case .upstream(let failure, let status)? = await h.get().failure else { Issue.record("expected a failure"); return }
         #expect(failure.upstreamStatus == 200)
         #expect(!status.stored)
@@ -199,7 +154,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         _ = await h.get()
         h.clock.advance(by: 70)  // 10 s stale
         h.fetcher.closeGate()  // the refresh cannot finish until the test says so
-        h.fetcher.reply { $0.body = "{\"v\":2}" }
+        h.fetcher.change { $0.body = "{\"v\":2}" }
         let first = try #require(await h.get().answer)
         let second = try #require(await h.get().answer)
         #expect(first.value == "{\"v\":1}" && second.value == "{\"v\":1}")
@@ -218,7 +173,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 30))
         _ = await h.get()
         h.clock.advance(by: 60 + 31)
-        h.fetcher.reply { $0.body = "{\"v\":2}" }
+        h.fetcher.change { $0.body = "{\"v\":2}" }
         let answer = try #require(await h.get().answer)
         #expect(answer.value == "{\"v\":2}")
         #expect(answer.status.forward == .stale)
@@ -229,12 +184,12 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
     @Test func oneHundredConcurrentLookupsOfOneMissingKeyMakeOneFetch() async throws {
         let h = try Harness()
         h.fetcher.closeGate()
-        let answers = await withTaskGroup(of: CacheAnswer<String>?.self) { group in
+        let answers = await withTaskGroup(of: CacheAnswer?.self) { group in
             for _ in 0..<100 { group.addTask { await h.get().answer } }
             // Open the gate only once the fetch has started and the others can be waiting on it.
             _ = await eventually { h.fetcher.calls == 1 }
             h.fetcher.openGate()
-            return await group.reduce(into: [CacheAnswer<String>?]()) { $0.append($1) }
+            return await group.reduce(into: [CacheAnswer?]()) { $0.append($1) }
         }
         #expect(h.fetcher.calls == 1)
         #expect(answers.allSatisfy { $0?.value == "{\"v\":1}" })
@@ -256,16 +211,16 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let fromDisk = try #require(await second.get().answer)
         #expect(second.fetcher.calls == 0)
         #expect(fromDisk.status.description.hasSuffix("detail=disk"))
-        let fromMemory = try #require(second.cache.answerFromMemory(key: "k", request: .none))
+        let fromMemory = try #require(second.cache.answerFromMemory(Harness.request("k")))
         #expect(fromMemory.status.detail == .memory)
     }
 
     @Test func memoryAnswerIsNilWhenTheAsyncPathIsNeeded() async throws {
         let h = try Harness()
-        #expect(h.cache.answerFromMemory(key: "k", request: .none) == nil)
+        #expect(h.cache.answerFromMemory(Harness.request("k")) == nil)
         _ = await h.get()
-        #expect(h.cache.answerFromMemory(key: "k", request: .none)?.value == "{\"v\":1}")
-        #expect(h.cache.answerFromMemory(key: "k", request: RequestDirectives(CacheControl("no-cache"))) == nil)
+        #expect(h.cache.answerFromMemory(Harness.request("k"))?.value == "{\"v\":1}")
+        #expect(h.cache.answerFromMemory(Harness.request("k", RequestDirectives(CacheControl("no-cache")))) == nil)
     }
 
     // MARK: Revalidation
@@ -274,7 +229,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
         let h = try Harness()
         _ = await h.get()
         h.clock.advance(by: 100)
-        h.fetcher.reply { $0.status = 304; $0.body = ""; $0.headers = [("Cache-Control", "max-age=90"), ("ETag", "\"v1\"")] }
+        h.fetcher.change { $0.status = 304; $0.body = ""; $0.headers = [("Cache-Control", "max-age=90"), ("ETag", "\"v1\"")] }
         let answer = try #require(await h.get().answer)
         #expect(h.fetcher.lastHeaders.map(\.name) == ["If-None-Match"])
         #expect(answer.value == "{\"v\":1}")
@@ -288,7 +243,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
 
     @Test func lastModifiedIsSentVerbatim() async throws {
         let h = try Harness()
-        h.fetcher.reply { $0.headers = [("Cache-Control", "max-age=1"), ("Last-Modified", "Tue, 01 Jan 2030 00:00:00 GMT")] }
+        h.fetcher.change { $0.headers = [("Cache-Control", "max-age=1"), ("Last-Modified", "Tue, 01 Jan 2030 00:00:00 GMT")] }
         _ = await h.get()
         h.clock.advance(by: 5)
         _ = await h.get()
@@ -298,7 +253,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
 
     @Test func a304ToAnUnconditionalRequestIsAFailure() async throws {
         let h = try Harness()
-        h.fetcher.reply { $0.status = 304 }
+        h.fetcher.change { $0.status = 304 }
         guard case .upstream(let failure, _)? = await h.get().failure else { Issue.record("expected a failure"); return }
         #expect(failure.upstreamStatus == 304)
     }
@@ -318,9 +273,9 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
     @Test func pragmaNoCacheWithoutCacheControlRevalidates() async throws {
         let h = try Harness()
         _ = await h.get()
-        _ = await h.cache.answer(key: "k", request: RequestDirectives(cacheControl: [], pragma: ["no-cache"]))
+        _ = await h.cache.answer(Harness.request("k", RequestDirectives(cacheControl: [], pragma: ["no-cache"])))
         #expect(h.fetcher.calls == 2)
-        _ = await h.cache.answer(key: "k", request: RequestDirectives(cacheControl: ["max-stale"], pragma: ["no-cache"]))
+        _ = await h.cache.answer(Harness.request("k", RequestDirectives(cacheControl: ["max-stale"], pragma: ["no-cache"])))
         #expect(h.fetcher.calls == 2)  // Cache-Control present: Pragma is ignored (RFC 9111 §5.4)
     }
 
@@ -359,10 +314,10 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
 
     @Test func mustRevalidateOverridesMaxStaleAndStaleIfError() async throws {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleWhileRevalidate: 60, staleIfError: 3600))
-        h.fetcher.reply { $0.headers = [("Cache-Control", "max-age=10, must-revalidate")] }
+        h.fetcher.change { $0.headers = [("Cache-Control", "max-age=10, must-revalidate")] }
         _ = await h.get()
         h.clock.advance(by: 20)
-        h.fetcher.reply { $0.error = .unreachable("down") }
+        h.fetcher.change { $0.error = .unreachable("down") }
         #expect(await h.get("max-stale").failure != nil)
         #expect(h.fetcher.calls == 2)
     }
@@ -393,7 +348,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
 
     @Test func upstreamNoStoreIsNotStored() async throws {
         let h = try Harness()
-        h.fetcher.reply { $0.headers = [("Cache-Control", "no-store")] }
+        h.fetcher.change { $0.headers = [("Cache-Control", "no-store")] }
         let answer = try #require(await h.get().answer)
         #expect(!answer.status.stored)
         _ = await h.get()
@@ -401,17 +356,17 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
     }
 
     @Test func privateIsStoredOnlyWhereThePolicyAllows() async throws {
-        let shared = try Harness(policy: CachePolicy(defaultLifetime: 60, storesPrivate: false))
-        shared.fetcher.reply { $0.headers = [("Cache-Control", "private, max-age=60")] }
+        let shared = try Harness(policy: CachePolicy(defaultLifetime: 60, storage: .decodedAnswers(storesPrivate: false)))
+        shared.fetcher.change { $0.headers = [("Cache-Control", "private, max-age=60")] }
         #expect(try #require(await shared.get().answer).status.stored == false)
-        let perAccount = try Harness(policy: CachePolicy(defaultLifetime: 60, storesPrivate: true))
-        perAccount.fetcher.reply { $0.headers = [("Cache-Control", "private, max-age=60")] }
+        let perAccount = try Harness(policy: CachePolicy(defaultLifetime: 60, storage: .decodedAnswers(storesPrivate: true)))
+        perAccount.fetcher.change { $0.headers = [("Cache-Control", "private, max-age=60")] }
         #expect(try #require(await perAccount.get().answer).status.stored)
     }
 
     @Test func theConfiguredLifetimeAppliesWhenTheUpstreamGivesNone() async throws {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600))
-        h.fetcher.reply { $0.headers = [] }
+        h.fetcher.change { $0.headers = [] }
         let answer = try #require(await h.get().answer)
         #expect(answer.lifetime == 600)
         h.clock.advance(by: 599)
@@ -421,7 +376,7 @@ extension Result where Success == CacheAnswer<String>, Failure == CacheFailure {
 
     @Test func ageCountsTheUpstreamsAgeAndDate() async throws {
         let h = try Harness()
-        h.fetcher.reply { $0.headers = [("Cache-Control", "max-age=60"), ("Age", "15")] }
+        h.fetcher.change { $0.headers = [("Cache-Control", "max-age=60"), ("Age", "15")] }
         let answer = try #require(await h.get().answer)
         #expect(answer.age == 15)
         h.clock.advance(by: 5)

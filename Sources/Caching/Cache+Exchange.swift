@@ -1,0 +1,157 @@
+import Foundation
+import HTTPCore
+
+/// The exchange with the upstream: a conditional request when something is stored, 304 and
+/// HEAD freshening (RFC 9111 §4.3.4, §4.3.5), storing what the policy allows, stale answers
+/// standing in for failures, and invalidation after unsafe methods (§4.4).
+extension Cache {
+    /// Conditional and range fields the client sent are answered by Larder from the whole
+    /// response it fetches and stores, so they are not forwarded (a 304 or 206 to them could
+    /// not be stored or shared).
+    private static let answeredHere: Set<String> = ["if-none-match", "if-modified-since", "range", "if-range"]
+    /// Statuses stale-if-error covers (RFC 5861 §4).
+    private static let errorStatuses: Set<Int> = [500, 502, 503, 504]
+
+    func exchange(_ request: CacheRequest, key: CacheKey, stored: StoredResponse?) async -> Outcome {
+        let conditional = stored?.entry.conditionalHeaders ?? []
+        var sent = request
+        sent.headers = request.headers.filter { !Self.answeredHere.contains($0.name.lowercased()) } + conditional
+        let fetched: CacheEntry
+        do {
+            fetched = try await fetcher.fetch(sent)
+        } catch {
+            return failed(UpstreamFailure(noAnswer: error), stored: stored, noAnswer: true)
+        }
+
+        if let stored, fetched.status == 304, !conditional.isEmpty {
+            return await keep(freshen(stored.entry, by: fetched), forwardStatus: 304, request: request, key: key, stored: stored)
+        }
+        if request.method == .head {
+            // §4.3.5: a 200 to HEAD with the same validators freshens the stored GET response.
+            guard let stored, fetched.status == 200 else { return pass(fetched, request, stored: stored) }
+            guard Self.sameValidators(stored.entry, fetched) else {
+                await invalidate(request.resource)
+                return pass(fetched, request, stored: stored)
+            }
+            return await keep(freshen(stored.entry, by: fetched), forwardStatus: 200, request: request, key: key, stored: stored)
+        }
+        guard policy.isAnswer(fetched.status) else {
+            return failed(UpstreamFailure(upstreamStatus: fetched.status, detail: "the upstream answered \(fetched.status)"), stored: stored)
+        }
+        if let stored, Self.errorStatuses.contains(fetched.status), CacheDecision.mayServeOnError(stored.entry, now: clock.now(), policy: policy) {
+            return .answer(stored, forwardStatus: fetched.status, stored: false, detail: .staleIfError)
+        }
+        // A 206 answers a Range request; it neither replaces nor removes the whole response.
+        if fetched.status == 206 { return pass(fetched, request, stored: stored) }
+        return await keep(fetched, forwardStatus: fetched.status, request: request, key: key, stored: stored)
+    }
+
+    private func freshen(_ entry: CacheEntry, by fetched: CacheEntry) -> CacheEntry {
+        entry.freshened(by: fetched.headers, requestTime: fetched.requestTime, responseTime: fetched.responseTime)
+    }
+
+    /// An answer passed on without storing it, rendered for this request alone.
+    private func pass(_ fetched: CacheEntry, _ request: CacheRequest, stored: StoredResponse?) -> Outcome {
+        do {
+            return .answer(StoredResponse(entry: fetched, rendered: try render(request.resource, fetched)), forwardStatus: fetched.status,
+                           stored: false, detail: nil)
+        } catch {
+            return failed(UpstreamFailure(upstreamStatus: fetched.status, detail: "the upstream's answer could not be read: \(error)"),
+                          stored: stored)
+        }
+    }
+
+    /// No usable answer: a stored response stands in when stale-if-error allows (or, for a
+    /// gateway, when the origin could not be reached at all and the response allows).
+    private func failed(_ failure: UpstreamFailure, stored: StoredResponse?, noAnswer: Bool = false) -> Outcome {
+        guard let stored else { return .failure(failure) }
+        if CacheDecision.mayServeOnError(stored.entry, now: clock.now(), policy: policy) {
+            return .answer(stored, forwardStatus: failure.upstreamStatus, stored: false, detail: .staleIfError)
+        }
+        if noAnswer, policy.servesDisconnected, CacheDecision.mayServeDisconnected(stored.entry) {
+            return .answer(stored, forwardStatus: nil, stored: false, detail: .disconnected)
+        }
+        return .failure(failure)
+    }
+
+    /// Renders the answer, then stores it when the policy allows. An answer the route cannot
+    /// render is an upstream failure. When the response itself forbids storing (not just this
+    /// request's `no-store` or `Authorization`), the copy stored before is dropped: the newer
+    /// response supersedes it.
+    private func keep(_ entry: CacheEntry, forwardStatus: Int, request: CacheRequest, key: CacheKey,
+                      stored: StoredResponse?) async -> Outcome {
+        let response: StoredResponse
+        do {
+            response = StoredResponse(entry: entry, rendered: try render(request.resource, entry))
+        } catch {
+            return failed(UpstreamFailure(upstreamStatus: forwardStatus, detail: "the upstream's answer could not be read: \(error)"),
+                          stored: stored)
+        }
+        let rule = policy.storage
+        guard rule.mayStore(entry, request: request.directives, hasAuthorization: request.hasAuthorization, policy: policy) else {
+            if !rule.mayStore(entry, request: .none, hasAuthorization: false, policy: policy) { await invalidate(request.resource) }
+            return .answer(response, forwardStatus: forwardStatus, stored: false, detail: nil)
+        }
+        let vary = rule == .sharedCache ? Vary(of: entry) : Vary([])
+        if vary.isEmpty {
+            put(key, .response(response), entry)
+        } else {
+            // Variants of one generation share an index; a different Vary starts a new one.
+            var index = VariantIndex(vary: vary)
+            if case .variants(let current)? = memory.get(key), current.vary == vary { index = current }
+            put(key, .variants(index), index.diskEntry(at: entry.responseTime))
+            put(index.variantKey(key, request: request.headers), .response(response), entry)
+        }
+        return .answer(response, forwardStatus: forwardStatus, stored: true, detail: nil)
+    }
+
+    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry) {
+        memory.set(key, item)
+        disk?.write(key, entry)
+    }
+
+    static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {
+        if let a = stored.etag, let b = fresh.etag { return a == b }
+        if let a = stored.lastModified, let b = fresh.lastModified { return a == b }
+        return stored.etag == nil && fresh.etag == nil
+    }
+
+    // MARK: Requests the cache never answers
+
+    private static let safeMethods: Set<HTTPMethod> = [.get, .head, .options, .trace]
+
+    /// Forwards a request the cache never answers: another method, or a GET or HEAD with
+    /// content. After an unsafe method succeeds, the target and the same-origin `Location`
+    /// and `Content-Location` are invalidated (§4.4).
+    func forwardUncached(_ request: CacheRequest) async -> Result<CacheAnswer, CacheFailure> {
+        var status = request.hasContent && (request.method == .get || request.method == .head)
+            ? CacheStatus(forward: .request, detail: .content) : CacheStatus(forward: .method)
+        let fetched: CacheEntry
+        do {
+            fetched = try await fetcher.fetch(request)
+        } catch {
+            return .failure(.upstream(UpstreamFailure(noAnswer: error), status))
+        }
+        if !Self.safeMethods.contains(request.method), (200..<400).contains(fetched.status) {
+            await invalidate(request.resource)
+            for name in ["location", "content-location"] {
+                if let value = fetched.header(name), let target = sameOriginTarget(value) { await invalidate(target) }
+            }
+        }
+        status.forwardStatus = fetched.status
+        guard let rendered = try? render(request.resource, fetched) else {
+            return .failure(.upstream(UpstreamFailure(upstreamStatus: fetched.status, detail: "the upstream's answer could not be read"), status))
+        }
+        return .success(answer(StoredResponse(entry: fetched, rendered: rendered), status))
+    }
+
+    /// The target a URI reference names on this route's origin (a pass-through route is
+    /// named by its origin URL), or nil for another origin.
+    func sameOriginTarget(_ reference: String) -> String? {
+        if reference.hasPrefix("/") { return reference.hasPrefix("//") ? nil : reference }
+        guard reference.hasPrefix(route) else { return nil }
+        let rest = reference.dropFirst(route.count)
+        if rest.isEmpty { return "/" }
+        return rest.hasPrefix("/") ? String(rest) : nil
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import HTTPCore
+
+/// The one cache engine under every route: memory tier, then disk tier, then the upstream
+/// through one flight per request, with stale-while-revalidate, stale-if-error,
+/// revalidation, the request directives of RFC 9111, `Vary`, and invalidation after unsafe
+/// methods. Built-in routes and pass-through routes differ only in their `CachePolicy` and
+/// their `render` hook.
+///
+/// `render` turns an entry into what the route sends for it, once, when the entry is
+/// fetched or read back from disk. It may reject an entry (a body that does not decode):
+/// that is an upstream failure, and the entry is never stored. The memory lookup is
+/// synchronous so a hit can be answered on the event loop thread; everything else is async.
+public final class Cache: Sendable {
+    /// The route's name in every key, so no two routes share a stored response.
+    public let route: String
+    public let policy: CachePolicy
+    public let memory: MemoryTier
+    public let disk: DiskTier?
+    let fetcher: any CacheFetcher
+    let clock: any CacheClock
+    let render: @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse
+    let flights = SingleFlight<Outcome>()
+
+    /// What one exchange with the upstream produced.
+    enum Outcome: Sendable {
+        case answer(StoredResponse, forwardStatus: Int?, stored: Bool, detail: CacheStatus.Detail?)
+        case failure(UpstreamFailure)
+    }
+
+    /// A stored response found for a request, and the tier it came from.
+    struct Found {
+        let response: StoredResponse
+        let detail: CacheStatus.Detail
+    }
+
+    public init(route: String, policy: CachePolicy, memory: MemoryTier, disk: DiskTier?, fetcher: any CacheFetcher,
+                clock: any CacheClock = SystemClock(),
+                render: @escaping @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse) {
+        self.route = route
+        self.policy = policy
+        self.memory = memory
+        self.disk = disk
+        self.fetcher = fetcher
+        self.clock = clock
+        self.render = render
+    }
+
+    /// The primary key of a resource of this route.
+    public func key(_ resource: String) -> CacheKey { CacheKey(route: route, resource: resource) }
+
+    /// Flights to the upstream running now (foreground or background refresh).
+    public var flightsInProgress: Int { flights.inFlight }
+
+    /// The answer from memory when the request can be served from it without waiting:
+    /// fresh, stale within the client's `max-stale`, or stale within stale-while-revalidate
+    /// (then one background refresh starts). Nil means "take the async path".
+    public func answerFromMemory(_ request: CacheRequest) -> CacheAnswer? {
+        guard request.isCacheable else { return nil }
+        let key = key(request.resource)
+        let item: MemoryTier.Item?
+        switch memory.get(key) {
+        case .variants(let index)?: item = memory.get(index.variantKey(key, request: request.headers))
+        case let other: item = other
+        }
+        guard case .response(let response)? = item else { return nil }
+        return serveWithoutWaiting(request, key: key, found: Found(response: response, detail: .memory),
+                                   decision: decide(response.entry, request))
+    }
+
+    /// The full answer: from memory or disk when allowed, else from the upstream (stored
+    /// when the policy allows). Methods other than GET and HEAD, and a GET or HEAD with
+    /// content, always go to the upstream.
+    public func answer(_ request: CacheRequest) async -> Result<CacheAnswer, CacheFailure> {
+        guard request.isCacheable else { return await forwardUncached(request) }
+        let key = key(request.resource)
+        let found = await lookUp(key, request)
+        var forward = CacheStatus.Forward.miss
+        if let found {
+            let decision = decide(found.response.entry, request)
+            if let answer = serveWithoutWaiting(request, key: key, found: found, decision: decision) { return .success(answer) }
+            if case .forward(let reason) = decision.action { forward = reason }
+        }
+        if request.directives.cacheControl.onlyIfCached { return .failure(.notCached) }
+
+        let (outcome, collapsed) = await flights.run(flightKey(request, key)) { [self] in
+            await exchange(request, key: key, stored: found?.response)
+        }
+        switch outcome {
+        case .answer(let response, let forwardStatus, let stored, let detail):
+            return .success(answer(response, CacheStatus(forward: forward, forwardStatus: forwardStatus, stored: stored,
+                                                         collapsed: collapsed, detail: detail)))
+        case .failure(let failure):
+            return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed)))
+        }
+    }
+
+    /// Removes what is stored for a resource (and so every variant of it) from both tiers.
+    public func invalidate(_ resource: String) async {
+        let key = key(resource)
+        memory.remove(key)
+        await disk?.remove(key)
+    }
+
+    /// Waits for disk writes started so far (tests, and a clean shutdown).
+    public func waitForDiskWrites() async {
+        await disk?.waitForWrites()
+    }
+
+    // MARK: Reading
+
+    private func decide(_ entry: CacheEntry, _ request: CacheRequest) -> CacheDecision {
+        CacheDecision.decide(entry, now: clock.now(), request: request.directives, policy: policy)
+    }
+
+    private func lookUp(_ key: CacheKey, _ request: CacheRequest) async -> Found? {
+        var found = await read(key, request)
+        if case .variants(let index)? = found?.item { found = await read(index.variantKey(key, request: request.headers), request) }
+        guard let found, case .response(let response) = found.item else { return nil }
+        return Found(response: response, detail: found.tier)
+    }
+
+    /// What a key holds, from memory, else from disk (then kept in memory too). A disk entry
+    /// the route can no longer render is removed: a miss.
+    private func read(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
+        if let item = memory.get(key) { return (item, .memory) }
+        guard let entry = await disk?.read(key) else { return nil }
+        let item: MemoryTier.Item
+        if let index = VariantIndex(diskEntry: entry) {
+            item = .variants(index)
+        } else if let rendered = try? render(request.resource, entry) {
+            item = .response(StoredResponse(entry: entry, rendered: rendered))
+        } else {
+            await disk?.remove(key)
+            return nil
+        }
+        memory.set(key, item)
+        return (item, .disk)
+    }
+
+    private func serveWithoutWaiting(_ request: CacheRequest, key: CacheKey, found: Found, decision: CacheDecision) -> CacheAnswer? {
+        switch decision.action {
+        case .serve, .serveStale:
+            break
+        case .serveWhileRevalidating:
+            // The refresh is a GET even when a HEAD found the entry: it replaces the body too.
+            var refresh = request
+            refresh.method = .get
+            refresh.directives = .none
+            let sent = refresh
+            flights.startIfIdle(flightKey(sent, key)) { [self] in await exchange(sent, key: key, stored: found.response) }
+        case .forward:
+            return nil
+        }
+        return CacheAnswer(response: found.response, age: Freshness.ageHeader(decision.age),
+                           lifetime: Freshness.wholeSeconds(decision.lifetime),
+                           status: CacheStatus(hit: true, ttl: decision.ttl, detail: found.detail))
+    }
+
+    func answer(_ response: StoredResponse, _ status: CacheStatus) -> CacheAnswer {
+        let entry = response.entry
+        return CacheAnswer(response: response, age: Freshness.ageHeader(Freshness.currentAge(of: entry, now: clock.now())),
+                           lifetime: Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy)), status: status)
+    }
+
+    /// Requests share a flight only when method, key and every header field agree, so no
+    /// caller gets a variant chosen by someone else's fields.
+    private func flightKey(_ request: CacheRequest, _ key: CacheKey) -> String {
+        var flight = request.method.description + " " + key.text
+        for field in request.headers { flight += "\n" + field.name.lowercased() + ":" + field.value }
+        return flight
+    }
+}

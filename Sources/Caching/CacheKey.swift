@@ -1,0 +1,37 @@
+import Foundation
+
+/// Where a stored response lives in every tier: the route that owns it, the resource
+/// within that route, and for a `Vary` variant, the variant. Built only through its
+/// initialisers, so two routes can never name the same slot (a weather key cannot meet a
+/// pass-through target, whatever either spells).
+///
+/// The parts are joined with NUL, which neither a route name nor a resource holds (a NUL
+/// in a resource is escaped), so different parts always make different text; the text is
+/// what the tiers hash, compare and (on disk) store.
+public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
+    public let text: String
+
+    /// The primary key of `resource` in `route` (a route name such as `weather`, or a
+    /// pass-through route's origin URL).
+    public init(route: String, resource: String) {
+        text = Self.part(route) + "\u{0}" + Self.part(resource)
+    }
+
+    private init(text: String) { self.text = text }
+
+    /// The key of one variant under this primary key: a generation of the variant index
+    /// and the request fields the response varies on.
+    func variant(generation: String, selector: String) -> CacheKey {
+        CacheKey(text: text + "\u{0}" + generation + "\u{0}" + Self.part(selector))
+    }
+
+    /// A part as it goes into the text. A part holding NUL or `%` has both escaped, so it
+    /// cannot end early; the escaped form always holds `%` and a verbatim one never does,
+    /// so no two parts come out the same.
+    private static func part(_ text: String) -> String {
+        guard text.utf8.contains(where: { $0 == 0 || $0 == 0x25 }) else { return text }
+        return text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\u{0}", with: "%00")
+    }
+
+    public var description: String { text.replacingOccurrences(of: "\u{0}", with: " ") }
+}

@@ -1,0 +1,65 @@
+import Foundation
+import HTTPCore
+
+/// A response as the cache keeps and serves it: the entry the upstream gave (what the disk
+/// stores), and what the route rendered from it once, when it was fetched or read back,
+/// so a hit copies bytes instead of rendering them again.
+public final class StoredResponse: Sendable {
+    public let entry: CacheEntry
+    public let rendered: RenderedResponse
+    /// Bytes this response holds in memory: the entry, and what rendering added to it.
+    let cost: Int
+
+    public init(entry: CacheEntry, rendered: RenderedResponse) {
+        self.entry = entry
+        self.rendered = rendered
+        let sharesBody = entry.body.withUnsafeBufferPointer { a in rendered.body.withUnsafeBufferPointer { $0.baseAddress == a.baseAddress } }
+        cost = MemoryCost.allocation(16 + 16 + MemoryLayout<RenderedResponse>.stride) + entry.cost
+            + rendered.memoryCost(countingBody: !sharesBody)
+    }
+}
+
+/// What a route sends for a stored response, rendered once: status, body, and the header
+/// fields of a full answer and of a 304, each without `Age`, `Cache-Status` and
+/// `Content-Length`, which are written per answer.
+public struct RenderedResponse: Sendable {
+    public let status: Int
+    public let body: [UInt8]
+    public let fields: RenderedFields
+    /// What a 304 carries: the validators and caching fields, not the metadata of a body it lacks.
+    public let notModifiedFields: RenderedFields
+    /// The validator `If-None-Match` is compared with.
+    public let etag: String?
+    /// The date `If-Modified-Since` is compared with; nil when none applies.
+    public let modified: Date?
+
+    public init(status: Int, body: [UInt8], fields: RenderedFields, notModifiedFields: RenderedFields, etag: String?, modified: Date?) {
+        self.status = status
+        self.body = body
+        self.fields = fields
+        self.notModifiedFields = notModifiedFields
+        self.etag = etag
+        self.modified = modified
+    }
+
+    /// The entry as it is, for a cache in front of an origin: every stored field but `Age`
+    /// and `Content-Length`; a 304 leaves out the fields that describe the body. Without
+    /// `Last-Modified`, the stored `Date` stands in for `If-Modified-Since` (RFC 9111 §4.3.2).
+    public init(relaying entry: CacheEntry) {
+        let kept = entry.headers.filter { !HTTPHeaders.namesEqual($0.name, "age") && !HTTPHeaders.namesEqual($0.name, "content-length") }
+        self.init(status: entry.status, body: entry.body, fields: RenderedFields(kept.map { ($0.name, $0.value) }),
+                  notModifiedFields: RenderedFields(kept.filter { !Self.describesBody($0.name) }.map { ($0.name, $0.value) }),
+                  etag: entry.etag, modified: entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date)
+    }
+
+    /// `Content-*` fields other than `Content-Location` describe a body.
+    static func describesBody(_ name: String) -> Bool {
+        let lower = name.lowercased()
+        return lower.hasPrefix("content-") && lower != "content-location"
+    }
+
+    func memoryCost(countingBody: Bool) -> Int {
+        (countingBody ? MemoryCost.array(bytes: body.count) : 0) + MemoryCost.array(bytes: fields.bytes.count)
+            + MemoryCost.array(bytes: notModifiedFields.bytes.count) + (etag.map(MemoryCost.string) ?? 0)
+    }
+}

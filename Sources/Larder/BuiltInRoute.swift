@@ -1,0 +1,85 @@
+import Caching
+import Foundation
+import HTTPCore
+import HTTPServer
+
+/// One of Larder's own API routes as data: where it is served, which resource a request
+/// asks for and where the upstream is asked for it, how the upstream's answer becomes
+/// Larder's JSON, who may keep that JSON, and the cache policy. `LarderService` turns each
+/// route in `BuiltInRoute.all` into a `Cache` and a handler; adding a route is adding one here.
+struct BuiltInRoute: Sendable {
+    /// Who may keep an answer: weather is for anyone, a balance only for its caller.
+    enum Audience: Sendable {
+        /// `public, max-age=L, stale-while-revalidate=S, stale-if-error=E`
+        case shared
+        /// `private, max-age=L`
+        case caller
+    }
+
+    /// The route's name: its key space in the cache, its upstream in metrics and
+    /// readiness, and the part named in its errors (`weather`, `balance`).
+    let name: String
+    let path: String
+    let audience: Audience
+    let policy: CachePolicy
+    /// The resource a request asks for and the upstream URL it is fetched from, or the
+    /// parameter that is wrong; nil when the route has no upstream configured.
+    let locate: (@Sendable (HTTPRequest) -> Result<(resource: String, url: String), ParameterProblem>)?
+    /// Larder's JSON for an upstream answer; throws `UndecodableAnswer` when it does not decode.
+    let decode: @Sendable (_ resource: String, CacheEntry) throws -> String
+
+    /// Cache-Control with the full lifetime (downstream subtracts Age itself).
+    static func cacheControl(_ audience: Audience, lifetime: Int, settings: ServeSettings) -> String {
+        switch audience {
+        case .shared:
+            "public, max-age=\(lifetime), stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
+                + "stale-if-error=\(Int(settings.staleIfError.seconds))"
+        case .caller:
+            "private, max-age=\(lifetime)"
+        }
+    }
+
+    /// The cache's render hook for this route: the decoded JSON with its fixed fields,
+    /// rendered once per stored answer.
+    func render(settings: ServeSettings) -> @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse {
+        { [decode, audience, policy] resource, entry in
+            let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy))
+            return RenderedResponse(json: Array(try decode(resource, entry).utf8), date: entry.date ?? entry.responseTime,
+                                    cacheControl: Self.cacheControl(audience, lifetime: lifetime, settings: settings))
+        }
+    }
+}
+
+extension BuiltInRoute {
+    /// Every built-in route, in the order they are registered.
+    static func all(_ settings: ServeSettings) -> [BuiltInRoute] {
+        [weather(settings), balance(settings)]
+    }
+
+    static func weather(_ settings: ServeSettings) -> BuiltInRoute {
+        let base = settings.weatherURL
+        let precision = settings.coordinatePrecision
+        return BuiltInRoute(
+            name: "weather", path: "/weather", audience: .shared,
+            policy: CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
+                                staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: false)),
+            locate: { request in
+                Place.parse(query: request.query, precision: precision).map { place in
+                    (resource: place.resource, url: OpenMeteoFormat.url(base: base, place: place))
+                }
+            },
+            decode: { resource, entry in try OpenMeteoFormat.json(resource: resource, entry: entry) })
+    }
+
+    /// One balance per deployment: the resource is always the same, the upstream URL configured.
+    static func balance(_ settings: ServeSettings) -> BuiltInRoute {
+        var locate: (@Sendable (HTTPRequest) -> Result<(resource: String, url: String), ParameterProblem>)?
+        if let url = settings.balanceURL { locate = { _ in .success((resource: "balance", url: url)) } }
+        return BuiltInRoute(
+            name: "balance", path: "/balance", audience: .caller,
+            policy: CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
+                                staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: true)),
+            locate: locate,
+            decode: { _, entry in try BalanceFormat.json(entry: entry) })
+    }
+}

@@ -1,0 +1,28 @@
+import Caching
+import Upstream
+
+/// Receives every upstream outcome (metrics and readiness implement it).
+protocol UpstreamObserver: Sendable {
+    func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration)
+}
+
+extension UpstreamObserver {
+    /// One exchange through the client, recorded under `name`: `ok` says which statuses are
+    /// answers; an `UpstreamError` comes back as the `FetchError` the caches understand.
+    func observed(_ name: String, client: UpstreamClient, request: UpstreamRequest,
+                  ok: (Int) -> Bool) async throws(FetchError) -> UpstreamResponse {
+        let start = ContinuousClock.now
+        do {
+            let response = try await client.fetch(request)
+            record(upstream: name, outcome: ok(response.status) ? "ok" : "status_\(response.status / 100)xx",
+                   healthy: response.status < 500, detail: "answered \(response.status)", duration: ContinuousClock.now - start)
+            return response
+        } catch UpstreamError.timeout {
+            record(upstream: name, outcome: "timeout", healthy: false, detail: "timed out", duration: ContinuousClock.now - start)
+            throw .timeout
+        } catch {
+            record(upstream: name, outcome: "error", healthy: false, detail: "\(error)", duration: ContinuousClock.now - start)
+            throw .unreachable("\(error)")
+        }
+    }
+}

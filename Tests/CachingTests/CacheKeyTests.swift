@@ -1,0 +1,45 @@
+import Foundation
+import HTTPCore
+import Testing
+@testable import Caching
+
+/// Keys of different routes, resources and variants never meet, whatever the parts spell.
+@Suite struct CacheKeyTests {
+    @Test func theSameResourceInTwoRoutesIsTwoKeys() {
+        #expect(CacheKey(route: "weather", resource: "52.52,13.41") != CacheKey(route: "http://o", resource: "52.52,13.41"))
+    }
+
+    @Test func movingTheBoundaryBetweenRouteAndResourceMakesAnotherKey() {
+        #expect(CacheKey(route: "weather", resource: "x") != CacheKey(route: "weathe", resource: "rx"))
+        #expect(CacheKey(route: "a", resource: "\u{0}b") != CacheKey(route: "a\u{0}", resource: "b"))
+    }
+
+    @Test func aResourceCannotSpellAVariantOrAnEscape() {
+        let primary = CacheKey(route: "o", resource: "/r")
+        let variant = primary.variant(generation: "1f", selector: "accept:json\n")
+        #expect(CacheKey(route: "o", resource: "/r\u{0}1f\u{0}accept:json\n") != variant)
+        #expect(CacheKey(route: "o", resource: "/a\u{0}") != CacheKey(route: "o", resource: "/a%00"))
+        #expect(CacheKey(route: "o", resource: "/a%2500") != CacheKey(route: "o", resource: "/a%00"))
+    }
+
+    @Test func routesSharingTiersKeepTheirOwnAnswers() async throws {
+        let clock = ManualClock()
+        let memory = MemoryTier(budget: 1 << 20)
+        let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 20)
+        func cache(_ route: String, body: String) -> (Cache, ScriptedUpstream) {
+            let upstream = ScriptedUpstream(clock: clock)
+            upstream.change { $0.body = body }
+            return (Cache(route: route, policy: CachePolicy(defaultLifetime: 60), memory: memory, disk: disk, fetcher: upstream,
+                          clock: clock) { _, entry in .plain(entry) }, upstream)
+        }
+        let (first, firstUpstream) = cache("first", body: "one")
+        let (second, secondUpstream) = cache("second", body: "two")
+        let request = CacheRequest(resource: "same", url: "http://upstream.test/same", directives: .none)
+        for _ in 0..<2 {
+            #expect(try await first.answer(request).get().value == "one")
+            #expect(try await second.answer(request).get().value == "two")
+        }
+        #expect(firstUpstream.calls == 1 && secondUpstream.calls == 1)
+        #expect(memory.count == 2)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import HTTPCore
+import Synchronization
+import TestSupport
+@testable import Caching
+
+/// The one fake upstream of the cache tests: answers from a script (one reply, or a closure
+/// over the request), records every request it was sent, and can hold every fetch behind a
+/// gate until the test opens it.
+final class ScriptedUpstream: CacheFetcher {
+    struct Reply: Sendable {
+        var status = 200
+        var headers: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
+        var body = "{\"v\":1}"
+        var error: FetchError?
+    }
+
+    /// One request as it reached the upstream.
+    struct Sent: Sendable {
+        let method: HTTPMethod
+        let url: String
+        let headers: HTTPHeaders
+        let body: [UInt8]?
+    }
+
+    private let state = Mutex<(sent: [Sent], reply: @Sendable (Sent) -> Reply)>(([], { _ in Reply() }))
+    private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((true, []))
+    let clock: ManualClock
+
+    init(clock: ManualClock) { self.clock = clock }
+
+    var requests: [Sent] { state.withLock { $0.sent } }
+    var calls: Int { requests.count }
+    var lastHeaders: HTTPHeaders { requests.last?.headers ?? [] }
+
+    func reply(_ reply: Reply) { state.withLock { $0.reply = { _ in reply } } }
+    func reply(_ answer: @escaping @Sendable (Sent) -> Reply) { state.withLock { $0.reply = answer } }
+    /// Changes the current (fixed) reply.
+    func change(_ edit: (inout Reply) -> Void) {
+        var reply = state.withLock { $0.reply }(Sent(method: .get, url: "", headers: [], body: nil))
+        edit(&reply)
+        self.reply(reply)
+    }
+
+    func closeGate() { gate.withLock { $0.open = false } }
+
+    func openGate() {
+        let waiters = gate.withLock { gate in
+            gate.open = true
+            defer { gate.waiters = [] }
+            return gate.waiters
+        }
+        waiters.forEach { $0.resume() }
+    }
+
+    func fetch(_ request: CacheRequest) async throws -> CacheEntry {
+        let sent = Sent(method: request.method, url: request.url, headers: request.headers, body: request.body)
+        let reply = state.withLock { state in
+            state.sent.append(sent)
+            return state.reply(sent)
+        }
+        await withCheckedContinuation { continuation in
+            let open = gate.withLock { gate in
+                if gate.open { return true }
+                gate.waiters.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+        if let error = reply.error { throw error }
+        let now = clock.now()
+        return CacheEntry(status: reply.status, headers: HTTPHeaders(reply.headers),
+                          body: request.method == .head ? [] : Array(reply.body.utf8), requestTime: now, responseTime: now)
+    }
+}
+
+extension RenderedResponse {
+    /// What the cache tests render: the entry's body as it is, for any route.
+    static func plain(_ entry: CacheEntry) -> RenderedResponse {
+        RenderedResponse(relaying: entry)
+    }
+}
