@@ -1,4 +1,3 @@
-import HTTPCore
 extension Connection {
     /// A connection's rules as a plain value: which timeout applies, when to stop reading,
     /// when to linger, when to close. The event loop reports what happened (bytes read, a

@@ -1,4 +1,3 @@
-import HTTPCore
 /// One client connection, owned by exactly one event loop and touched only on its thread.
 ///
 /// It holds what was read and not yet parsed, the responses owed in request order

@@ -1,4 +1,3 @@
-import HTTPCore
 /// Why bytes on a connection are not an acceptable request. Each case carries the
 /// status it is answered with; after any of them the connection is closed, because
 /// the server no longer knows where the next request would start.

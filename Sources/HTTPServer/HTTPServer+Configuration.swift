@@ -1,4 +1,3 @@
-import HTTPCore
 /// Every limit and timeout of the server in one value, with documented defaults.
 ///
 /// The defaults are the service's contract: a request line of 8 KiB, a header block of

@@ -1,4 +1,3 @@
-import HTTPCore
 /// Bytes read from a connection and not yet consumed by the parser.
 ///
 /// Consumed bytes are dropped lazily (by moving `start`) so parsing a pipelined batch

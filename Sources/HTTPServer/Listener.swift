@@ -1,4 +1,3 @@
-import HTTPCore
 #if canImport(Glibc)
 import Glibc
 #endif

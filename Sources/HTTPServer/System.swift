@@ -1,4 +1,3 @@
-import HTTPCore
 // One place for system calls: EINTR is retried, EAGAIN is "not now", the rest throws.
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,5 @@
 import Caching
 import Foundation
-import HTTPCore
 import HTTPServer
 
 /// One of Larder's own API routes as data: where it is served, which resource a request

@@ -1,6 +1,5 @@
 import Caching
 import Foundation
-import HTTPCore
 import HTTPServer
 
 /// Larder's API routes on the caches: each `BuiltInRoute` (`/weather`, `/balance`), and

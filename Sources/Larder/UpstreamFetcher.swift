@@ -1,6 +1,5 @@
 import Caching
 import Foundation
-import HTTPCore
 import Upstream
 
 /// The cache's view of one upstream, carried out by the libcurl client, for built-in and
