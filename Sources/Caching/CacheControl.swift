@@ -90,25 +90,16 @@ public struct CacheControl: Sendable, Equatable {
                 if escaped { escaped = false } else if quoted && c == "\\" { escaped = true } else if c == "\"" { quoted.toggle() } else if c == "," && !quoted { break }
                 end = rest.index(after: end)
             }
-            let item = rest[..<end].trimmingWhitespace()
+            let item = rest[..<end].trimmingOWS()
             rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
             guard !item.isEmpty else { continue }
             if let equals = item.firstIndex(of: "=") {
-                let name = item[..<equals].trimmingWhitespace().lowercased()
-                result.append((name, item[item.index(after: equals)...].trimmingWhitespace()))
+                let name = item[..<equals].trimmingOWS().lowercased()
+                result.append((name, item[item.index(after: equals)...].trimmingOWS()))
             } else {
                 result.append((item.lowercased(), nil))
             }
         }
         return result
-    }
-}
-
-extension Substring {
-    func trimmingWhitespace() -> Substring {
-        var s = self
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
-        return s
     }
 }

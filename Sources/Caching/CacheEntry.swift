@@ -55,7 +55,7 @@ public final class CacheEntry: Sendable {
         isTargeted = targeted != nil
         self.date = date.flatMap(HTTPDateParser.parse)
         // RFC 9111 §5.1: the first line's first member counts; an invalid Age is ignored; a huge one is capped.
-        ageValue = age.flatMap { CacheControl.deltaSeconds($0.split(separator: ",", omittingEmptySubsequences: false)[0].trimmingWhitespace()) } ?? 0
+        ageValue = age.flatMap { CacheControl.deltaSeconds($0.split(separator: ",", omittingEmptySubsequences: false)[0].trimmingOWS()) } ?? 0
         self.etag = etag
         self.lastModified = lastModified
         // A valid CDN-Cache-Control replaces Cache-Control and Expires alike (RFC 9213 §2.1).

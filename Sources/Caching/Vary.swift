@@ -15,7 +15,7 @@ public struct Vary: Sendable, Equatable {
         var star = false
         for value in fieldValues {
             for member in value.split(separator: ",") {
-                let name = member.trimmingWhitespace().lowercased()
+                let name = member.trimmingOWS().lowercased()
                 if name == "*" { star = true } else if !name.isEmpty { names.insert(name) }
             }
         }
@@ -42,7 +42,7 @@ public struct Vary: Sendable, Equatable {
             }
             selector += ":"
             selector += lines.joined(separator: ",").split(separator: ",", omittingEmptySubsequences: false)
-                .map { $0.trimmingWhitespace() }.joined(separator: ",")
+                .map { $0.trimmingOWS() }.joined(separator: ",")
             selector += "\n"
         }
         return selector

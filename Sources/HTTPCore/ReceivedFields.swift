@@ -47,7 +47,7 @@ public struct ReceivedFields: Sendable {
         guard fields.count < Self.maxFields else { return fail("more than \(Self.maxFields) header fields") }
         let nameText = String(decoding: name, as: UTF8.self)
         let valueText = FieldText.decode(value)
-        if nameText.utf8.count == 14, nameText.lowercased() == "content-length" {
+        if HTTPHeaders.namesEqual(nameText, "content-length") {
             // RFC 9112 §6.3: a list of identical values is one value; different ones conflict.
             for member in valueText.split(separator: ",", omittingEmptySubsequences: false) {
                 let length = member.trimmingOWS()
@@ -69,15 +69,5 @@ public struct ReceivedFields: Sendable {
         while let first = value.first, first == 0x20 || first == 0x09 { value = value.dropFirst() }
         while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
         return value
-    }
-}
-
-extension StringProtocol {
-    /// Drops optional whitespace (SP, HTAB) at both ends.
-    public func trimmingOWS() -> Substring {
-        var s = Substring(self)
-        while let f = s.first, f == " " || f == "\t" { s.removeFirst() }
-        while let l = s.last, l == " " || l == "\t" { s.removeLast() }
-        return s
     }
 }

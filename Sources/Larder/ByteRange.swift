@@ -1,3 +1,4 @@
+import HTTPCore
 /// One byte range of a stored representation (RFC 9110 §14), for answering a `Range`
 /// request from a complete stored response. Only a single range is served; a request for
 /// several gets the whole representation, which §14.2 allows.
@@ -15,9 +16,9 @@ struct ByteRange: Equatable {
 
     /// `bytes=a-b`, `bytes=a-` or `bytes=-n` against a representation of `length` bytes.
     static func select(_ header: String, length: Int) -> Selection {
-        let text = header.trimmingCharacters(in: .whitespaces)
+        let text = header.trimmingOWS()
         guard text.lowercased().hasPrefix("bytes="), !text.contains(",") else { return .whole }
-        let spec = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let spec = text.dropFirst(6).trimmingOWS()
         guard let dash = spec.firstIndex(of: "-") else { return .whole }
         let start = spec[..<dash], end = spec[spec.index(after: dash)...]
         guard start.allSatisfy(\.isASCIIDigit), end.allSatisfy(\.isASCIIDigit), !(start.isEmpty && end.isEmpty) else { return .whole }

@@ -55,7 +55,7 @@ final class Transfer: @unchecked Sendable {
         if request.forwarding {
             _ = larder_easy_setopt_long(easy, CURLOPT_HTTP_CONTENT_DECODING, 0)
             // curl sends `Accept: */*` unless told otherwise; a forwarded request carries only its own.
-            if !request.headers.contains(where: { $0.name.lowercased() == "accept" }) { fields.append(Self.curlDirective("Accept:")) }
+            if !request.headers.contains("accept") { fields.append(Self.curlDirective("Accept:")) }
         } else {
             _ = larder_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent)
             // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
