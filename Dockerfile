@@ -36,7 +36,7 @@ USER 10001:10001
 VOLUME ["/var/cache/larder"]
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=5s --start-period=5s --retries=3 \
-    CMD ["larder", "healthcheck", "--url", "http://127.0.0.1:8080/readyz"]
+    CMD ["larder", "healthcheck"]
 # `docker stop` sends SIGTERM: Larder drains in-flight requests and exits 0 within 8 s.
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["larder", "serve"]

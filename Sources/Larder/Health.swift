@@ -68,7 +68,21 @@ final class Health: UpstreamObserver {
         body: "{\"status\":\"pass\"}")
 }
 
-/// What `larder healthcheck` asks by default: readiness on the default port (the image's HEALTHCHECK).
+/// What `larder healthcheck` asks without `--url`: readiness where `serve` listens with the
+/// same environment, so the image's HEALTHCHECK follows `LARDER_PORT` and `LARDER_HOST`.
+/// A wildcard host (`0.0.0.0`, `::`) is asked on loopback; a port that is not one falls
+/// back to the default, as the server would refuse to start on it anyway.
 public enum HealthCheckDefaults {
-    public static let url = "http://127.0.0.1:\(ServeSettings().port)/readyz"
+    public static func url(environment: [String: String]) -> String {
+        let defaults = ServeSettings()
+        let port = environment["LARDER_PORT"].flatMap { Int($0) }.flatMap { (1...65535).contains($0) ? $0 : nil } ?? defaults.port
+        var host = environment["LARDER_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? defaults.host
+        switch host {
+        case "0.0.0.0": host = "127.0.0.1"
+        case "::", "[::]": host = "::1"
+        default: break
+        }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        return "http://\(host):\(port)/readyz"
+    }
 }

@@ -131,9 +131,11 @@ struct HealthCheck: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "healthcheck", abstract: "Exit 0 when the URL answers 2xx, else 1 (for Docker HEALTHCHECK).")
 
-    @Option(help: "The URL to ask.") var url = HealthCheckDefaults.url
+    @Option(help: "The URL to ask (default: /readyz on LARDER_HOST and LARDER_PORT, else 127.0.0.1:8080).")
+    var url: String?
 
     func run() async throws {
+        let url = url ?? HealthCheckDefaults.url(environment: ProcessInfo.processInfo.environment)
         let client = UpstreamClient()
         let status = try? await client.fetch(UpstreamRequest(url: url, timeout: .seconds(3))).status
         await client.shutdown()

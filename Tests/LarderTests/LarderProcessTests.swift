@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Larder
 import Testing
 import TestSupport
 
@@ -47,6 +48,26 @@ import TestSupport
         #expect(larder.output.contains("\"message\":\"listening on http://127.0.0.1:\(port)\""))
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
+    }
+
+    @Test func theHealthcheckAsksWhereLarderPortSays() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0"])
+        let port = try await larder.waitForPort()
+        let live = try LarderProcess(["healthcheck"], environment: ["LARDER_PORT": String(port), "LARDER_HOST": "0.0.0.0"])
+        #expect(await live.waitForExit() == 0)
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+        // The same environment once nothing listens there: unhealthy.
+        let closed = try LarderProcess(["healthcheck"], environment: ["LARDER_PORT": String(port)])
+        #expect(await closed.waitForExit() == 1)
+    }
+
+    @Test func theHealthcheckDefaultsFollowTheEnvironment() {
+        #expect(HealthCheckDefaults.url(environment: [:]) == "http://127.0.0.1:8080/readyz")
+        #expect(HealthCheckDefaults.url(environment: ["LARDER_PORT": "9090"]) == "http://127.0.0.1:9090/readyz")
+        #expect(HealthCheckDefaults.url(environment: ["LARDER_HOST": "::", "LARDER_PORT": "9090"]) == "http://[::1]:9090/readyz")
+        #expect(HealthCheckDefaults.url(environment: ["LARDER_HOST": "10.0.0.5"]) == "http://10.0.0.5:8080/readyz")
+        #expect(HealthCheckDefaults.url(environment: ["LARDER_PORT": "nope"]) == "http://127.0.0.1:8080/readyz")
     }
 
     @Test(arguments: [["serve", "--bogus"], ["serve", "--port", "70000"], ["serve", "--log-format", "yaml"], ["serve", "--route", "api=http://x"]])

@@ -35,12 +35,14 @@ import Testing
     @Test func healthChecksRunTheBinarysHealthcheckOnReadiness() throws {
         let runtime = try Self.runtimeStage()
         let exposed = try Self.value(/\nEXPOSE (\d+)/, in: runtime)
-        let command = "\"larder\", \"healthcheck\", \"--url\", \"http://127.0.0.1:\(exposed)/readyz\""
+        // No --url: the subcommand asks where the image's own LARDER_HOST and LARDER_PORT say.
+        let command = "\"larder\", \"healthcheck\""
         #expect(runtime.contains("HEALTHCHECK") && runtime.contains("CMD [\(command)]"))
         let compose = try Self.read("docker-compose.yml")
         #expect(compose.contains("test: [\"CMD\", \(command)]"))
-        // The subcommand's own default URL is the same, so a bare `larder healthcheck` works too.
-        #expect(HealthCheckDefaults.url == "http://127.0.0.1:\(exposed)/readyz")
+        let host = try Self.value(/LARDER_HOST=(\S+)/, in: runtime)
+        #expect(HealthCheckDefaults.url(environment: ["LARDER_HOST": host, "LARDER_PORT": exposed])
+            == "http://127.0.0.1:\(exposed)/readyz")
     }
 
     @Test func runsAsANonRootNumericUser() throws {
