@@ -8,8 +8,9 @@ if ! command -v swift >/dev/null 2>&1; then
     exit 1
 fi
 
-# Debian packages the build needs (the libcurl client links against the OpenSSL flavour).
-packages=(pkg-config libcurl4-openssl-dev curl)
+# Debian packages the build needs (the libcurl client links against the OpenSSL flavour);
+# openssl makes the CA and certificate of the https upstream tests.
+packages=(pkg-config libcurl4-openssl-dev curl openssl)
 # The API checks run Python tools in a virtual environment.
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || packages+=(python3 python3-venv)
 missing=()

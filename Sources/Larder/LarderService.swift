@@ -37,7 +37,7 @@ public final class LarderService: Service, @unchecked Sendable {
         let settings = self.settings
         let memory = MemoryTier(budget: settings.memoryLimit)
         let disk = try openDisk()
-        let client = UpstreamClient()
+        let client = UpstreamClient(configuration: .init(caFile: settings.caFile))
         self.client = client
         let health = Health(metrics: metrics)
 

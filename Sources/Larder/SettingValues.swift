@@ -1,3 +1,5 @@
+import Foundation
+
 /// Parsers for the value syntaxes of the settings: sizes (a whole number of bytes, or with
 /// `B`, `KiB`, `MiB`, `GiB`) and durations (whole seconds, or with `ms`, `s`, `m`, `h`).
 enum SettingValues {
@@ -33,6 +35,14 @@ enum SettingValues {
         if lower.hasPrefix("http://") { rest = text.dropFirst(7) } else if lower.hasPrefix("https://") { rest = text.dropFirst(8) } else { return false }
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         return !host.isEmpty && !text.contains(" ") && !host.hasPrefix(":")
+    }
+
+    /// A path to a regular file this process can read.
+    static func readableFile(_ path: String) -> String? {
+        var isDirectory: ObjCBool = false
+        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              FileManager.default.isReadableFile(atPath: path) else { return nil }
+        return path
     }
 }
 

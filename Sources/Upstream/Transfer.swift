@@ -22,21 +22,21 @@ final class Transfer: @unchecked Sendable {
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
 
-    init(id: Int, request: UpstreamRequest, userAgent: String) throws(UpstreamError) {
+    init(id: Int, request: UpstreamRequest, configuration: UpstreamClient.Configuration) throws(UpstreamError) {
         guard let easy = curl_easy_init() else { throw .invalidRequest("curl_easy_init failed") }
         self.id = id
         self.easy = easy
         self.maxBodyBytes = request.maxBodyBytes
         errorBuffer.initialize(to: 0)
         do {
-            try configure(request, userAgent: userAgent)
+            try configure(request, configuration)
         } catch {
             release()
             throw error
         }
     }
 
-    private func configure(_ request: UpstreamRequest, userAgent: String) throws(UpstreamError) {
+    private func configure(_ request: UpstreamRequest, _ configuration: UpstreamClient.Configuration) throws(UpstreamError) {
         func check(_ code: CURLcode, _ what: String) throws(UpstreamError) {
             guard code == CURLE_OK else { throw .invalidRequest("\(what): \(String(cString: curl_easy_strerror(code)))") }
         }
@@ -46,6 +46,7 @@ final class Transfer: @unchecked Sendable {
         // Only http and https: a configured URL must never reach file:// or other schemes.
         try check(larder_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
         _ = larder_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        if let caFile = configuration.caFile { try check(larder_easy_setopt_string(easy, CURLOPT_CAINFO, caFile), "CA file") }
         // The path is normalised once, by Larder, before it is matched and keyed; curl must
         // not remove dot segments again (that could move it out of its route).
         _ = larder_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
@@ -57,7 +58,7 @@ final class Transfer: @unchecked Sendable {
             // curl sends `Accept: */*` unless told otherwise; a forwarded request carries only its own.
             if !request.headers.contains("accept") { fields.append(Self.curlDirective("Accept:")) }
         } else {
-            _ = larder_easy_setopt_string(easy, CURLOPT_USERAGENT, userAgent)
+            _ = larder_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent)
             // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
             _ = larder_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
         }

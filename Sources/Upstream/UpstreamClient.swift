@@ -11,9 +11,13 @@ public final class UpstreamClient: Sendable {
         /// TCP connections open to one host at most; further requests queue inside libcurl.
         public var maxConnectionsPerHost: Int = 8
         public var userAgent: String = "larder/\(Version.current)"
+        /// A PEM bundle of the CAs https upstreams are verified against, instead of the
+        /// system's (`--ca-file`); nil for the system bundle.
+        public var caFile: String?
 
-        public init(maxConnectionsPerHost: Int = 8) {
+        public init(maxConnectionsPerHost: Int = 8, caFile: String? = nil) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
+            self.caFile = caFile
         }
     }
 
@@ -41,7 +45,7 @@ public final class UpstreamClient: Sendable {
     /// transfer is then removed and its connection closed).
     public func fetch(_ request: UpstreamRequest) async throws -> UpstreamResponse {
         let transfer = try Transfer(id: nextID.add(1, ordering: .relaxed).newValue, request: request,
-                                    userAgent: configuration.userAgent)
+                                    configuration: configuration)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation

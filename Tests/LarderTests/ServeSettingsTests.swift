@@ -20,7 +20,8 @@ import Testing
         #expect(fromFlags.host == "0.0.0.0")
     }
 
-    @Test(arguments: [["port": "65536"], ["port": "-1"], ["port": "http"], ["host": ""], ["log.format": "xml"], ["log.level": "loud"]])
+    @Test(arguments: [["port": "65536"], ["port": "-1"], ["port": "http"], ["host": ""], ["log.format": "xml"], ["log.level": "loud"],
+                      ["ca.file": "/nonexistent/ca.pem"], ["ca.file": "/tmp"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])

@@ -303,3 +303,30 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         }
     }
 }
+
+/// https upstreams: verified against the system's CAs, or the bundle `--ca-file` names.
+@Suite(.timeLimit(.minutes(1))) struct UpstreamTLSTests {
+    @Test func anHttpsOriginSignedByTheGivenCAIsReached() async throws {
+        let origin = try TLSOrigin()
+        defer { origin.stop() }
+        let client = UpstreamClient(configuration: .init(caFile: origin.caFile))
+        let response = try? await client.fetch(UpstreamRequest(url: "https://127.0.0.1:\(origin.port)/", timeout: .seconds(5)))
+        await client.shutdown()
+        #expect(response?.status == 200)
+    }
+
+    @Test func withoutTheCAFileTheCertificateIsRefused() async throws {
+        let origin = try TLSOrigin()
+        defer { origin.stop() }
+        let client = UpstreamClient()
+        var failure: UpstreamError?
+        do {
+            _ = try await client.fetch(UpstreamRequest(url: "https://127.0.0.1:\(origin.port)/", timeout: .seconds(5)))
+        } catch let error as UpstreamError {
+            failure = error
+        }
+        await client.shutdown()
+        guard case .cannotConnect(let detail)? = failure else { Issue.record("expected cannotConnect, got \(String(describing: failure))"); return }
+        #expect(detail.lowercased().contains("certificate"))
+    }
+}
