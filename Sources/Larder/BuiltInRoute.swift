@@ -1,5 +1,6 @@
 import Caching
 import Foundation
+import HTTPCore
 import HTTPServer
 
 /// One of Larder's own API routes as data: where it is served, which resource a request
@@ -24,6 +25,8 @@ struct BuiltInRoute: Sendable {
     /// The resource a request asks for and the upstream URL it is fetched from, or the
     /// parameter that is wrong; nil when the route has no upstream configured.
     let locate: (@Sendable (HTTPRequest) -> Result<(resource: String, url: String), ParameterProblem>)?
+    /// Fields sent to the upstream with every request: its credentials (`--weather-header`).
+    let credentials: HTTPHeaders
     /// Larder's JSON for an upstream answer; throws `UndecodableAnswer` when it does not decode.
     let decode: @Sendable (_ resource: String, CacheEntry) throws -> String
 
@@ -67,6 +70,7 @@ extension BuiltInRoute {
                     (resource: place.resource, url: OpenMeteoFormat.url(base: base, place: place))
                 }
             },
+            credentials: settings.weatherHeaders,
             decode: { resource, entry in try OpenMeteoFormat.json(resource: resource, entry: entry) })
     }
 
@@ -79,6 +83,7 @@ extension BuiltInRoute {
             policy: CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
                                 staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: true)),
             locate: locate,
+            credentials: settings.balanceHeaders,
             decode: { _, entry in try BalanceFormat.json(entry: entry) })
     }
 }

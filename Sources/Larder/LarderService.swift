@@ -45,13 +45,14 @@ public final class LarderService: Service, @unchecked Sendable {
         let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
             LarderRoutes.Mounted(route: route, cache: route.locate == nil ? nil : Cache(
                 route: route.name, policy: route.policy, memory: memory, disk: disk,
-                fetcher: fetcher(route.name, client, health, forwarding: false, isAnswer: { $0 == 200 || $0 == 304 }),
+                fetcher: fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
+                                 isAnswer: { $0 == 200 || $0 == 304 }),
                 clock: clock, render: route.render(settings: settings)))
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: .sharedCache, memory: memory, disk: disk,
-                fetcher: fetcher("origin", client, health, forwarding: true, isAnswer: { $0 < 500 }),
+                fetcher: fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }),
                 clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
         }, metrics: metrics)
         caches = builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? [])
@@ -95,6 +96,9 @@ public final class LarderService: Service, @unchecked Sendable {
         announcer.info("listening on http://\(host):\(server.port ?? settings.port)")
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
+        for route in builtIns where !route.route.credentials.isEmpty {
+            logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
+        }
     }
 
     private func openDisk() throws -> DiskTier {
@@ -112,9 +116,9 @@ public final class LarderService: Service, @unchecked Sendable {
     }
 
     private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,
-                         isAnswer: @escaping @Sendable (Int) -> Bool) -> UpstreamFetcher {
-        UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, isAnswer: isAnswer,
-                        observer: observer, clock: clock)
+                         credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool) -> UpstreamFetcher {
+        UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, credentials: credentials,
+                        isAnswer: isAnswer, observer: observer, clock: clock)
     }
 
     private func startSimulator() throws {

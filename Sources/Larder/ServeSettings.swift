@@ -1,4 +1,5 @@
 import Configuration
+import HTTPCore
 import HTTPServer
 
 /// The settings of `larder serve`, resolved flag over environment over default
@@ -19,6 +20,10 @@ public struct ServeSettings: Sendable, Equatable {
     public var upstreamTimeout: Duration = .seconds(5)
     /// A PEM file of the CAs that https upstreams are verified against; nil for the system's.
     public var caFile: String?
+    /// Fields sent to the weather and balance upstreams on every request (credentials);
+    /// values from `@/path` files already read. Never logged.
+    public var weatherHeaders = HTTPHeaders()
+    public var balanceHeaders = HTTPHeaders()
     public var coordinatePrecision = 2
     public var logLevel = "info"
     public var logFormat = LogFormat.text
@@ -36,8 +41,12 @@ public struct ServeSettings: Sendable, Equatable {
     /// One row of the settings table: key, environment variable and flag are derived from it.
     struct Option {
         let key: String
-        /// `routes` is the one list: its flag is given once per item, so it is singular.
-        var flag: String { key == "routes" ? "--route" : "--" + key.replacingOccurrences(of: ".", with: "-") }
+        /// Lists (`routes`, `*.headers`) are plural; their flag is given once per item, so it is singular.
+        var flag: String {
+            let flag = "--" + key.replacingOccurrences(of: ".", with: "-")
+            return Self.lists.contains(key) ? String(flag.dropLast()) : flag
+        }
+        static let lists: Set<String> = ["routes", "weather.headers", "balance.headers"]
         var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
     }
 
@@ -46,7 +55,7 @@ public struct ServeSettings: Sendable, Equatable {
     public static func resolve(flags: [String: String], environment: [String: String]) throws(ConfigurationError) -> ServeSettings {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, value) in flags {
-            values[AbsoluteConfigKey(["larder"] + key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: false)
+            values[AbsoluteConfigKey(["larder"] + key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: key.hasSuffix(".headers"))
         }
         // swift-configuration maps the key larder.cache.dir to LARDER_CACHE_DIR.
         let reader = ConfigReader(providers: [
@@ -91,6 +100,16 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
         if let v = try read("routes", "a comma list of PREFIX=ORIGIN (a path starting with / and an http:// or https:// URL)",
                             RouteMount.parseList) { s.routes = v }
+        for (key, keep) in [("weather.headers", \ServeSettings.weatherHeaders), ("balance.headers", \ServeSettings.balanceHeaders)] {
+            // Not through `read`: its error repeats the value given, and these values are secrets.
+            guard let text = string(key) else { continue }
+            switch CredentialHeaders.parseList(text) {
+            case .success(let fields): s[keyPath: keep] = fields
+            case .failure(let problem):
+                let option = Option(key: key)
+                throw ConfigurationError("\(option.flag) (\(option.variable)) must be 'Name: value' or 'Name: @/path': \(problem.reason)")
+            }
+        }
         if let v = try read("demo", "true or false", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { s.demo = v }
         return s
     }

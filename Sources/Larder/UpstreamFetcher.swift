@@ -1,5 +1,6 @@
 import Caching
 import Foundation
+import HTTPCore
 import Upstream
 
 /// The cache's view of one upstream, carried out by the libcurl client, for built-in and
@@ -14,13 +15,15 @@ struct UpstreamFetcher: CacheFetcher {
     /// Forwarding a client's request (pass-through): its fields go as given, with nothing of
     /// libcurl's own added, and the body comes back as the origin encoded it.
     let forwarding: Bool
+    /// Fields added to every request (a built-in route's credentials); never logged.
+    let credentials: HTTPHeaders
     /// Which statuses count as `ok` in metrics.
     let isAnswer: @Sendable (Int) -> Bool
     let observer: UpstreamObserver
     let clock: any CacheClock
 
     func fetch(_ request: CacheRequest) async throws -> CacheEntry {
-        var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers, body: request.body,
+        var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers + credentials, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
         let sent = clock.now()

@@ -73,6 +73,10 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "text or json (LARDER_LOG_FORMAT, default text).") var logFormat: String?
     @Option(help: ArgumentHelp("Pass-through route PREFIX=ORIGIN, repeatable (LARDER_ROUTES, a comma list): requests under PREFIX go to ORIGIN, cached per RFC 9111.",
                                valueName: "prefix=origin")) var route: [String] = []
+    @Option(help: ArgumentHelp("Header field sent to the weather upstream, repeatable; @/path reads the value from a file (LARDER_WEATHER_HEADERS, one per line).",
+                               valueName: "name: value")) var weatherHeader: [String] = []
+    @Option(help: ArgumentHelp("Header field sent to the balance upstream, repeatable; @/path reads the value from a file (LARDER_BALANCE_HEADERS, one per line).",
+                               valueName: "name: value")) var balanceHeader: [String] = []
     @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
 
     func run() async throws {
@@ -94,6 +98,8 @@ struct Serve: AsyncParsableCommand {
         flags["log.level"] = logLevel
         flags["log.format"] = logFormat
         if !route.isEmpty { flags["routes"] = route.joined(separator: ",") }
+        if !weatherHeader.isEmpty { flags["weather.headers"] = weatherHeader.joined(separator: "\n") }
+        if !balanceHeader.isEmpty { flags["balance.headers"] = balanceHeader.joined(separator: "\n") }
         if demo { flags["demo"] = "true" }
         let settings = try ServeSettings.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Foundation
 import Larder
 import Testing
 import TestSupport
@@ -60,6 +61,25 @@ import TestSupport
         // The same environment once nothing listens there: unhealthy.
         let closed = try LarderProcess(["healthcheck"], environment: ["LARDER_PORT": String(port)])
         #expect(await closed.waitForExit() == 1)
+    }
+
+    @Test func upstreamCredentialsFromAFileReachTheUpstreamAndNeverTheLog() async throws {
+        let upstream = try TestUpstream()
+        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("larder-secret-\(UUID().uuidString)").path
+        try "Bearer s3cret-token-42\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let larder = try LarderProcess(["serve", "--port", "0", "--log-level", "debug", "--balance-url", upstream.balanceURL,
+                                        "--cache-dir", FileManager.default.temporaryDirectory.path + "/larder-cred-\(UUID().uuidString)",
+                                        "--balance-header", "Authorization: @\(secret)"])
+        let port = try await larder.waitForPort()
+        let client = try TestClient(port: port)
+        try client.send("GET /balance HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try await client.readResponse().status == 200)
+        #expect(upstream.requests.last?.headers["authorization"] == "Bearer s3cret-token-42")
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+        await upstream.stop()
+        #expect(larder.output.contains("balance upstream headers: Authorization: <redacted>"))
+        #expect(!larder.output.contains("s3cret") && !larder.errorOutput.contains("s3cret"))
     }
 
     @Test func theHealthcheckDefaultsFollowTheEnvironment() {

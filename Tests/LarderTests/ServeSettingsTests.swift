@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Larder
 
@@ -56,5 +57,28 @@ import Testing
         #expect(!api.covers("/apix") && !api.covers("/ap") && !api.covers("/"))
         let root = RouteMount("/=http://o:1")!
         #expect(root.covers("/") && root.covers("/anything"))
+    }
+
+    @Test func upstreamHeadersComeFromRepeatedFlagsOrTheEnvironmentAndFiles() throws {
+        let secret = FileManager.default.temporaryDirectory.appendingPathComponent("larder-secret-\(UUID().uuidString)").path
+        try "Bearer s3cret-from-file\n".write(toFile: secret, atomically: true, encoding: .utf8)
+        let settings = try ServeSettings.resolve(
+            flags: ["balance.headers": "Authorization: @\(secret)\nX-Api-Key:  k1 "],
+            environment: ["LARDER_WEATHER_HEADERS": "X-Team: weather\nX-Other: two"])
+        #expect(settings.balanceHeaders["authorization"] == "Bearer s3cret-from-file")
+        #expect(settings.balanceHeaders["x-api-key"] == "k1")
+        #expect(settings.weatherHeaders.map(\.name) == ["X-Team", "X-Other"])
+        #expect(CredentialHeaders.redacted(settings.balanceHeaders) == "Authorization: <redacted>, X-Api-Key: <redacted>")
+    }
+
+    @Test(arguments: ["NoColon s3cret-value", "Bad Name: s3cret-value", "Authorization: @/nonexistent/s3cret-value", "X-Empty:"])
+    func badUpstreamHeadersAreRejectedWithoutTheirValue(_ item: String) {
+        #expect {
+            try ServeSettings.resolve(flags: ["weather.headers": item], environment: [:])
+        } throws: { error in
+            let message = (error as? ConfigurationError)?.message ?? ""
+            return message.contains("--weather-header (LARDER_WEATHER_HEADERS)") && !message.contains("s3cret-value")
+                || message.contains("/nonexistent/")  // a path is not a secret; the value in the file would be
+        }
     }
 }
