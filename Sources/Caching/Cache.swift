@@ -21,6 +21,7 @@ public final class Cache: Sendable {
     let clock: any CacheClock
     let render: @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse
     let flights = SingleFlight<Outcome>()
+    private let forcedRefreshes: RefreshLimiter
 
     /// What one exchange with the upstream produced.
     enum Outcome: Sendable {
@@ -44,6 +45,7 @@ public final class Cache: Sendable {
         self.fetcher = fetcher
         self.clock = clock
         self.render = render
+        forcedRefreshes = RefreshLimiter(interval: policy.refreshMinInterval)
     }
 
     /// The primary key of a resource of this route.
@@ -80,6 +82,7 @@ public final class Cache: Sendable {
             let decision = decide(found.response.entry, request)
             if let answer = serveWithoutWaiting(request, key: key, found: found, decision: decision) { return .success(answer) }
             if case .forward(let reason) = decision.action { forward = reason }
+            if isClientForced(decision, found.response.entry) { forcedRefreshes.record(key, now: clock.now()) }
         }
         if request.directives.cacheControl.onlyIfCached { return .failure(.notCached) }
 
@@ -150,11 +153,21 @@ public final class Cache: Sendable {
             let sent = refresh
             flights.startIfIdle(flightKey(sent, key)) { [self] in await exchange(sent, key: key, stored: found.response) }
         case .forward:
-            return nil
+            guard isClientForced(decision, found.response.entry), forcedRefreshes.isLimited(key, now: clock.now()) else { return nil }
+            return CacheAnswer(response: found.response, age: Freshness.ageHeader(decision.age),
+                               lifetime: Freshness.wholeSeconds(decision.lifetime),
+                               status: CacheStatus(hit: true, ttl: decision.ttl, detail: .refreshLimited))
         }
         return CacheAnswer(response: found.response, age: Freshness.ageHeader(decision.age),
                            lifetime: Freshness.wholeSeconds(decision.lifetime),
                            status: CacheStatus(hit: true, ttl: decision.ttl, detail: found.detail))
+    }
+
+    /// Whether only the client's directives send a fresh stored answer to the upstream
+    /// (`no-cache`, `max-age`, `min-fresh`), not the answer's own (`no-cache` from the origin).
+    private func isClientForced(_ decision: CacheDecision, _ entry: CacheEntry) -> Bool {
+        guard policy.refreshMinInterval > 0, case .forward(.request) = decision.action else { return false }
+        return CacheDecision.decide(entry, now: clock.now(), request: .none, policy: policy).action == .serve
     }
 
     func answer(_ response: StoredResponse, _ status: CacheStatus) -> CacheAnswer {

@@ -18,16 +18,21 @@ public struct CachePolicy: Sendable {
     public var heuristicFreshness: Bool
     /// Which answers may be kept.
     public var storage: StorageRule
+    /// At most one client-forced refresh (`no-cache`, `max-age`, `min-fresh` on a fresh
+    /// stored answer) per key within this interval; others get the stored answer, marked
+    /// `refresh-limited`. 0 = every forced refresh goes to the upstream (RFC 9111 exactly).
+    public var refreshMinInterval: TimeInterval
 
     public init(defaultLifetime: TimeInterval?, staleWhileRevalidate: TimeInterval = 0, staleIfError: TimeInterval = 0,
                 answerStatuses: Set<Int>? = [200], heuristicFreshness: Bool = false,
-                storage: StorageRule = .decodedAnswers(storesPrivate: false)) {
+                storage: StorageRule = .decodedAnswers(storesPrivate: false), refreshMinInterval: TimeInterval = 0) {
         self.defaultLifetime = defaultLifetime
         self.staleWhileRevalidate = staleWhileRevalidate
         self.staleIfError = staleIfError
         self.answerStatuses = answerStatuses
         self.heuristicFreshness = heuristicFreshness
         self.storage = storage
+        self.refreshMinInterval = refreshMinInterval
     }
 
     /// A shared cache in front of any origin (pass-through routes): every status is passed

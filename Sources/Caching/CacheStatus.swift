@@ -29,6 +29,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case disconnected
         /// A GET or HEAD with content: forwarded, never cached.
         case content
+        /// The client asked for a refresh of a fresh answer, but one ran for this key within
+        /// the route's refresh interval: the stored answer was served.
+        case refreshLimited = "refresh-limited"
     }
 
     /// The tier an answer is counted under in metrics.
@@ -95,7 +98,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// Where this answer counts: the tier it was served from, or `upstream` when it was forwarded.
     public var tier: Tier {
         guard hit else { return .upstream }
-        return detail == .disk ? .disk : .memory
+        return detail == .disk ? .disk : .memory  // a refresh-limited answer counts where most are: memory
     }
 
     /// A hit, a stale answer (served past freshness, or standing in for a failure), or a miss.

@@ -64,7 +64,8 @@ extension BuiltInRoute {
         return BuiltInRoute(
             name: "weather", path: "/weather", audience: .shared,
             policy: CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
-                                staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: false)),
+                                staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: false),
+                                refreshMinInterval: settings.refreshMinInterval.seconds),
             locate: { request in
                 Place.parse(query: request.query, precision: precision).map { place in
                     (resource: place.resource, url: OpenMeteoFormat.url(base: base, place: place))
@@ -81,7 +82,8 @@ extension BuiltInRoute {
         return BuiltInRoute(
             name: "balance", path: "/balance", audience: .caller,
             policy: CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
-                                staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: true)),
+                                staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: true),
+                                refreshMinInterval: settings.refreshMinInterval.seconds),
             locate: locate,
             credentials: settings.balanceHeaders,
             decode: { _, entry in try BalanceFormat.json(entry: entry) })

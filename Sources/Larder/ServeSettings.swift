@@ -18,6 +18,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var staleWhileRevalidate: Duration = .seconds(30)
     public var staleIfError: Duration = .seconds(86_400)
     public var upstreamTimeout: Duration = .seconds(5)
+    /// At most one client-forced refresh per key of a built-in route in this interval; 0 = no limit.
+    public var refreshMinInterval: Duration = .seconds(5)
     /// A PEM file of the CAs that https upstreams are verified against; nil for the system's.
     public var caFile: String?
     /// Fields sent to the weather and balance upstreams on every request (credentials);
@@ -92,6 +94,7 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("upstream.timeout", "a duration above zero", { SettingValues.duration($0).flatMap { $0 > .zero ? $0 : nil } }) {
             s.upstreamTimeout = v
         }
+        if let v = try read("refresh.min.interval", duration, SettingValues.duration) { s.refreshMinInterval = v }
         if let v = try read("ca.file", "a readable PEM file of CA certificates", SettingValues.readableFile) { s.caFile = v }
         if let v = try read("coordinate.precision", "a whole number from 0 to 6", { Int($0).flatMap { (0...6).contains($0) ? $0 : nil } }) {
             s.coordinatePrecision = v

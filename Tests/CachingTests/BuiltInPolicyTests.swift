@@ -384,4 +384,33 @@ extension Result where Success == CacheAnswer, Failure == CacheFailure {
         #expect(later.age == 20)
         #expect(later.status.ttl == 40)
     }
+
+    // MARK: Refresh limit
+
+    @Test func oneClientForcedRefreshPerKeyPerInterval() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, refreshMinInterval: 5))
+        _ = await h.get()
+        #expect(try #require(await h.get("no-cache").answer).status.forward == .request)
+        h.clock.advance(by: 4.9)
+        let limited = try #require(await h.get("max-age=0").answer)
+        #expect(limited.status.description == "larder; hit; ttl=56; detail=refresh-limited")
+        #expect(h.cache.answerFromMemory(Harness.request("k", RequestDirectives(CacheControl("no-cache"))))?.status.detail == .refreshLimited)
+        #expect(h.fetcher.calls == 2)
+        h.clock.advance(by: 0.1)
+        #expect(try #require(await h.get("no-cache").answer).status.forward == .request)
+        #expect(h.fetcher.calls == 3)
+    }
+
+    @Test func theUpstreamsOwnNoCacheAndStaleAnswersAreNeverLimited() async throws {
+        let h = try Harness(policy: CachePolicy(defaultLifetime: 600, refreshMinInterval: 5))
+        h.fetcher.change { $0.headers = [("Cache-Control", "no-cache, max-age=60"), ("ETag", "\"v1\"")] }
+        for _ in 0..<3 { _ = await h.get("no-cache") }
+        #expect(h.fetcher.calls == 3)
+        let stale = try Harness(policy: CachePolicy(defaultLifetime: 600, refreshMinInterval: 5))
+        _ = await stale.get()
+        _ = await stale.get("no-cache")
+        stale.clock.advance(by: 61)  // stale now: going to the upstream is not the client's doing
+        #expect(try #require(await stale.get("no-cache").answer).status.forward == .stale)
+        #expect(stale.fetcher.calls == 3)
+    }
 }

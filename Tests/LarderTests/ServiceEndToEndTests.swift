@@ -87,6 +87,34 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
         }
     }
 
+    @Test func clientForcedRefreshesOfABuiltInRouteAreLimitedPerKey() async throws {
+        try await withLarder { h in
+            _ = try await h.get("/weather?lat=52.52&lon=13.41")
+            let allowed = try await h.get("/weather?lat=52.52&lon=13.41", headers: ["Cache-Control: no-cache"])
+            #expect(allowed.header("cache-status")?.hasPrefix("larder; fwd=request") == true)
+            let limited = try await h.get("/weather?lat=52.52&lon=13.41", headers: ["Cache-Control: max-age=0"])
+            #expect(limited.status == 200)
+            #expect(limited.header("cache-status")?.hasSuffix("; detail=refresh-limited") == true)
+            #expect(h.upstream.count("/v1/forecast") == 2)
+            // Another key has a limit of its own.
+            _ = try await h.get("/weather?lat=10&lon=10")
+            let other = try await h.get("/weather?lat=10&lon=10", headers: ["Pragma: no-cache"])
+            #expect(other.header("cache-status")?.hasPrefix("larder; fwd=request") == true)
+            #expect(h.upstream.count("/v1/forecast") == 4)
+            h.clock.advance(by: 5)
+            let again = try await h.get("/weather?lat=52.52&lon=13.41", headers: ["Cache-Control: no-cache"])
+            #expect(again.header("cache-status")?.hasPrefix("larder; fwd=request") == true)
+            #expect(h.upstream.count("/v1/forecast") == 5)
+        }
+    }
+
+    @Test func aRefreshMinIntervalOfZeroForwardsEveryForcedRefresh() async throws {
+        try await withLarder({ $0.refreshMinInterval = .zero }) { h in
+            for _ in 0..<3 { _ = try await h.get("/weather?lat=52.52&lon=13.41", headers: ["Cache-Control: no-cache"]) }
+            #expect(h.upstream.count("/v1/forecast") == 3)
+        }
+    }
+
     @Test func missThenHitWithAgeGrowing() async throws {
         try await withLarder { h in
             let miss = try await h.get("/weather?lat=1&lon=2")
