@@ -101,6 +101,9 @@ public final class LarderService: Service, @unchecked Sendable {
         }
     }
 
+    /// Requests that may wait for a slot to one upstream; more are refused (502) at once.
+    static let upstreamQueueLimit = 1024
+
     private func openDisk() throws -> DiskTier {
         let disk: DiskTier
         do {
@@ -118,7 +121,8 @@ public final class LarderService: Service, @unchecked Sendable {
     private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,
                          credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool) -> UpstreamFetcher {
         UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, credentials: credentials,
-                        isAnswer: isAnswer, observer: observer, clock: clock)
+                        isAnswer: isAnswer, observer: observer, clock: clock,
+                        concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: Self.upstreamQueueLimit))
     }
 
     private func startSimulator() throws {

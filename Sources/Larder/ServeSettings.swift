@@ -18,6 +18,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var staleWhileRevalidate: Duration = .seconds(30)
     public var staleIfError: Duration = .seconds(86_400)
     public var upstreamTimeout: Duration = .seconds(5)
+    /// Requests in flight to one upstream at most (each built-in upstream, each pass-through origin).
+    public var upstreamConcurrency = 16
     /// At most one client-forced refresh per key of a built-in route in this interval; 0 = no limit.
     public var refreshMinInterval: Duration = .seconds(5)
     /// A PEM file of the CAs that https upstreams are verified against; nil for the system's.
@@ -93,6 +95,9 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("stale.if.error", duration, SettingValues.duration) { s.staleIfError = v }
         if let v = try read("upstream.timeout", "a duration above zero", { SettingValues.duration($0).flatMap { $0 > .zero ? $0 : nil } }) {
             s.upstreamTimeout = v
+        }
+        if let v = try read("upstream.concurrency", "a whole number from 1 to 1024", { Int($0).flatMap { (1...1024).contains($0) ? $0 : nil } }) {
+            s.upstreamConcurrency = v
         }
         if let v = try read("refresh.min.interval", duration, SettingValues.duration) { s.refreshMinInterval = v }
         if let v = try read("ca.file", "a readable PEM file of CA certificates", SettingValues.readableFile) { s.caFile = v }

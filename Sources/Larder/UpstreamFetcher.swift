@@ -21,16 +21,24 @@ struct UpstreamFetcher: CacheFetcher {
     let isAnswer: @Sendable (Int) -> Bool
     let observer: UpstreamObserver
     let clock: any CacheClock
+    /// The cap on requests in flight to this upstream (`--upstream-concurrency`).
+    let concurrency: ConcurrencyLimit
 
     func fetch(_ request: CacheRequest) async throws -> CacheEntry {
         var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers + credentials, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
-        let sent = clock.now()
-        let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
-        // Timed by the cache's own clock (the one Age and freshness are read with), from just
-        // before sending to just after the answer.
-        return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
-                          requestTime: sent, responseTime: clock.now())
+        do {
+            return try await concurrency.run {
+                let sent = clock.now()
+                let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
+                // Timed by the cache's own clock (the one Age and freshness are read with), from just
+                // before sending (after any wait for a slot) to just after the answer.
+                return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
+                                  requestTime: sent, responseTime: clock.now())
+            }
+        } catch is ConcurrencyLimit.Full {
+            throw FetchError.unreachable("more than \(concurrency.queueLimit) requests are already waiting for the \(name) upstream")
+        }
     }
 }

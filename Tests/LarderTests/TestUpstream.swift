@@ -23,6 +23,8 @@ final class TestUpstream: Sendable {
         let script = Mutex(Script())
         let counts = Mutex<[String: Int]>([:])
         let seen = Mutex<[HTTPRequest]>([])
+        /// Delayed requests being answered now, and the most there ever were at once.
+        let concurrent = Mutex<(now: Int, most: Int)>((0, 0))
     }
     private let shared = Shared()
 
@@ -37,7 +39,9 @@ final class TestUpstream: Sendable {
             let respond: @Sendable () -> HTTPResponse = { Self.answer(request, current) }
             guard current.delay > .zero else { return .now(respond()) }
             return .later {
+                shared.concurrent.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
                 try? await Task.sleep(for: current.delay)
+                shared.concurrent.withLock { $0.now -= 1 }
                 return respond()
             }
         }
@@ -53,6 +57,8 @@ final class TestUpstream: Sendable {
     func update(_ change: (inout Script) -> Void) { shared.script.withLock { change(&$0) } }
     func count(_ path: String) -> Int { shared.counts.withLock { $0[path] ?? 0 } }
     var requests: [HTTPRequest] { shared.seen.withLock { $0 } }
+    /// The most delayed requests that were in progress at the same time.
+    var mostConcurrent: Int { shared.concurrent.withLock { $0.most } }
 
     private static func answer(_ request: HTTPRequest, _ script: Script) -> HTTPResponse {
         var headers = HTTPHeaders([("Cache-Control", "max-age=\(script.maxAge)"), ("ETag", "\"upstream-v1\"")])
