@@ -50,14 +50,20 @@ extension Cache {
         entry.freshened(by: fetched.headers, requestTime: fetched.requestTime, responseTime: fetched.responseTime)
     }
 
+    /// The entry with what the route renders from it; a rejected entry is an upstream failure.
+    private func rendered(_ entry: CacheEntry, status: Int, _ request: CacheRequest) -> Result<StoredResponse, UpstreamFailure> {
+        do {
+            return .success(StoredResponse(entry: entry, rendered: try render(request.resource, entry)))
+        } catch {
+            return .failure(UpstreamFailure(upstreamStatus: status, detail: "the upstream's answer could not be read: \(error)"))
+        }
+    }
+
     /// An answer passed on without storing it, rendered for this request alone.
     private func pass(_ fetched: CacheEntry, _ request: CacheRequest, stored: StoredResponse?) -> Outcome {
-        do {
-            return .answer(StoredResponse(entry: fetched, rendered: try render(request.resource, fetched)), forwardStatus: fetched.status,
-                           stored: false, detail: nil)
-        } catch {
-            return failed(UpstreamFailure(upstreamStatus: fetched.status, detail: "the upstream's answer could not be read: \(error)"),
-                          stored: stored)
+        switch rendered(fetched, status: fetched.status, request) {
+        case .success(let response): .answer(response, forwardStatus: fetched.status, stored: false, detail: nil)
+        case .failure(let failure): failed(failure, stored: stored)
         }
     }
 
@@ -81,11 +87,9 @@ extension Cache {
     private func keep(_ entry: CacheEntry, forwardStatus: Int, request: CacheRequest, key: CacheKey,
                       stored: StoredResponse?) async -> Outcome {
         let response: StoredResponse
-        do {
-            response = StoredResponse(entry: entry, rendered: try render(request.resource, entry))
-        } catch {
-            return failed(UpstreamFailure(upstreamStatus: forwardStatus, detail: "the upstream's answer could not be read: \(error)"),
-                          stored: stored)
+        switch rendered(entry, status: forwardStatus, request) {
+        case .success(let made): response = made
+        case .failure(let failure): return failed(failure, stored: stored)
         }
         let rule = policy.storage
         guard rule.mayStore(entry, request: request.directives, hasAuthorization: request.hasAuthorization, policy: policy) else {
@@ -139,10 +143,9 @@ extension Cache {
             }
         }
         status.forwardStatus = fetched.status
-        guard let rendered = try? render(request.resource, fetched) else {
-            return .failure(.upstream(UpstreamFailure(upstreamStatus: fetched.status, detail: "the upstream's answer could not be read"), status))
-        }
-        return .success(answer(StoredResponse(entry: fetched, rendered: rendered), status))
+        return rendered(fetched, status: fetched.status, request)
+            .map { answer($0, status) }
+            .mapError { CacheFailure.upstream($0, status) }
     }
 
     /// The target a URI reference names on this route's origin (a pass-through route is

@@ -142,6 +142,7 @@ public final class Cache: Sendable {
     }
 
     private func serveWithoutWaiting(_ request: CacheRequest, key: CacheKey, found: Found, decision: CacheDecision) -> CacheAnswer? {
+        var detail = found.detail
         switch decision.action {
         case .serve, .serveStale:
             break
@@ -150,17 +151,14 @@ public final class Cache: Sendable {
             var refresh = request
             refresh.method = .get
             refresh.directives = .none
-            let sent = refresh
-            flights.startIfIdle(flightKey(sent, key)) { [self] in await exchange(sent, key: key, stored: found.response) }
+            flights.startIfIdle(flightKey(refresh, key)) { [self, refresh] in await exchange(refresh, key: key, stored: found.response) }
         case .forward:
             guard isClientForced(decision, found.response.entry), forcedRefreshes.isLimited(key, now: clock.now()) else { return nil }
-            return CacheAnswer(response: found.response, age: Freshness.ageHeader(decision.age),
-                               lifetime: Freshness.wholeSeconds(decision.lifetime),
-                               status: CacheStatus(hit: true, ttl: decision.ttl, detail: .refreshLimited))
+            detail = .refreshLimited
         }
         return CacheAnswer(response: found.response, age: Freshness.ageHeader(decision.age),
                            lifetime: Freshness.wholeSeconds(decision.lifetime),
-                           status: CacheStatus(hit: true, ttl: decision.ttl, detail: found.detail))
+                           status: CacheStatus(hit: true, ttl: decision.ttl, detail: detail))
     }
 
     /// Whether only the client's directives send a fresh stored answer to the upstream

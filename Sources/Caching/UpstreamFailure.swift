@@ -1,6 +1,6 @@
 /// One failed upstream exchange: no answer, an answer whose status the route does not take,
 /// or an answer its render hook rejected.
-public struct UpstreamFailure: Sendable, Equatable {
+public struct UpstreamFailure: Error, Sendable, Equatable {
     public var timeout: Bool
     /// The upstream's status when it answered with something that is not an answer.
     public var upstreamStatus: Int?

@@ -24,7 +24,7 @@ final class ScriptedUpstream: CacheFetcher {
     }
 
     private let state = Mutex<(sent: [Sent], reply: @Sendable (Sent) -> Reply)>(([], { _ in Reply() }))
-    private let gate = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((true, []))
+    private let gate = Gate(open: true)
     let clock: ManualClock
 
     init(clock: ManualClock) { self.clock = clock }
@@ -42,16 +42,8 @@ final class ScriptedUpstream: CacheFetcher {
         self.reply(reply)
     }
 
-    func closeGate() { gate.withLock { $0.open = false } }
-
-    func openGate() {
-        let waiters = gate.withLock { gate in
-            gate.open = true
-            defer { gate.waiters = [] }
-            return gate.waiters
-        }
-        waiters.forEach { $0.resume() }
-    }
+    func closeGate() { gate.close() }
+    func openGate() { gate.open() }
 
     func fetch(_ request: CacheRequest) async throws -> CacheEntry {
         let sent = Sent(method: request.method, url: request.url, headers: request.headers, body: request.body)
@@ -59,14 +51,7 @@ final class ScriptedUpstream: CacheFetcher {
             state.sent.append(sent)
             return state.reply(sent)
         }
-        await withCheckedContinuation { continuation in
-            let open = gate.withLock { gate in
-                if gate.open { return true }
-                gate.waiters.append(continuation)
-                return false
-            }
-            if open { continuation.resume() }
-        }
+        await gate.wait()
         if let error = reply.error { throw error }
         let now = clock.now()
         return CacheEntry(status: reply.status, headers: HTTPHeaders(reply.headers),

@@ -7,28 +7,6 @@ import TestSupport
 /// `--upstream-concurrency`: requests in flight to one upstream are capped, the rest wait
 /// in a bounded queue, and beyond it they are refused without reaching the upstream.
 @Suite(.timeLimit(.minutes(1))) struct UpstreamConcurrencyTests {
-    /// Holds every piece of work until the test opens it.
-    final class Gate: Sendable {
-        private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
-        func wait() async {
-            await withCheckedContinuation { continuation in
-                let open = state.withLock { state in
-                    if !state.open { state.waiters.append(continuation) }
-                    return state.open
-                }
-                if open { continuation.resume() }
-            }
-        }
-        func open() {
-            let waiters = state.withLock { state in
-                state.open = true
-                defer { state.waiters = [] }
-                return state.waiters
-            }
-            waiters.forEach { $0.resume() }
-        }
-    }
-
     final class Counter: Sendable {
         private let count = Mutex(0)
         func add() { count.withLock { $0 += 1 } }
@@ -37,7 +15,7 @@ import TestSupport
 
     @Test func theCapHoldsTheQueueWaitsAndTheRestAreRefused() async throws {
         let limit = ConcurrencyLimit(limit: 2, queueLimit: 3)
-        let gate = Gate()
+        let gate = Gate(open: false)
         let done = Counter()
         var tasks: [Task<Void, any Error>] = []
         for _ in 0..<5 {
