@@ -134,7 +134,9 @@ extension Cache {
         do {
             fetched = try await fetcher.fetch(request)
         } catch {
-            return .failure(.upstream(UpstreamFailure(noAnswer: error), status))
+            let failure = UpstreamFailure(noAnswer: error)
+            if failure.retryAfter != nil { status.detail = .backoff }
+            return .failure(.upstream(failure, status))
         }
         if !Self.safeMethods.contains(request.method), (200..<400).contains(fetched.status) {
             await invalidate(request.resource)

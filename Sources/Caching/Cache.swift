@@ -94,7 +94,8 @@ public final class Cache: Sendable {
             return .success(answer(response, CacheStatus(forward: forward, forwardStatus: forwardStatus, stored: stored,
                                                          collapsed: collapsed, detail: detail)))
         case .failure(let failure):
-            return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed)))
+            return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed,
+                                                           detail: failure.retryAfter == nil ? nil : .backoff)))
         }
     }
 

@@ -32,6 +32,8 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         /// The client asked for a refresh of a fresh answer, but one ran for this key within
         /// the route's refresh interval: the stored answer was served.
         case refreshLimited = "refresh-limited"
+        /// The upstream is backing off (it asked for a pause, or kept failing): it was not asked.
+        case backoff
     }
 
     /// The tier an answer is counted under in metrics.

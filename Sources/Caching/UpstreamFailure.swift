@@ -5,16 +5,25 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     /// The upstream's status when it answered with something that is not an answer.
     public var upstreamStatus: Int?
     public var detail: String
+    /// Set while the upstream is backing off: the seconds until it reopens.
+    public var retryAfter: Int?
 
-    public init(timeout: Bool = false, upstreamStatus: Int? = nil, detail: String) {
+    public init(timeout: Bool = false, upstreamStatus: Int? = nil, detail: String, retryAfter: Int? = nil) {
         self.timeout = timeout
         self.upstreamStatus = upstreamStatus
         self.detail = detail
+        self.retryAfter = retryAfter
     }
 
-    /// No answer arrived: a timeout, or anything else.
+    /// No answer arrived: a timeout, a backoff, or anything else.
     init(noAnswer error: any Error) {
-        let timeout = (error as? FetchError) == .timeout
-        self.init(timeout: timeout, detail: timeout ? "the upstream did not answer in time" : "the upstream could not be reached: \(error)")
+        switch error as? FetchError {
+        case .timeout?:
+            self.init(timeout: true, detail: "the upstream did not answer in time")
+        case .backingOff(let retryAfter, let status)?:
+            self.init(upstreamStatus: status, detail: "the upstream is backing off and was not asked", retryAfter: retryAfter)
+        default:
+            self.init(detail: "the upstream could not be reached: \(error)")
+        }
     }
 }

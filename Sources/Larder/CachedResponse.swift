@@ -81,11 +81,19 @@ enum CachedResponse {
     }
 
     /// A failure of the named part (`weather`, `balance`, `origin`): 504 for `only-if-cached`
-    /// and timeouts, 502 otherwise, with the Cache-Status of what was tried.
+    /// and timeouts, 503 with `Retry-After` while the upstream backs off, 502 otherwise, with
+    /// the Cache-Status of what was tried.
     static func failure(_ failure: CacheFailure, part: String) -> HTTPResponse {
         switch failure {
         case .notCached:
             return ProblemDetails(status: 504, detail: "No stored \(part) answer satisfies only-if-cached.").response()
+        case .upstream(let upstream, let status) where upstream.retryAfter != nil:
+            let seconds = upstream.retryAfter ?? 1
+            var response = ProblemDetails(status: 503, detail: "The \(part) upstream is backing off and was not asked; "
+                                          + "no stored answer may stand in. Retry in \(seconds) s.").response()
+            response.headers.add("Retry-After", String(seconds))
+            response.headers.add("Cache-Status", status.description)
+            return response
         case .upstream(let upstream, let status):
             let code = upstream.timeout ? 504 : 502
             var response = ProblemDetails(status: code, detail: "The \(part) upstream has no usable answer: \(upstream.detail).").response()

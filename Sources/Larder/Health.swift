@@ -2,22 +2,57 @@ import HTTPCore
 import Caching
 import Foundation
 import HTTPServer
+import Logging
 import Synchronization
 import Upstream
 
 /// Liveness and readiness in `application/health+json` (draft-inadarei-api-health-check):
 /// the cache directory and disk index, the upstream client, and each upstream's last
-/// outcome. An upstream outage is `warn` (stale answers can still be served); a broken
-/// disk or a dead client is `fail` and 503.
+/// outcome and backoff. An upstream outage is `warn` (stale answers can still be served); a
+/// broken disk or a dead client is `fail` and 503. Backoffs are logged here too: one
+/// `warning` line when a pause begins, one `notice` when the upstream reopens.
 final class Health: UpstreamObserver {
     private let lastOutcome = Mutex<[String: (healthy: Bool, detail: String, time: Date)]>([:])
     private let metrics: LarderMetrics
+    private let logger: Logger
+    private let clock: any CacheClock
 
-    init(metrics: LarderMetrics) { self.metrics = metrics }
+    init(metrics: LarderMetrics, logger: Logger, clock: any CacheClock) {
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+    }
 
     func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration) {
         lastOutcome.withLock { $0[upstream] = (healthy, detail, Date()) }
         metrics.upstream(upstream, outcome: outcome, duration: duration)
+    }
+
+    func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change) {
+        switch change {
+        case .paused(let until, let reason):
+            metrics.counter("larder_upstream_backoffs_total", [("upstream", upstream)]).increment()
+            logger.warning("upstream \(upstream) backing off until \(Self.timestamp(until)): \(reason)")
+        case .reopened:
+            logger.notice("upstream \(upstream) reopened: the probe request was answered")
+        }
+    }
+
+    func refusedDuringBackoff(upstream: String) {
+        metrics.counter("larder_upstream_backoff_refusals_total", [("upstream", upstream)]).increment()
+    }
+
+    /// One upstream as readiness shows it: its check name, the name its last outcome is
+    /// recorded under (nil for pass-through origins, which share one name in metrics and are
+    /// shown by their backoff alone), and its backoff.
+    struct Upstream {
+        let check: String
+        let name: String?
+        let backoff: UpstreamBackoff
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601)
     }
 
     private struct Check {
@@ -26,16 +61,22 @@ final class Health: UpstreamObserver {
         let output: String?
     }
 
-    func readiness(disk: DiskTier?, client: UpstreamClient, upstreams: [String]) -> HTTPResponse {
+    func readiness(disk: DiskTier?, client: UpstreamClient, upstreams: [Upstream]) -> HTTPResponse {
         var checks: [Check] = []
         checks.append(Self.directoryCheck(disk))
         checks.append(Check(name: "cache:index", status: disk != nil ? "pass" : "fail", output: disk != nil ? nil : "no disk index"))
         checks.append(Check(name: "upstream:client", status: client.isAlive ? "pass" : "fail",
                             output: client.isAlive ? nil : "the libcurl thread is not running"))
         let outcomes = lastOutcome.withLock { $0 }
-        for name in upstreams {
-            let last = outcomes[name]
-            checks.append(Check(name: "upstream:\(name)", status: last.map { $0.healthy ? "pass" : "warn" } ?? "pass",
+        let now = clock.now()
+        for upstream in upstreams {
+            if let pause = upstream.backoff.pause(now: now) {
+                let when = pause.until > now ? "reopens at \(Self.timestamp(pause.until))" : "the next request is a probe"
+                checks.append(Check(name: upstream.check, status: "warn", output: "backing off (\(pause.reason)): \(when)"))
+                continue
+            }
+            let last = upstream.name.flatMap { outcomes[$0] }
+            checks.append(Check(name: upstream.check, status: last.map { $0.healthy ? "pass" : "warn" } ?? "pass",
                                 output: last.flatMap { $0.healthy ? nil : "last request \($0.detail)" }))
         }
         let overall = checks.contains { $0.status == "fail" } ? "fail" : checks.contains { $0.status == "warn" } ? "warn" : "pass"

@@ -39,20 +39,25 @@ public final class LarderService: Service, @unchecked Sendable {
         let disk = try openDisk()
         let client = UpstreamClient(configuration: .init(caFile: settings.caFile))
         self.client = client
-        let health = Health(metrics: metrics)
+        let health = Health(metrics: metrics, logger: logger, clock: clock)
+        var upstreams: [Health.Upstream] = []
 
         // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
         let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
-            LarderRoutes.Mounted(route: route, cache: route.locate == nil ? nil : Cache(
-                route: route.name, policy: route.policy, memory: memory, disk: disk,
-                fetcher: fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
-                                 isAnswer: { $0 == 200 || $0 == 304 }),
+            guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
+            let fetcher = fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
+                                  isAnswer: { $0 == 200 || $0 == 304 }, pausesOnStatus: true)
+            upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
+            return LarderRoutes.Mounted(route: route, cache: Cache(
+                route: route.name, policy: route.policy, memory: memory, disk: disk, fetcher: fetcher,
                 clock: clock, render: route.render(settings: settings)))
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
-            PassThroughRoutes.Route(mount: mount, cache: Cache(
-                route: mount.origin, policy: .sharedCache, memory: memory, disk: disk,
-                fetcher: fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }),
+            // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
+            let fetcher = fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnStatus: false)
+            upstreams.append(Health.Upstream(check: "upstream:origin \(mount.origin)", name: nil, backoff: fetcher.backoff))
+            return PassThroughRoutes.Route(mount: mount, cache: Cache(
+                route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, fetcher: fetcher,
                 clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
         }, metrics: metrics)
         caches = builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? [])
@@ -62,8 +67,8 @@ public final class LarderService: Service, @unchecked Sendable {
         for mounted in builtIns { router.get(mounted.route.path, routes.handler(mounted)) }
         router.get("/overview", routes.overviewHandler)
         router.get("/livez") { _ in .now(Health.livez) }
-        let upstreams = builtIns.filter { $0.cache != nil }.map(\.route.name)
-        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, upstreams: upstreams)) }
+        let checked = upstreams
+        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, upstreams: checked)) }
         router.get("/readyz", readiness)
         router.get("/healthz", readiness)
         let metrics = self.metrics
@@ -119,10 +124,13 @@ public final class LarderService: Service, @unchecked Sendable {
     }
 
     private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,
-                         credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool) -> UpstreamFetcher {
-        UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, credentials: credentials,
-                        isAnswer: isAnswer, observer: observer, clock: clock,
-                        concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: Self.upstreamQueueLimit))
+                         credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnStatus: Bool) -> UpstreamFetcher {
+        var backoff = UpstreamBackoff.Rules(pause: settings.upstreamBackoff.seconds)
+        backoff.pausesOnStatus = pausesOnStatus
+        return UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, credentials: credentials,
+                               isAnswer: isAnswer, observer: observer, clock: clock,
+                               concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: Self.upstreamQueueLimit),
+                               backoff: UpstreamBackoff(rules: backoff))
     }
 
     private func startSimulator() throws {

@@ -91,7 +91,7 @@ enum OpenAPIDocument {
                 ETag: {$ref: '#/components/headers/ETag'}
                 Cache-Status: {$ref: '#/components/headers/CacheStatus'}
             '502': {description: 'No usable upstream answer (no body for HEAD).'}
-            '503': {description: 'No balance upstream is configured (no body for HEAD).'}
+            '503': {description: 'No balance upstream is configured, or it is backing off (no body for HEAD).'}
             '504': {description: 'The upstream timed out, or only-if-cached found nothing (no body for HEAD).'}
       /overview:
         get:
@@ -141,7 +141,7 @@ enum OpenAPIDocument {
                 Cache-Status: {$ref: '#/components/headers/CacheStatus'}
             '400': {description: 'A missing or invalid parameter (no body for HEAD).'}
             '502': {description: 'A part has no usable upstream answer (no body for HEAD).'}
-            '503': {description: 'The balance upstream is not configured (no body for HEAD).'}
+            '503': {description: 'An upstream is not configured, or it is backing off (no body for HEAD).'}
             '504': {description: 'An upstream timed out, or only-if-cached found nothing (no body for HEAD).'}
       /livez:
         get:
@@ -278,14 +278,18 @@ enum OpenAPIDocument {
             application/problem+json:
               schema: {$ref: '#/components/schemas/Problem'}
         NotConfigured:
-          description: No balance upstream is configured.
+          description: No upstream is configured for this route, or its upstream is backing off (it asked for a pause with 429 or 503, or kept failing) and no stored answer may stand in; the upstream was not asked.
           headers:
             Cache-Control: {$ref: '#/components/headers/NoStore'}
+            Retry-After:
+              required: false
+              description: While the upstream backs off, the whole seconds until it reopens.
+              schema: {type: string, pattern: '^\d+$'}
           content:
             application/problem+json:
               schema: {$ref: '#/components/schemas/Problem'}
         Ready:
-          description: pass, or warn when an upstream's last request failed (stale answers can still be served).
+          description: pass, or warn when an upstream's last request failed or it is backing off (stale answers can still be served).
           headers:
             Cache-Control: {$ref: '#/components/headers/NoStore'}
           content:

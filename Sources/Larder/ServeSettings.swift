@@ -20,6 +20,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var upstreamTimeout: Duration = .seconds(5)
     /// Requests in flight to one upstream at most (each built-in upstream, each pass-through origin).
     public var upstreamConcurrency = 16
+    /// The first pause of an upstream that fails without naming one (doubled up to 60 s while failures continue).
+    public var upstreamBackoff: Duration = .seconds(5)
     /// At most one client-forced refresh per key of a built-in route in this interval; 0 = no limit.
     public var refreshMinInterval: Duration = .seconds(5)
     /// A PEM file of the CAs that https upstreams are verified against; nil for the system's.
@@ -99,6 +101,9 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("upstream.concurrency", "a whole number from 1 to 1024", { Int($0).flatMap { (1...1024).contains($0) ? $0 : nil } }) {
             s.upstreamConcurrency = v
         }
+        if let v = try read("upstream.backoff", "a duration from 1s to 60s", {
+            SettingValues.duration($0).flatMap { $0 >= .seconds(1) && $0 <= .seconds(60) ? $0 : nil }
+        }) { s.upstreamBackoff = v }
         if let v = try read("refresh.min.interval", duration, SettingValues.duration) { s.refreshMinInterval = v }
         if let v = try read("ca.file", "a readable PEM file of CA certificates", SettingValues.readableFile) { s.caFile = v }
         if let v = try read("coordinate.precision", "a whole number from 0 to 6", { Int($0).flatMap { (0...6).contains($0) ? $0 : nil } }) {

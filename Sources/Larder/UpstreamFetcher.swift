@@ -6,7 +6,8 @@ import Upstream
 /// The cache's view of one upstream, carried out by the libcurl client, for built-in and
 /// pass-through routes alike: the request goes to its URL with its method, fields and body;
 /// the answer comes back with its hop-by-hop fields removed; an `UpstreamError` becomes a
-/// `FetchError`; every outcome is counted and remembered for `/readyz` under `name`.
+/// `FetchError`; every outcome is counted and remembered for `/readyz` under `name`. While
+/// the upstream backs off, nothing is sent and the cache hears `FetchError.backingOff`.
 struct UpstreamFetcher: CacheFetcher {
     /// The upstream's name in metrics and readiness: `weather`, `balance`, `origin`.
     let name: String
@@ -23,13 +24,24 @@ struct UpstreamFetcher: CacheFetcher {
     let clock: any CacheClock
     /// The cap on requests in flight to this upstream (`--upstream-concurrency`).
     let concurrency: ConcurrencyLimit
+    /// Pauses requests while the upstream asks for it or keeps failing (`--upstream-backoff`).
+    let backoff: UpstreamBackoff
 
     func fetch(_ request: CacheRequest) async throws -> CacheEntry {
+        let probe: Bool
+        switch backoff.admit(now: clock.now()) {
+        case .send(let isProbe):
+            probe = isProbe
+        case .refused(let retryAfter):
+            observer.refusedDuringBackoff(upstream: name)
+            throw FetchError.backingOff(retryAfter: retryAfter, upstreamStatus: nil)
+        }
         var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers + credentials, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
+        let entry: CacheEntry
         do {
-            return try await concurrency.run {
+            entry = try await concurrency.run {
                 let sent = clock.now()
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
@@ -38,7 +50,26 @@ struct UpstreamFetcher: CacheFetcher {
                                   requestTime: sent, responseTime: clock.now())
             }
         } catch is ConcurrencyLimit.Full {
+            // Refused by Larder's own queue: it says nothing about the upstream.
+            _ = backoff.record(nil, probe: probe, now: clock.now())
             throw FetchError.unreachable("more than \(concurrency.queueLimit) requests are already waiting for the \(name) upstream")
+        } catch {
+            settle(.noAnswer, probe: probe)
+            throw error
         }
+        settle(.answered(status: entry.status, retryAfter: entry.header("retry-after")), probe: probe)
+        if backoff.pauses(onStatus: entry.status), let pause = backoff.pause(now: clock.now()) {
+            // An answer that began or lengthened the pause is not passed on: the caller gets
+            // what every request in the pause gets (a stale answer, or 503 with Retry-After).
+            throw FetchError.backingOff(retryAfter: UpstreamBackoff.seconds(from: clock.now(), to: pause.until), upstreamStatus: entry.status)
+        }
+        return entry
+    }
+
+    @discardableResult
+    private func settle(_ outcome: UpstreamBackoff.Outcome, probe: Bool) -> UpstreamBackoff.Change? {
+        let change = backoff.record(outcome, probe: probe, now: clock.now())
+        if let change { observer.backoffChanged(upstream: name, change) }
+        return change
     }
 }

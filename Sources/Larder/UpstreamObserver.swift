@@ -1,9 +1,13 @@
 import Caching
 import Upstream
 
-/// Receives every upstream outcome (metrics and readiness implement it).
+/// Receives every upstream outcome and backoff (metrics, logs and readiness implement it).
 protocol UpstreamObserver: Sendable {
     func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration)
+    /// A pause began or ended.
+    func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change)
+    /// A request was not sent because the upstream is backing off.
+    func refusedDuringBackoff(upstream: String)
 }
 
 extension UpstreamObserver {

@@ -22,7 +22,8 @@ import Testing
     }
 
     @Test(arguments: [["port": "65536"], ["port": "-1"], ["port": "http"], ["host": ""], ["log.format": "xml"], ["log.level": "loud"],
-                      ["ca.file": "/nonexistent/ca.pem"], ["ca.file": "/tmp"]])
+                      ["ca.file": "/nonexistent/ca.pem"], ["ca.file": "/tmp"], ["upstream.backoff": "0"], ["upstream.backoff": "61s"],
+                      ["upstream.backoff": "soon"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])
@@ -30,6 +31,13 @@ import Testing
             let message = (error as? ConfigurationError)?.message ?? ""
             return message.contains("--" + flags.keys.first!.replacingOccurrences(of: ".", with: "-"))
         }
+    }
+
+    @Test func theUpstreamBackoffComesFromItsFlagOrEnvironment() throws {
+        #expect(try ServeSettings.resolve(flags: [:], environment: [:]).upstreamBackoff == .seconds(5))
+        #expect(try ServeSettings.resolve(flags: [:], environment: ["LARDER_UPSTREAM_BACKOFF": "2s"]).upstreamBackoff == .seconds(2))
+        #expect(try ServeSettings.resolve(flags: ["upstream.backoff": "1500ms"], environment: ["LARDER_UPSTREAM_BACKOFF": "2s"])
+            .upstreamBackoff == .milliseconds(1500))
     }
 
     @Test func routesComeFromRepeatedFlagsOrTheEnvironmentList() throws {

@@ -22,7 +22,7 @@ struct ServiceHarness {
 
     /// Starts Larder; `configure` adjusts the settings (the upstream URLs are already set).
     static func start(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = ManualClock(Date()),
-                      _ configure: (inout ServeSettings) -> Void = { _ in }) throws -> ServiceHarness {
+                      logger: Logger = quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in }) throws -> ServiceHarness {
         let upstream = try upstream ?? TestUpstream()
         let directory = cacheDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("larder-service-\(UUID().uuidString)").path
@@ -33,7 +33,7 @@ struct ServiceHarness {
         settings.balanceURL = upstream.balanceURL
         settings.upstreamTimeout = .seconds(5)
         configure(&settings)
-        let service = LarderService(settings: settings, logger: quietLogger(), clock: clock)
+        let service = LarderService(settings: settings, logger: logger, clock: clock)
         try service.start()
         return ServiceHarness(upstream: upstream, service: service, clock: clock, cacheDirectory: directory)
     }
@@ -53,9 +53,9 @@ struct ServiceHarness {
 
 /// Runs `body` with a started harness and always stops it (and its upstream).
 func withLarder(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = ManualClock(Date()),
-                _ configure: (inout ServeSettings) -> Void = { _ in },
+                logger: Logger = ServiceHarness.quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in },
                 _ body: (ServiceHarness) async throws -> Void) async throws {
-    let harness = try ServiceHarness.start(upstream: upstream, cacheDirectory: cacheDirectory, clock: clock, configure)
+    let harness = try ServiceHarness.start(upstream: upstream, cacheDirectory: cacheDirectory, clock: clock, logger: logger, configure)
     do {
         try await body(harness)
     } catch {
