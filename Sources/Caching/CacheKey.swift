@@ -17,12 +17,31 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         text = Self.part(route) + "\u{0}" + Self.part(resource)
     }
 
-    private init(text: String) { self.text = text }
+    /// A key as the disk tier stored it (its text is checked against the file's checksum).
+    init(stored text: String) { self.text = text }
+
+    /// The route part, as given to the initialiser when it held no NUL or `%`.
+    public var route: Substring {
+        text[..<(text.utf8.firstIndex(of: 0) ?? text.endIndex)]
+    }
+
+    /// Whether this is the key of a `Vary` variant (four parts) rather than a primary key (two).
+    var isVariant: Bool { text.utf8.lazy.filter { $0 == 0 }.count > 1 }
+
+    /// The primary key a variant key belongs to; a primary key is its own.
+    var primary: CacheKey {
+        var separators = 0
+        guard let end = text.utf8.firstIndex(where: { byte in
+            if byte == 0 { separators += 1 }
+            return separators == 2
+        }) else { return self }
+        return CacheKey(stored: String(text[..<end]))
+    }
 
     /// The key of one variant under this primary key: a generation of the variant index
     /// and the request fields the response varies on.
     func variant(generation: String, selector: String) -> CacheKey {
-        CacheKey(text: text + "\u{0}" + generation + "\u{0}" + Self.part(selector))
+        CacheKey(stored: text + "\u{0}" + generation + "\u{0}" + Self.part(selector))
     }
 
     /// A part as it goes into the text. A part holding NUL or `%` has both escaped, so it

@@ -62,6 +62,12 @@ enum DiskEntryCodec {
     /// names that are tokens and values without CR, LF or NUL), so even bytes that carry a
     /// valid checksum cannot make Larder trap or send a malformed response.
     static func decode(_ bytes: [UInt8], key: String) -> CacheEntry? {
+        guard let (stored, entry) = decodeKeyed(bytes), stored == key else { return nil }
+        return entry
+    }
+
+    /// The key and entry, if the bytes are a whole, unaltered entry (for a file found by name).
+    static func decodeKeyed(_ bytes: [UInt8]) -> (key: String, entry: CacheEntry)? {
         var reader = Reader(bytes: bytes[...])
         guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
               let keyLength = reader.u32(), let metaLength = reader.u32(), let bodyLength = reader.u64(),
@@ -73,8 +79,34 @@ enum DiskEntryCodec {
         hasher.update(data: keyBytes)
         hasher.update(data: meta)
         hasher.update(data: body)
-        guard hasher.finalize().elementsEqual(digest), keyBytes.elementsEqual(key.utf8) else { return nil }
+        guard hasher.finalize().elementsEqual(digest), let meta = metadata(meta) else { return nil }
+        return (String(decoding: keyBytes, as: UTF8.self),
+                CacheEntry(status: meta.status, headers: meta.headers, body: Array(body), requestTime: meta.requestTime,
+                           responseTime: meta.responseTime))
+    }
 
+    /// How many bytes from the start of a file hold its key and metadata, read from the
+    /// fixed header; nil when the header is not one of ours.
+    static func headLength(_ header: [UInt8]) -> Int? {
+        var reader = Reader(bytes: header[...])
+        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
+              let keyLength = reader.u32(), let metaLength = reader.u32() else { return nil }
+        return headerSize + Int(keyLength) + Int(metaLength)
+    }
+
+    /// The key, status and fields from the start of a file (`headLength` bytes), without the
+    /// body and so without the checksum: for the disk tier's catalog at start, never for
+    /// serving (a damaged file is still found out, and removed, when it is read).
+    static func decodeHead(_ bytes: [UInt8]) -> (key: String, status: Int, headers: HTTPHeaders)? {
+        var reader = Reader(bytes: bytes[...])
+        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
+              let keyLength = reader.u32(), let metaLength = reader.u32(), reader.u64() != nil, reader.take(32) != nil,
+              let keyBytes = reader.take(Int(keyLength)), let meta = reader.take(Int(metaLength)).flatMap(metadata) else { return nil }
+        return (String(decoding: keyBytes, as: UTF8.self), meta.status, meta.headers)
+    }
+
+    /// Status, times and fields, each checked (see `decode`).
+    private static func metadata(_ meta: ArraySlice<UInt8>) -> (status: Int, requestTime: Date, responseTime: Date, headers: HTTPHeaders)? {
         var fields = Reader(bytes: meta)
         guard let status = fields.u32(), status == UInt32(VariantIndex.diskStatus) || (100...999).contains(status),
               let requestTime = fields.u64().flatMap(time), let responseTime = fields.u64().flatMap(time),
@@ -87,8 +119,7 @@ enum DiskEntryCodec {
             headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
         guard fields.remaining == 0 else { return nil }
-        return CacheEntry(status: Int(status), headers: headers, body: Array(body),
-                          requestTime: requestTime, responseTime: responseTime)
+        return (Int(status), requestTime, responseTime, headers)
     }
 
     /// The whole entry's length, or nil when the lengths overflow (so never equal to a real size).

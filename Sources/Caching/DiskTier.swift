@@ -4,6 +4,7 @@ import Glibc
 import Crypto
 import Dispatch
 import Foundation
+import HTTPCore
 import Synchronization
 
 /// The second tier: one file per key under the cache directory, named by the SHA-256 of
@@ -30,13 +31,15 @@ public final class DiskTier: Sendable {
     /// file really takes, and what bounds the index's entry count.
     static let blockSize = 4096
 
-    private struct IndexEntry {
+    struct IndexEntry {
         var size: Int
         var lastUse: UInt64
     }
 
-    private struct Index {
+    /// Internal rather than private only so the purge extension (its own file) can use it.
+    struct Index {
         var entries: [EntryName: IndexEntry] = [:]
+        var catalog = DiskCatalog()
         var bytes = 0
         var clock: UInt64 = 0
         var evictions = 0
@@ -47,15 +50,24 @@ public final class DiskTier: Sendable {
         var failedWrites = 0
         var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Drops a file from the index and the catalog; returns what it was charged.
+        mutating func forget(_ name: EntryName) -> IndexEntry? {
+            catalog.remove(name)
+            guard let old = entries.removeValue(forKey: name) else { return nil }
+            bytes -= old.size
+            return old
+        }
     }
 
-    private let index = Mutex(Index())
-    private let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
+    let index = Mutex(Index())
+    let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
-    private let writes = DispatchQueue(label: "larder.disk.write", qos: .utility)
+    let writes = DispatchQueue(label: "larder.disk.write", qos: .utility)
 
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
-    /// the index from the regular files there, oldest first to evict.
+    /// the index from the regular files there, oldest first to evict, and the catalog from
+    /// the head of each (key and fields, not the body).
     public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024) throws {
         self.directory = directory
         self.budget = budget
@@ -64,7 +76,7 @@ public final class DiskTier: Sendable {
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
-        var found: [(name: EntryName, size: Int, modified: Int)] = []
+        var found: [(name: EntryName, size: Int, modified: Int, record: DiskCatalog.Record?)] = []
         for folder in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where folder.utf8.count == 2 {
             guard Self.isDirectory(directory + "/" + folder) else { continue }
             for file in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + folder)) ?? [] {
@@ -72,7 +84,10 @@ public final class DiskTier: Sendable {
                 var info = stat()
                 // lstat: a symlink or FIFO planted here is not an entry, and is never followed.
                 guard lstat(directory + "/" + folder + "/" + file, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-                found.append((name, Int(info.st_size), info.st_mtim.tv_sec))
+                let path = directory + "/" + folder + "/" + file
+                found.append((name, Int(info.st_size), info.st_mtim.tv_sec, Self.readHead(path).map {
+                    DiskCatalog.Record(key: CacheKey(stored: $0.key), status: $0.status, headers: $0.headers)
+                }))
             }
         }
         index.withLock { index in
@@ -81,6 +96,7 @@ public final class DiskTier: Sendable {
                 let charge = Self.charge(file.size)
                 index.entries[file.name] = IndexEntry(size: charge, lastUse: index.clock)
                 index.bytes += charge
+                if let record = file.record { index.catalog.add(file.name, record) }
             }
         }
         let victims = index.withLock { Self.evict(&$0, budget: budget) }
@@ -146,6 +162,7 @@ public final class DiskTier: Sendable {
         // (a queued `CacheEntry` object with its field strings costs over twice as much).
         let bytes = DiskEntryCodec.encode(key: key.text, entry: entry)
         let size = bytes.count
+        let record = DiskCatalog.Record(key: key, status: entry.status, headers: entry.headers)
         let admitted = index.withLock { index in
             guard index.pendingBytes + size <= writeQueueLimit else {
                 index.skippedWrites += 1
@@ -163,11 +180,12 @@ public final class DiskTier: Sendable {
                 switch outcome {
                 case .written:
                     index.full = false
-                    if let old = index.entries[name] { index.bytes -= old.size }
+                    _ = index.forget(name)
                     index.clock += 1
                     let charge = Self.charge(bytes.count)
                     index.entries[name] = IndexEntry(size: charge, lastUse: index.clock)
                     index.bytes += charge
+                    index.catalog.add(name, record)
                     return Self.evict(&index, budget: budget)
                 case .full:
                     index.full = true
@@ -204,9 +222,7 @@ public final class DiskTier: Sendable {
         let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             writes.async { [self] in
-                index.withLock { index in
-                    if let old = index.entries.removeValue(forKey: name) { index.bytes -= old.size }
-                }
+                _ = index.withLock { $0.forget(name) }
                 unlink(path(for: name))
                 continuation.resume()
             }
@@ -217,10 +233,9 @@ public final class DiskTier: Sendable {
     private static func evict(_ index: inout Index, budget: Int) -> [EntryName] {
         guard index.bytes > budget else { return [] }
         var victims: [EntryName] = []
-        for (name, entry) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
+        for (name, _) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
             guard index.bytes > budget else { break }
-            index.entries.removeValue(forKey: name)
-            index.bytes -= entry.size
+            _ = index.forget(name)
             index.evictions += 1
             victims.append(name)
         }

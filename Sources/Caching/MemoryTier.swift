@@ -129,6 +129,28 @@ public final class MemoryTier: Sendable {
         }
     }
 
+    /// Removes every item `matches` selects and returns them (purges: a scan of memory, which
+    /// the budget keeps small, under one lock).
+    func removeAll(where matches: @Sendable (CacheKey, Item) -> Bool) -> [(key: CacheKey, item: Item)] {
+        state.withLock { state in
+            var removed: [(key: CacheKey, item: Item)] = []
+            for (key, node) in state.nodes where matches(key, node.item) {
+                removed.append((key, node.item))
+            }
+            for (key, _) in removed {
+                guard let node = state.nodes.removeValue(forKey: key) else { continue }
+                state.unlink(node)
+                state.bytes -= node.cost
+            }
+            return removed
+        }
+    }
+
+    /// The items `matches` selects, without marking them used (inspection).
+    func items(where matches: @Sendable (CacheKey, Item) -> Bool) -> [(key: CacheKey, item: Item)] {
+        state.withLock { state in state.nodes.compactMap { matches($0.key, $0.value.item) ? ($0.key, $0.value.item) : nil } }
+    }
+
     public var bytes: Int { state.withLock { $0.bytes } }
     public var count: Int { state.withLock { $0.nodes.count } }
     public var evictions: Int { state.withLock { $0.evictions } }

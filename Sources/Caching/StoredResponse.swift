@@ -42,11 +42,15 @@ public struct RenderedResponse: Sendable {
         self.modified = modified
     }
 
-    /// The entry as it is, for a cache in front of an origin: every stored field but `Age`
-    /// and `Content-Length`; a 304 leaves out the fields that describe the body. Without
+    /// The entry as it is, for a cache in front of an origin: every stored field but `Age`,
+    /// `Content-Length` and the tag fields (`CacheTags.fields`); a 304 leaves out the fields that describe the body. Without
     /// `Last-Modified`, the stored `Date` stands in for `If-Modified-Since` (RFC 9111 §4.3.2).
     public init(relaying entry: CacheEntry) {
-        let kept = entry.headers.filter { !HTTPHeaders.namesEqual($0.name, "age") && !HTTPHeaders.namesEqual($0.name, "content-length") }
+        // Age and Content-Length are Larder's own to send; the tag fields are for caches, not clients.
+        let kept = entry.headers.filter { field in
+            !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
+                && !CacheTags.fields.contains(field.name.lowercased())
+        }
         self.init(status: entry.status, body: entry.body, fields: RenderedFields(kept.map { ($0.name, $0.value) }),
                   notModifiedFields: RenderedFields(kept.filter { !Self.describesBody($0.name) }.map { ($0.name, $0.value) }),
                   etag: entry.etag, modified: entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date)

@@ -123,7 +123,7 @@ struct LarderRoutes: Sendable {
 }
 
 /// A response that refuses a request before the cache is asked.
-private struct HTTPResponseError: Error {
+struct HTTPResponseError: Error {
     let response: HTTPResponse
     init(_ response: HTTPResponse) { self.response = response }
 }

@@ -14,6 +14,8 @@ public final class LarderService: Service, @unchecked Sendable {
     private let logger: Logger
     private let accessLogger: Logger
     public private(set) var server: HTTPServer?
+    /// The admin listener (`--admin-port`), when configured.
+    public private(set) var adminServer: HTTPServer?
     public private(set) var simulator: UpstreamSimulator?
     private var client: UpstreamClient?
     private var caches: [Cache] = []
@@ -88,23 +90,42 @@ public final class LarderService: Service, @unchecked Sendable {
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths), passThrough: passThrough)
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))
         serverBox.server = server
+        // The admin listener binds first, so a port in use stops the start before the public port serves.
+        if let adminPort = settings.adminPort, let token = settings.adminToken {
+            let api = AdminAPI(token: BearerToken(token), targets: AdminTargets(builtIns: builtIns, passThrough: passThrough),
+                               purger: CachePurger(memory: memory, disk: disk), logger: logger)
+            var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)
+            configuration.eventLoops = 1
+            let admin = HTTPServer(configuration: configuration, logger: logger, handler: api.handler)
+            do {
+                try admin.start()
+            } catch {
+                throw ConfigurationError("cannot listen on \(settings.adminHost):\(adminPort) (admin): \(error)")
+            }
+            adminServer = admin
+        }
         do {
             try server.start()
         } catch {
+            if let admin = adminServer { Task { await admin.shutdown() } }
             throw ConfigurationError("cannot listen on \(settings.host):\(settings.port): \(error)")
         }
         self.server = server
-        let host = settings.host.contains(":") ? "[\(settings.host)]" : settings.host
         // Whatever the log level: with `--port 0` this line is the only way to learn the port.
         var announcer = logger
         announcer.logLevel = min(logger.logLevel, .info)
-        announcer.info("listening on http://\(host):\(server.port ?? settings.port)")
+        announcer.info("listening on http://\(Self.hostInURL(settings.host)):\(server.port ?? settings.port)")
+        if let admin = adminServer {
+            announcer.info("admin listening on http://\(Self.hostInURL(settings.adminHost)):\(admin.port ?? 0)")
+        }
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
         for route in builtIns where !route.route.credentials.isEmpty {
             logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
         }
     }
+
+    private static func hostInURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
     /// Requests that may wait for a slot to one upstream; more are refused (502) at once.
     static let upstreamQueueLimit = 1024
@@ -167,6 +188,7 @@ public final class LarderService: Service, @unchecked Sendable {
     public func stop() async {
         logger.info("stopping: draining connections")
         await server?.shutdown()
+        await adminServer?.shutdown()
         await waitForDiskWrites()
         await client?.shutdown()
         await simulator?.shutdown()

@@ -37,6 +37,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var demo = false
     /// Pass-through routes (`--route PREFIX=ORIGIN`), in the order given.
     public var routes: [RouteMount] = []
+    /// The admin listener (purge, inspection): off unless a port is given; then the bearer
+    /// token, read from `--admin-token-file`, is required. Never logged.
+    public var adminPort: Int?
+    public var adminHost = "127.0.0.1"
+    public var adminToken: String?
     /// Whether the weather and balance URLs were given (flag or environment), so `--demo` leaves them alone.
     public var weatherURLGiven = false
 
@@ -122,6 +127,20 @@ public struct ServeSettings: Sendable, Equatable {
                 let option = Option(key: key)
                 throw ConfigurationError("\(option.flag) (\(option.variable)) must be 'Name: value' or 'Name: @/path': \(problem.reason)")
             }
+        }
+        if let v = try read("admin.port", "a whole number from 0 to 65535", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) {
+            s.adminPort = v
+        }
+        if let v = try read("admin.host", "a host name or address", { $0.isEmpty ? nil : $0 }) { s.adminHost = v }
+        if let v = try read("admin.token.file", "a readable file holding the admin token", SettingValues.readableFile) {
+            // Not through `read`'s message: the file's content is a secret.
+            guard let token = SettingValues.token(inFile: v) else {
+                throw ConfigurationError("--admin-token-file (LARDER_ADMIN_TOKEN_FILE) must hold a token of visible ASCII characters: \(v) does not")
+            }
+            s.adminToken = token
+        }
+        if s.adminPort != nil, s.adminToken == nil {
+            throw ConfigurationError("--admin-port (LARDER_ADMIN_PORT) needs --admin-token-file (LARDER_ADMIN_TOKEN_FILE): the admin listener never runs without a token")
         }
         if let v = try read("demo", "true or false", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { s.demo = v }
         return s

@@ -44,6 +44,16 @@ enum SettingValues {
               FileManager.default.isReadableFile(atPath: path) else { return nil }
         return path
     }
+
+    /// The token a file holds (surrounding white space, such as a final newline, dropped):
+    /// nil unless it is 1 to 4096 visible ASCII characters, which is what a bearer token
+    /// can carry (RFC 6750 §2.1).
+    static func token(inFile path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 8192 else { return nil }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...4096).contains(token.utf8.count), token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { return nil }
+        return token
+    }
 }
 
 extension Duration {

@@ -80,6 +80,9 @@ struct Serve: AsyncParsableCommand {
                                valueName: "name: value")) var weatherHeader: [String] = []
     @Option(help: ArgumentHelp("Header field sent to the balance upstream, repeatable; @/path reads the value from a file (LARDER_BALANCE_HEADERS, one per line).",
                                valueName: "name: value")) var balanceHeader: [String] = []
+    @Option(help: "Port of the admin listener (purge, inspection); off when unset; 0 = any free port (LARDER_ADMIN_PORT).") var adminPort: String?
+    @Option(help: "Address of the admin listener (LARDER_ADMIN_HOST, default 127.0.0.1).") var adminHost: String?
+    @Option(help: "File holding the admin bearer token; required with --admin-port (LARDER_ADMIN_TOKEN_FILE).") var adminTokenFile: String?
     @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
 
     func run() async throws {
@@ -103,6 +106,9 @@ struct Serve: AsyncParsableCommand {
         flags["coordinate.precision"] = coordinatePrecision
         flags["log.level"] = logLevel
         flags["log.format"] = logFormat
+        flags["admin.port"] = adminPort
+        flags["admin.host"] = adminHost
+        flags["admin.token.file"] = adminTokenFile
         if !route.isEmpty { flags["routes"] = route.joined(separator: ",") }
         if !weatherHeader.isEmpty { flags["weather.headers"] = weatherHeader.joined(separator: "\n") }
         if !balanceHeader.isEmpty { flags["balance.headers"] = balanceHeader.joined(separator: "\n") }

@@ -14,6 +14,17 @@ import Testing
         #expect(CacheKey(route: "a", resource: "\u{0}b") != CacheKey(route: "a\u{0}", resource: "b"))
     }
 
+    @Test func aVariantKnowsItsPrimaryKeyAndEveryKeyItsRoute() {
+        let primary = CacheKey(route: "http://o", resource: "/page\u{0}x")
+        let variant = primary.variant(generation: "g1", selector: "accept-language=de")
+        #expect(!primary.isVariant && variant.isVariant)
+        #expect(variant.primary == primary)
+        #expect(primary.primary == primary)
+        #expect(variant.route == "http://o")
+        #expect(CacheTags.of(variant, CacheEntry(status: 200, headers: [("Surrogate-Key", " a  b "), ("cache-tag", "c, a,,")], body: [],
+                                                 requestTime: Date(), responseTime: Date())) == ["http://o", "a", "b", "c"])
+    }
+
     @Test func aResourceCannotSpellAVariantOrAnEscape() {
         let primary = CacheKey(route: "o", resource: "/r")
         let variant = primary.variant(generation: "1f", selector: "accept:json\n")

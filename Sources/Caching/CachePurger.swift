@@ -1,0 +1,48 @@
+/// Takes stored answers out of every tier at an operator's request (the admin listener):
+/// a resource with all its `Vary` variants, everything carrying a tag, or everything.
+public struct CachePurger: Sendable {
+    /// What a purge removes.
+    public enum Selection: Sendable {
+        /// A primary key (`Cache.key(resource)`) and every variant stored under it.
+        case key(CacheKey)
+        /// Every answer carrying any of these tags (see `CacheTags`).
+        case tags(Set<String>)
+        case all
+    }
+
+    public let memory: MemoryTier
+    public let disk: DiskTier?
+
+    public init(memory: MemoryTier, disk: DiskTier?) {
+        self.memory = memory
+        self.disk = disk
+    }
+
+    /// Removes the selected answers and returns how many stored responses went: one held in
+    /// both tiers counts once, and a variant index (no response of its own) not at all.
+    public func purge(_ selection: Selection) async -> Int {
+        let fromMemory = memory.removeAll { key, item in Self.matches(selection, key, item) }
+        var removed = Set<EntryName>()
+        for (key, item) in fromMemory {
+            if case .response = item { removed.insert(DiskTier.name(key)) }
+        }
+        if let disk {
+            for (name, heldResponse) in await disk.remove(selection) where heldResponse { removed.insert(name) }
+        }
+        return removed.count
+    }
+
+    static func matches(_ selection: Selection, _ key: CacheKey, _ item: MemoryTier.Item) -> Bool {
+        switch selection {
+        case .all:
+            return true
+        case .key(let primary):
+            return key == primary || key.primary == primary
+        case .tags(let tags):
+            switch item {
+            case .response(let response): return CacheTags.of(key, response.entry).contains(where: tags.contains)
+            case .variants: return tags.contains(String(key.route))
+            }
+        }
+    }
+}

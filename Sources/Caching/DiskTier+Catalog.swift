@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HTTPCore
+
+/// The catalog's side of the disk tier: the head of a file read at start, removal by
+/// selection and lookup by name for purges and inspection. The catalog says which files,
+/// so nothing here reads the whole disk.
+extension DiskTier {
+    /// The key, status and fields at the start of a file, read as `readFile` reads (no
+    /// symlink, FIFO or device), without the body.
+    static func readHead(_ path: String) -> (key: String, status: Int, headers: HTTPHeaders)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard let header = readExactly(fd, count: DiskEntryCodec.headerSize, at: 0),
+              let length = DiskEntryCodec.headLength(header), length <= min(Int(info.st_size), 1 << 20),
+              let head = readExactly(fd, count: length, at: 0) else { return nil }
+        return DiskEntryCodec.decodeHead(head)
+    }
+
+    private static func readExactly(_ fd: Int32, count: Int, at offset: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
+        }
+        return bytes
+    }
+
+    /// Removes the selected files in write order (a write queued before the purge lands
+    /// first and is removed with the rest). Returns the names removed, each with whether it
+    /// held a response (rather than a variant index).
+    func remove(_ selection: CachePurger.Selection) async -> [EntryName: Bool] {
+        await withCheckedContinuation { continuation in
+            writes.async { [self] in
+                let removed = index.withLock { index in
+                    var names: Set<EntryName>
+                    switch selection {
+                    case .all: names = Set(index.entries.keys)
+                    case .tags(let tags): names = index.catalog.names(taggedWithAnyOf: tags)
+                    case .key(let key):
+                        let primary = Self.name(key)
+                        names = index.catalog.names(under: primary)
+                        names.insert(primary)
+                    }
+                    var removed: [EntryName: Bool] = [:]
+                    for name in names {
+                        let heldResponse = index.catalog.records[name]?.isVariantIndex != true
+                        if index.forget(name) != nil { removed[name] = heldResponse }
+                    }
+                    return removed
+                }
+                removed.keys.forEach { unlink(path(for: $0)) }
+                continuation.resume(returning: removed)
+            }
+        }
+    }
+
+    /// The names of the files stored under a primary key: its own and its variants'.
+    func names(under key: CacheKey) -> Set<EntryName> {
+        let primary = Self.name(key)
+        return index.withLock { index in
+            var names = index.catalog.names(under: primary)
+            if index.entries[primary] != nil { names.insert(primary) }
+            return names
+        }
+    }
+
+    /// A file's key and entry, found by name, checksum verified; nil if it is gone or damaged.
+    func read(name: EntryName) async -> (key: CacheKey, entry: CacheEntry)? {
+        let path = path(for: name)
+        return await withCheckedContinuation { continuation in
+            reads.async {
+                // A file under another key's name (copied or moved by hand) is not this one.
+                let decoded = Self.readFile(path).flatMap(DiskEntryCodec.decodeKeyed).flatMap { decoded in
+                    Self.name(CacheKey(stored: decoded.key)) == name ? (CacheKey(stored: decoded.key), decoded.entry) : nil
+                }
+                continuation.resume(returning: decoded)
+            }
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Caching
+import Foundation
+import HTTPCore
+import HTTPServer
+import Logging
+
+/// The admin listener's API (`--admin-port`), on a listener of its own so the public port
+/// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method
+/// every client and OpenAPI know), `POST /purge` by tags or everything, and
+/// `GET /cache?target=` to see what is stored. Every request needs the bearer token; every
+/// purge is one `notice` log line saying what it removed.
+struct AdminAPI: Sendable {
+    let token: BearerToken
+    let targets: AdminTargets
+    let purger: CachePurger
+    let logger: Logger
+
+    var handler: HTTPHandler {
+        let api = self
+        return { api.handle($0) }
+    }
+
+    func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
+        switch token.check(authorization: request.headers["authorization"]) {
+        case .missing:
+            return .now(ProblemDetails(status: 401, detail: "The admin API needs Authorization: Bearer with the admin token.")
+                .response(extraHeaders: [("WWW-Authenticate", "Bearer realm=\"larder-admin\"")]))
+        case .wrong:
+            return .now(ProblemDetails(status: 403, detail: "The bearer token is not the admin token.").response())
+        case .right:
+            break
+        }
+        switch (request.method, request.path) {
+        case (.other("PURGE"), _):
+            return purge(target: request.target)
+        case (.post, "/purge"):
+            return purge(body: request.body)
+        case (.get, "/cache"), (.head, "/cache"):
+            return inspect(request.query)
+        case (.delete, "/cache"):
+            return Self.target(in: request.query).map { purge(target: $0) } ?? .now(Self.noTarget)
+        case (_, "/purge"):
+            return .now(Self.notAllowed(request, allow: "POST"))
+        case (_, "/cache"):
+            return .now(Self.notAllowed(request, allow: "GET, HEAD, DELETE"))
+        default:
+            return .now(ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge and GET /cache.").response())
+        }
+    }
+
+    // MARK: Purge
+
+    private func purge(target: String) -> HTTPHandlerResult {
+        let parts: [AdminTargets.Part]
+        switch targets.resolve(target) {
+        case .failure(let refusal): return .now(refusal.response)
+        case .success(let resolved): parts = resolved
+        }
+        return .later { [self] in
+            var purged = 0
+            for part in parts { purged += await purger.purge(.key(part.cache.key(part.resource))) }
+            logger.notice("admin: purged \(target): removed \(purged) stored answer(s)")
+            return Self.json(200, "{\"purged\":\(purged)}")
+        }
+    }
+
+    private func purge(body: [UInt8]) -> HTTPHandlerResult {
+        guard let selection = Self.selection(body) else {
+            return .now(ProblemDetails(status: 400, detail: "The body must be {\"tags\":[\"tag\", …]} with at least one tag, or {\"all\":true}.")
+                .response())
+        }
+        return .later { [self] in
+            let purged = await purger.purge(selection)
+            let what = if case .tags(let tags) = selection { "tags " + tags.sorted().joined(separator: ", ") } else { "everything" }
+            logger.notice("admin: purged \(what): removed \(purged) stored answer(s)")
+            return Self.json(200, "{\"purged\":\(purged)}")
+        }
+    }
+
+    private struct PurgeBody: Decodable {
+        var tags: [String]?
+        var all: Bool?
+    }
+
+    /// `{"tags":["a","b"]}` or `{"all":true}`, and nothing else (no other member, no
+    /// empty tag, no `1` for `true`).
+    static func selection(_ body: [UInt8]) -> CachePurger.Selection? {
+        guard let members = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], members.count == 1,
+              let parsed = try? JSONDecoder().decode(PurgeBody.self, from: Data(body)) else { return nil }
+        if parsed.all == true { return .all }
+        if let tags = parsed.tags, !tags.isEmpty, !tags.contains(where: \.isEmpty) { return .tags(Set(tags)) }
+        return nil
+    }
+
+    // MARK: Inspection
+
+    /// The one `target` parameter of a query, percent-decoded.
+    private static func target(in query: Substring?) -> String? {
+        let values = (query ?? "").split(separator: "&").compactMap { pair -> String? in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == "target" else { return nil }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return values.count == 1 ? values.first : nil
+    }
+
+    private static var noTarget: HTTPResponse {
+        ProblemDetails(status: 400, detail: "Give one target, percent-encoded: /cache?target=%2Fweather%3Flat%3D52.52%26lon%3D13.41.").response()
+    }
+
+    private func inspect(_ query: Substring?) -> HTTPHandlerResult {
+        guard let target = Self.target(in: query) else { return .now(Self.noTarget) }
+        let parts: [AdminTargets.Part]
+        switch targets.resolve(target) {
+        case .failure(let refusal): return .now(refusal.response)
+        case .success(let resolved): parts = resolved
+        }
+        return .later {
+            var stored: [String] = []
+            for part in parts {
+                for summary in await part.cache.stored(part.resource) { stored.append(Self.json(summary, route: part.cache.route)) }
+            }
+            guard !stored.isEmpty else {
+                return ProblemDetails(status: 404, detail: "Nothing is stored for \(target).").response()
+            }
+            return Self.json(200, "{\"target\":\(JSONString.quote(target)),\"stored\":[\(stored.joined(separator: ","))]}")
+        }
+    }
+
+    static func json(_ summary: StoredSummary, route: String) -> String {
+        let optional: (String?) -> String = { $0.map(JSONString.quote) ?? "null" }
+        return "{\"route\":\(JSONString.quote(route)),\"tiers\":[\(summary.tiers.map(JSONString.quote).joined(separator: ","))],"
+            + "\"status\":\(summary.status),\"age\":\(summary.age),\"lifetime\":\(summary.lifetime),"
+            + "\"etag\":\(optional(summary.etag)),\"lastModified\":\(optional(summary.lastModified)),"
+            + "\"tags\":[\(summary.tags.map(JSONString.quote).joined(separator: ","))],\"size\":\(summary.size),"
+            + "\"variant\":\(summary.isVariant)}"
+    }
+
+    // MARK: Responses
+
+    static func json(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]), body: body)
+    }
+
+    private static func notAllowed(_ request: HTTPRequest, allow: String) -> HTTPResponse {
+        ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow).")
+            .response(extraHeaders: [("Allow", allow)])
+    }
+}
