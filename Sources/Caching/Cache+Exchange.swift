@@ -55,7 +55,8 @@ extension Cache {
         do {
             return .success(StoredResponse(entry: entry, rendered: try render(request.resource, entry)))
         } catch {
-            return .failure(UpstreamFailure(upstreamStatus: status, detail: "the upstream's answer could not be read: \(error)"))
+            // Why is the route's to log (its render hook); callers are told in plain words.
+            return .failure(UpstreamFailure(upstreamStatus: status, detail: "the upstream's answer could not be read"))
         }
     }
 

@@ -1,5 +1,6 @@
 /// One failed upstream exchange: no answer, an answer whose status the route does not take,
-/// or an answer its render hook rejected.
+/// or an answer its render hook rejected. `detail` is said to callers, so it is plain words
+/// with no internal host, port or library message.
 public struct UpstreamFailure: Error, Sendable, Equatable {
     public var timeout: Bool
     /// The upstream's status when it answered with something that is not an answer.
@@ -23,7 +24,9 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
         case .backingOff(let retryAfter, let status)?:
             self.init(upstreamStatus: status, detail: "the upstream is backing off and was not asked", retryAfter: retryAfter)
         default:
-            self.init(detail: "the upstream could not be reached: \(error)")
+            // The library's message names hosts and ports: it goes to the log (the fetcher's
+            // observer), never to callers.
+            self.init(detail: "the upstream could not be reached")
         }
     }
 }

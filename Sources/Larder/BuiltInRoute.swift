@@ -2,6 +2,7 @@ import Caching
 import Foundation
 import HTTPCore
 import HTTPServer
+import Logging
 
 /// One of Larder's own API routes as data: where it is served, which resource a request
 /// asks for and where the upstream is asked for it, how the upstream's answer becomes
@@ -43,10 +44,19 @@ struct BuiltInRoute: Sendable {
 
     /// The cache's render hook for this route: the decoded JSON with its fixed fields,
     /// rendered once per stored answer.
-    func render(settings: ServeSettings) -> @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse {
-        { [decode, audience, policy] resource, entry in
+    /// An answer that does not decode is one `warning` line with the reason (callers only
+    /// hear that it could not be read).
+    func render(settings: ServeSettings, logger: Logger) -> @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse {
+        { [decode, audience, policy, name] resource, entry in
             let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy))
-            return RenderedResponse(json: Array(try decode(resource, entry).utf8), date: entry.date ?? entry.responseTime,
+            let json: String
+            do {
+                json = try decode(resource, entry)
+            } catch {
+                logger.warning("upstream \(name): the answer for \(resource) could not be read: \(error)")
+                throw error
+            }
+            return RenderedResponse(json: Array(json.utf8), date: entry.date ?? entry.responseTime,
                                     cacheControl: Self.cacheControl(audience, lifetime: lifetime, settings: settings))
         }
     }

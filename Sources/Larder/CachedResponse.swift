@@ -108,7 +108,7 @@ enum CachedResponse {
     }
 
     static func badParameter(_ problem: ParameterProblem) -> HTTPResponse {
-        ProblemDetails(status: 400, detail: problem.detail, title: "Invalid parameter '\(problem.name)'").response()
+        ProblemDetails(status: 400, detail: problem.detail, errors: problem.errors).response()
     }
 }
 

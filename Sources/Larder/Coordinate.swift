@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// A latitude or longitude as the API accepts it: a plain decimal (`-?digits[.digits]`),
 /// range-checked on the value as given, then rounded half away from zero to the configured
 /// number of decimals. Done on the decimal digits, so 52.525 rounds to 52.53 exactly as a
@@ -92,7 +94,7 @@ struct Place: Equatable, Sendable {
     /// requests share one entry and one upstream call.
     var resource: String { latitude.text + "," + longitude.text }
 
-    /// Parses `lat` and `lon`, each required exactly once; the error names the bad parameter.
+    /// Parses `lat` and `lon`, each required exactly once; the error names every bad parameter.
     static func parse(query: Substring?, precision: Int) -> Result<Place, ParameterProblem> {
         // Scanned on the bytes rather than split into arrays: this runs on every request.
         var lat: [Substring] = []
@@ -114,26 +116,29 @@ struct Place: Equatable, Sendable {
                 start = end < bytes.endIndex ? bytes.index(after: end) : end
             }
         }
-        func one(_ name: String, _ values: [Substring], limit: Int) -> Result<Coordinate, ParameterProblem> {
-            guard !values.isEmpty else { return .failure(ParameterProblem(name: name, detail: "\(name) is required.")) }
-            guard values.count == 1 else { return .failure(ParameterProblem(name: name, detail: "\(name) must be given once.")) }
+        func one(_ name: String, _ values: [Substring], limit: Int) -> Result<Coordinate, ProblemDetails.InputError> {
+            guard !values.isEmpty else { return .failure(.init(name: name, reason: "\(name) is required.")) }
+            guard values.count == 1 else { return .failure(.init(name: name, reason: "\(name) must be given once.")) }
             do {
                 return .success(try Coordinate(parsing: values[0], limit: limit, precision: precision))
             } catch .notANumber {
-                return .failure(ParameterProblem(name: name, detail: "\(name) must be a plain decimal number such as 52.52."))
+                return .failure(.init(name: name, reason: "\(name) must be a plain decimal number such as 52.52."))
             } catch {
-                return .failure(ParameterProblem(name: name, detail: "\(name) must be between -\(limit) and \(limit)."))
+                return .failure(.init(name: name, reason: "\(name) must be between -\(limit) and \(limit)."))
             }
         }
         switch (one("lat", lat, limit: 90), one("lon", lon, limit: 180)) {
-        case (.failure(let problem), _), (_, .failure(let problem)): return .failure(problem)
         case (.success(let latitude), .success(let longitude)): return .success(Place(latitude: latitude, longitude: longitude))
+        case (let latitude, let longitude):
+            let errors = [latitude, longitude].compactMap { if case .failure(let error) = $0 { error } else { nil } }
+            return .failure(ParameterProblem(errors: errors))
         }
     }
 }
 
-/// A bad or missing query parameter: answered 400 naming it.
+/// Bad or missing query parameters: answered 400 listing every one.
 struct ParameterProblem: Error, Equatable {
-    let name: String
-    let detail: String
+    let errors: [ProblemDetails.InputError]
+
+    var detail: String { errors.map(\.reason).joined(separator: " ") }
 }

@@ -52,7 +52,7 @@ public final class LarderService: Service, @unchecked Sendable {
             upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
             return LarderRoutes.Mounted(route: route, cache: Cache(
                 route: route.name, policy: route.policy, memory: memory, disk: disk, fetcher: fetcher,
-                clock: clock, render: route.render(settings: settings)))
+                clock: clock, render: route.render(settings: settings, logger: logger)))
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
@@ -138,10 +138,28 @@ public final class LarderService: Service, @unchecked Sendable {
             disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
                                 writeQueueLimit: min(32 << 20, settings.memoryLimit / 2))
         } catch {
-            throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(error.localizedDescription)")
+            throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(Self.directoryProblem(settings.cacheDirectory))")
         }
         guard disk.isWritable else { throw ConfigurationError("cache directory \(settings.cacheDirectory) is not writable") }
         return disk
+    }
+
+    /// Why a directory cannot be made or used, in words (Foundation's error says
+    /// "NSCocoaErrorDomain error 512"): the path or a parent is a file, or a parent is not
+    /// writable.
+    static func directoryProblem(_ path: String) -> String {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if !isDirectory.boolValue { return "it is a file, not a directory" }
+            return FileManager.default.isWritableFile(atPath: path) ? "its tmp folder cannot be made" : "it is not writable"
+        }
+        var ancestor = URL(fileURLWithPath: path).deletingLastPathComponent()
+        while ancestor.path != "/", !FileManager.default.fileExists(atPath: ancestor.path, isDirectory: &isDirectory) {
+            ancestor = ancestor.deletingLastPathComponent()
+        }
+        if !isDirectory.boolValue { return "\(ancestor.path) is a file, not a directory" }
+        if !FileManager.default.isWritableFile(atPath: ancestor.path) { return "it cannot be created: \(ancestor.path) is not writable" }
+        return "it cannot be created"
     }
 
     private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,

@@ -257,7 +257,7 @@ enum OpenAPIDocument {
             ETag: {$ref: '#/components/headers/ETag'}
             Cache-Status: {$ref: '#/components/headers/CacheStatus'}
         BadParameter:
-          description: A missing, repeated, non-numeric or out-of-range parameter, named in the title.
+          description: Missing, repeated, non-numeric or out-of-range parameters, each listed in errors.
           headers:
             Cache-Control: {$ref: '#/components/headers/NoStore'}
           content:
@@ -326,10 +326,20 @@ enum OpenAPIDocument {
           type: object
           required: [type, title, status, detail]
           properties:
-            type: {type: string}
-            title: {type: string}
+            type: {type: string, const: about:blank}
+            title: {type: string, description: The status phrase.}
             status: {type: integer, minimum: 400, maximum: 599}
-            detail: {type: string}
+            detail: {type: string, description: What went wrong, for the caller; no internal host, port or library message.}
+            errors:
+              type: array
+              description: Each bad parameter of a 400.
+              items:
+                type: object
+                required: [name, reason]
+                additionalProperties: false
+                properties:
+                  name: {type: string}
+                  reason: {type: string}
         Health:
           type: object
           required: [status]

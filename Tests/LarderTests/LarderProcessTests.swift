@@ -99,6 +99,18 @@ import TestSupport
         #expect(lines.first?.hasPrefix("larder: ") == true)
     }
 
+    @Test func aCacheDirectoryThatIsAFileIsSaidInPlainWords() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("larder-file-\(UUID().uuidString)").path
+        try "not a directory".write(toFile: file, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        for (directory, reason) in [(file, "it is a file, not a directory"), (file + "/cache", "\(file) is a file, not a directory")] {
+            let larder = try LarderProcess(["serve", "--port", "0", "--cache-dir", directory])
+            #expect(await larder.waitForExit() == 2)
+            #expect(await eventually { !larder.errorOutput.isEmpty })
+            #expect(larder.errorOutput == "larder: cannot use cache directory \(directory): \(reason)\n")
+        }
+    }
+
     @Test func aSecondLarderOnTheSamePortExitsWithStatus2() async throws {
         let first = try LarderProcess(["serve", "--port", "0"])
         let port = try await first.waitForPort()

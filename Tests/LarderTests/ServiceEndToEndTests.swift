@@ -69,8 +69,37 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
             #expect(response.status == 400)
             #expect(response.header("content-type") == "application/problem+json")
             #expect(response.header("cache-control") == "no-store")
-            #expect(try json(response)["title"] as? String == "Invalid parameter '\(example.1)'")
+            let problem = try json(response)
+            #expect(problem["title"] as? String == "Bad Request")
+            let errors = try #require(problem["errors"] as? [[String: String]])
+            #expect(errors.map { $0["name"] } == [example.1])
+            #expect(errors.first?["reason"]?.hasPrefix(example.1 + " ") == true)
             #expect(h.upstream.count("/v1/forecast") == 0)
+        }
+    }
+
+    @Test func every400ListsEveryBadParameter() async throws {
+        try await withLarder { h in
+            let response = try await h.get("/overview?lat=abc&lon=999")
+            #expect(response.status == 400)
+            let problem = try json(response)
+            let errors = try #require(problem["errors"] as? [[String: String]])
+            #expect(errors.map { $0["name"] } == ["lat", "lon"])
+            #expect(problem["detail"] as? String == "lat must be a plain decimal number such as 52.52. lon must be between -180 and 180.")
+        }
+    }
+
+    @Test func anUnreachableUpstreamIsExplainedWithoutItsHostPortOrLibraryMessage() async throws {
+        let log = RecordedLog()
+        let port = closedPort()
+        try await withLarder(logger: log.logger(level: .warning), { $0.balanceURL = "http://127.0.0.1:\(port)/balance" }) { h in
+            let response = try await h.get("/balance")
+            #expect(response.status == 502)
+            let detail = try #require(try json(response)["detail"] as? String)
+            #expect(detail == "The balance upstream has no usable answer: the upstream could not be reached.")
+            #expect(!response.text.contains(String(port)) && !response.text.contains("127.0.0.1"))
+            // The operator gets what the library said.
+            #expect(log.messages(at: .warning).contains { $0.hasPrefix("upstream balance request failed: cannot connect to upstream") })
         }
     }
 

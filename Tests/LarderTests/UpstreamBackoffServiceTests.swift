@@ -156,8 +156,11 @@ import TestSupport
             #expect(metrics.contains("larder_upstream_requests_total{upstream=\"weather\",outcome=\"error\"} 5"))
             #expect(metrics.contains("larder_upstream_backoffs_total{upstream=\"weather\"} 1"))
             #expect(metrics.contains("larder_upstream_backoff_refusals_total{upstream=\"weather\"} 1"))
-            #expect(log.messages(at: .warning) == log.messages(at: .warning).filter { $0.hasSuffix(": 5 requests in a row got no answer") })
-            #expect(log.messages(at: .warning).count == 1)
+            // One line per failed request, and one for the pause.
+            let pauses = log.messages(at: .warning).filter { $0.contains(" backing off until ") }
+            #expect(pauses.count == 1)
+            #expect(pauses.first?.hasSuffix(": 5 requests in a row got no answer") == true)
+            #expect(log.messages(at: .warning).filter { $0.hasPrefix("upstream weather request failed: ") }.count == 5)
         }
     }
 
