@@ -28,6 +28,9 @@ echo "== schemathesis against the admin listener $admin"
 curl -fsS -o /dev/null "$url/weather?lat=52.52&lon=13.41"
 timeout 600 "$venv/bin/st" run openapi-admin.yaml --url "$admin" -H "Authorization: Bearer $token" --checks all --max-examples 30 --no-color
 
+echo "== /metrics through prometheus-client's parser"
+"$venv/bin/python" scripts/check-metrics.py "$url/metrics"
+
 echo "== REDbot on $url/weather"
 curl -fsS -o /dev/null "$url/weather?lat=52.52&lon=13.41" || true
 "$venv/bin/redbot" -o har "$url/weather?lat=52.52&lon=13.41" > "$work/redbot.har"

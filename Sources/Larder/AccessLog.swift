@@ -28,12 +28,23 @@ struct AccessLog: Sendable {
 
     private func record(_ request: HTTPRequest, _ response: HTTPResponse, _ start: ContinuousClock.Instant) {
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
-        series.count(route, status: response.status)
+        let cacheStatus = response.headers["cache-status"]
+        series.record(route, status: response.status, result: Self.result(cacheStatus), duration: ContinuousClock.now - start)
         logger.info("\(request.method) \(request.target) \(response.status)", metadata: [
             "route": "\(series.label(route))",
             "status": "\(response.status)",
-            "cache_status": "\(response.headers["cache-status"] ?? "-")",
+            "cache_status": "\(cacheStatus ?? "-")",
             "duration_ms": "\(((ContinuousClock.now - start).seconds * 1_000_000).rounded() / 1000)",
         ])
+    }
+
+    /// The cache result a `Cache-Status` value says (RFC 9211): a hit (stale when its ttl is
+    /// negative), a stored answer standing in (`fwd=stale` with stale-if-error or a
+    /// disconnected origin), anything else forwarded a miss; none without the field.
+    static func result(_ cacheStatus: String?) -> RequestSeries.CacheResult {
+        guard let cacheStatus else { return .none }
+        if cacheStatus.hasPrefix("larder; hit") { return cacheStatus.contains("ttl=-") ? .stale : .hit }
+        if cacheStatus.contains("detail=stale-if-error") || cacheStatus.contains("detail=disconnected") { return .stale }
+        return .miss
     }
 }

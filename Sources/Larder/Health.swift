@@ -34,7 +34,7 @@ final class Health: UpstreamObserver {
     func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change) {
         switch change {
         case .paused(let until, let reason):
-            metrics.counter("larder_upstream_backoffs_total", [("upstream", upstream)]).increment()
+            metrics.counter(.upstreamBackoffs, [("upstream", upstream)]).increment()
             logger.warning("upstream \(upstream) backing off until \(Self.timestamp(until)): \(reason)")
         case .reopened:
             logger.notice("upstream \(upstream) reopened: the probe request was answered")
@@ -42,7 +42,7 @@ final class Health: UpstreamObserver {
     }
 
     func refusedDuringBackoff(upstream: String) {
-        metrics.counter("larder_upstream_backoff_refusals_total", [("upstream", upstream)]).increment()
+        metrics.counter(.upstreamBackoffRefusals, [("upstream", upstream)]).increment()
     }
 
     /// One upstream as readiness shows it: its check name, the name its last outcome is

@@ -19,7 +19,7 @@ public final class LarderService: Service, @unchecked Sendable {
     public private(set) var simulator: UpstreamSimulator?
     private var client: UpstreamClient?
     private var caches: [Cache] = []
-    let metrics = LarderMetrics()
+    let metrics: LarderMetrics
     private let clock: any CacheClock
 
     /// `clock` is where freshness and Age read the time; tests pass a clock they move.
@@ -30,6 +30,7 @@ public final class LarderService: Service, @unchecked Sendable {
         access[metadataKey: "log"] = "access"
         self.accessLogger = access
         self.clock = clock
+        metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit)
     }
 
     /// Opens the cache, starts the simulator (with `--demo`) and binds the listeners. A

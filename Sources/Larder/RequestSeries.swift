@@ -1,30 +1,45 @@
-import CoreMetrics
+import Caching
+import Synchronization
 
-/// `larder_http_requests_total` by route and status. Its route labels are the router's own
-/// paths, plus `pass-through` for every path a pass-through route answers and `other` for
-/// the rest; the series of common statuses are made once, so counting a request is an
-/// array index and an atomic add, with no label strings built and no lock taken.
-struct RequestSeries: Sendable {
+/// The series every request touches: `larder_http_requests_total` by route and status and
+/// `larder_http_request_duration_seconds` by route and cache result. Kept in fixed tables of
+/// atomic cells made once at start, so recording is an array index and an atomic add (no
+/// label strings, no lock, no hash), and written out at scrape time with only the series
+/// that have counted something (no wall of zeros).
+///
+/// Route labels are the router's own paths, plus `pass-through` for every path a
+/// pass-through route answers and `other` for the rest.
+final class RequestSeries: Sendable {
     static let passThroughLabel = "pass-through"
     static let otherLabel = "other"
-    private static let commonStatuses = [200, 304, 400, 404, 405, 408, 413, 414, 431, 500, 502, 503, 504]
+    static let statuses = 100...599
+    /// Upper bounds of the duration buckets, in seconds.
+    static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     /// One route label, as an index into the tables.
     struct Route: Sendable {
         fileprivate let index: Int
     }
 
+    /// How the cache answered a request, for the duration histogram.
+    enum CacheResult: Int, CaseIterable, Sendable {
+        case hit, stale, miss, none
+        var label: String { String(describing: self) }
+    }
+
+    /// A histogram's cells: one per bucket (not cumulative), then the count, then the sum in nanoseconds.
+    private static let histogramWidth = bounds.count + 3
+
     private let labels: [String]
     private let index: [Substring: Int]
-    /// counters[route][status index]
-    private let counters: [[CoreMetrics.Counter]]
-    private let counter: @Sendable (_ route: String, _ status: Int) -> CoreMetrics.Counter
+    private let requests: [[AtomicCell]]
+    private let durations: [[[AtomicCell]]]
 
-    init(routes: [String], counter: @escaping @Sendable (_ route: String, _ status: Int) -> CoreMetrics.Counter) {
+    init(routes: [String]) {
         labels = routes + [Self.passThroughLabel, Self.otherLabel]
         index = Dictionary(labels.enumerated().map { (Substring($1), $0) }, uniquingKeysWith: { first, _ in first })
-        counters = labels.map { route in Self.commonStatuses.map { counter(route, $0) } }
-        self.counter = counter
+        requests = labels.map { _ in Self.statuses.map { _ in AtomicCell() } }
+        durations = labels.map { _ in CacheResult.allCases.map { _ in (0..<Self.histogramWidth).map { _ in AtomicCell() } } }
     }
 
     /// The route a request counts under; `passThrough` says whether a pass-through route covers its path.
@@ -35,11 +50,59 @@ struct RequestSeries: Sendable {
 
     func label(_ route: Route) -> String { labels[route.index] }
 
-    func count(_ route: Route, status: Int) {
-        if let column = Self.commonStatuses.firstIndex(of: status) {
-            counters[route.index][column].increment()
-        } else {
-            counter(labels[route.index], status).increment()
-        }
+    /// Counts one answered request and its duration.
+    func record(_ route: Route, status: Int, result: CacheResult, duration: Duration) {
+        if Self.statuses.contains(status) { requests[route.index][status - Self.statuses.lowerBound].add(1) }
+        let cells = durations[route.index][result.rawValue]
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        cells[Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count].add(1)
+        cells[Self.bounds.count + 1].add(1)
+        cells[Self.bounds.count + 2].add(Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000))
     }
+
+    // MARK: Exposition
+
+    /// The text exposition of these families, series that counted nothing left out.
+    func render() -> String {
+        var text = ""
+        var lines: [String] = []
+        for (route, row) in requests.enumerated() {
+            for (offset, cell) in row.enumerated() where cell.current > 0 {
+                lines.append("\(MetricFamily.httpRequests.name){route=\"\(labels[route])\",status=\"\(Self.statuses.lowerBound + offset)\"} \(cell.current)")
+            }
+        }
+        Self.family(.httpRequests, type: "counter", lines, into: &text)
+
+        lines = []
+        for (route, results) in durations.enumerated() {
+            for (result, cells) in results.enumerated() where cells[Self.bounds.count + 1].current > 0 {
+                let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheResult.allCases[result].label)\""
+                var cumulative = 0
+                for (bucket, bound) in Self.bounds.enumerated() {
+                    cumulative += cells[bucket].current
+                    lines.append("\(MetricFamily.httpRequestDuration.name)_bucket{\(labelSet),le=\"\(bound)\"} \(cumulative)")
+                }
+                let count = cells[Self.bounds.count + 1].current
+                lines.append("\(MetricFamily.httpRequestDuration.name)_bucket{\(labelSet),le=\"+Inf\"} \(count)")
+                lines.append("\(MetricFamily.httpRequestDuration.name)_sum{\(labelSet)} \(Double(cells[Self.bounds.count + 2].current) / 1e9)")
+                lines.append("\(MetricFamily.httpRequestDuration.name)_count{\(labelSet)} \(count)")
+            }
+        }
+        Self.family(.httpRequestDuration, type: "histogram", lines, into: &text)
+
+        return text
+    }
+
+    static func family(_ family: MetricFamily, type: String, _ lines: [String], into text: inout String) {
+        guard !lines.isEmpty else { return }
+        text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(type)\n"
+        for line in lines { text += line + "\n" }
+    }
+}
+
+/// One counter on the hit path: an atomic add, read at scrape time.
+final class AtomicCell: Sendable {
+    private let value = Atomic<Int>(0)
+    func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
+    var current: Int { value.load(ordering: .relaxed) }
 }

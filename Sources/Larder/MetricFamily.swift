@@ -1,0 +1,44 @@
+/// Every metric family Larder exports, with the help text `/metrics` prints for it: the one
+/// list of names, so no family goes out without `# HELP` and a dashboard or alert can be
+/// checked against it. Labels are bounded: route, status, tier, result, upstream, outcome.
+enum MetricFamily: String, CaseIterable, Sendable {
+    case httpRequests = "larder_http_requests_total"
+    case httpRequestDuration = "larder_http_request_duration_seconds"
+    case cacheLookups = "larder_cache_lookups_total"
+    case cacheCollapsed = "larder_cache_collapsed_requests_total"
+    case cacheBytes = "larder_cache_bytes"
+    case cacheEntries = "larder_cache_entries"
+    case cacheLimit = "larder_cache_limit_bytes"
+    case cacheEvictions = "larder_cache_evictions_total"
+    case diskWritesSkipped = "larder_disk_writes_skipped_total"
+    case diskWriteErrors = "larder_disk_write_errors_total"
+    case upstreamRequests = "larder_upstream_requests_total"
+    case upstreamDuration = "larder_upstream_request_duration_seconds"
+    case upstreamBackoffs = "larder_upstream_backoffs_total"
+    case upstreamBackoffRefusals = "larder_upstream_backoff_refusals_total"
+    case openConnections = "larder_open_connections"
+    case buildInfo = "larder_build_info"
+
+    var name: String { rawValue }
+
+    var help: String {
+        switch self {
+        case .httpRequests: "Requests answered, by route (the built-in path, pass-through or other) and status code."
+        case .httpRequestDuration: "Time from a request's arrival to its answer, by route and cache result (hit, stale, miss, none)."
+        case .cacheLookups: "Cache lookups by tier (memory, disk, upstream) and result (hit, stale, miss); a memory miss goes on to disk, a disk miss to the upstream."
+        case .cacheCollapsed: "Requests that waited for another request's upstream fetch of the same key."
+        case .cacheBytes: "Bytes held by each cache tier."
+        case .cacheEntries: "Entries held by each cache tier."
+        case .cacheLimit: "Configured byte limit of each cache tier."
+        case .cacheEvictions: "Entries evicted from each tier to stay within its limit."
+        case .diskWritesSkipped: "Entries kept in memory only because the disk write queue was full."
+        case .diskWriteErrors: "Disk writes that failed (disk full, I/O error); the entry stayed in memory only."
+        case .upstreamRequests: "Requests sent to each upstream, by outcome (ok, status_4xx, status_5xx, timeout, error)."
+        case .upstreamDuration: "Time of each upstream exchange, by upstream."
+        case .upstreamBackoffs: "Pauses begun by each upstream (429/503, or requests in a row without an answer)."
+        case .upstreamBackoffRefusals: "Requests not sent to an upstream because it was backing off."
+        case .openConnections: "Client connections open now."
+        case .buildInfo: "Always 1; the version label says which Larder is running."
+        }
+    }
+}
