@@ -19,7 +19,7 @@ token="check-api-$RANDOM$RANDOM"
 echo "$token" > "$work/admin-token"
 start_larder "$work" "$larder" serve --demo --port 0 --cache-dir "$work/cache" --admin-port 0 --admin-token-file "$work/admin-token"
 url="http://127.0.0.1:$LARDER_PORT"
-admin="http://127.0.0.1:$(grep -o 'admin listening on http://[^ ]*' "$work/log" | head -n 1 | sed 's/.*://')"
+admin="http://127.0.0.1:$(grep -o 'admin listening on http://[^ "]*' "$work/log" | head -n 1 | sed 's/.*://')"
 
 echo "== schemathesis against $url"
 timeout 600 "$venv/bin/st" run openapi.yaml --url "$url" --checks all --max-examples 30 --no-color

@@ -9,7 +9,7 @@ start_larder() {
     LARDER_PID=$!
     LARDER_PORT=""
     for _ in $(seq 1 100); do
-        LARDER_PORT=$(grep -v 'admin listening' "$work/log" | grep -o 'listening on http://[^ ]*' | head -n 1 | sed 's/.*://' || true)
+        LARDER_PORT=$(grep -v 'admin listening' "$work/log" | grep -o 'listening on http://[^ "]*' | head -n 1 | sed 's/.*://' || true)
         [ -n "$LARDER_PORT" ] && return 0
         sleep 0.1
     done

@@ -8,6 +8,22 @@ int larder_accept_nonblocking(int fd) {
     return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+int larder_peer_address(int fd, char *out, unsigned long size) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof address;
+    if (size > 0) out[0] = 0;
+    if (getpeername(fd, (struct sockaddr *)&address, &length) != 0) return -1;
+    if (address.ss_family == AF_INET) {
+        return inet_ntop(AF_INET, &((struct sockaddr_in *)&address)->sin_addr, out, size) ? 0 : -1;
+    }
+    if (address.ss_family == AF_INET6) {
+        struct in6_addr *ip = &((struct sockaddr_in6 *)&address)->sin6_addr;
+        if (IN6_IS_ADDR_V4MAPPED(ip)) return inet_ntop(AF_INET, &ip->s6_addr[12], out, size) ? 0 : -1;
+        return inet_ntop(AF_INET6, ip, out, size) ? 0 : -1;
+    }
+    return -1;
+}
+
 void larder_set_thread_name(const char *name) {
     char short_name[16];
     strncpy(short_name, name, sizeof short_name - 1);

@@ -26,6 +26,9 @@ public final class DiskTier: Sendable {
     public let budget: Int
     /// Bytes of encoded entries waiting to be written, at most.
     public let writeQueueLimit: Int
+    /// Told each disk problem in a sentence (a damaged file removed, a failed write, the
+    /// disk becoming full), for the service's log.
+    let report: @Sendable (String) -> Void
 
     /// The smallest amount an entry is charged: one file-system block, which is what a small
     /// file really takes, and what bounds the index's entry count.
@@ -68,10 +71,12 @@ public final class DiskTier: Sendable {
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
     /// the index from the regular files there, oldest first to evict, and the catalog from
     /// the head of each (key and fields, not the body).
-    public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024) throws {
+    public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024,
+                report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.directory = directory
         self.budget = budget
         self.writeQueueLimit = writeQueueLimit
+        self.report = report
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
@@ -144,6 +149,7 @@ public final class DiskTier: Sendable {
         }
         if entry == nil {
             index.withLock { $0.corruptions += 1 }
+            report("removed a damaged or unreadable cache file: \(path)")
             await remove(key)
         } else {
             index.withLock { index in
@@ -188,10 +194,12 @@ public final class DiskTier: Sendable {
                     index.catalog.add(name, record)
                     return Self.evict(&index, budget: budget)
                 case .full:
+                    if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
                     index.full = true
                     index.failedWrites += 1
                 case .failed:
                     index.failedWrites += 1
+                    report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
                 }
                 return []
             }

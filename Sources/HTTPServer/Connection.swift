@@ -1,3 +1,5 @@
+import CLinux
+
 /// One client connection, owned by exactly one event loop and touched only on its thread.
 ///
 /// It holds what was read and not yet parsed, the responses owed in request order
@@ -6,6 +8,8 @@
 final class Connection {
     let fd: Int32
     let token: UInt64
+    /// The peer's IP address, read once at accept; every request on the connection carries it.
+    let clientAddress: String
     /// The rules: phase, timers, back-pressure (`Connection.State`).
     var state: State
     var parser: RequestParser
@@ -33,6 +37,9 @@ final class Connection {
     init(fd: Int32, token: UInt64, parser: RequestParser, limits: State.Limits, now: UInt64) {
         self.fd = fd
         self.token = token
+        var text = [CChar](repeating: 0, count: 64)
+        _ = larder_peer_address(fd, &text, UInt(text.count))
+        clientAddress = String(cString: text)
         self.parser = parser
         self.state = State(limits: limits, now: now)
     }

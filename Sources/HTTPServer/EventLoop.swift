@@ -329,8 +329,9 @@ final class EventLoop: @unchecked Sendable {
                                                at: System.monotonicNanoseconds())
                 connection.input.compact()
                 return false
-            case .request(let request):
+            case .request(var request):
                 connection.state.requestParsed()
+                request.clientAddress = connection.clientAddress
                 dispatch(request, on: connection)
             case .failure(let error):
                 fail(connection, status: error.status, detail: error.detail)

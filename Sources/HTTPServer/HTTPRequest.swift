@@ -20,6 +20,8 @@ public struct HTTPRequest: Sendable {
     public var version: HTTPVersion
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The client's IP address (for access logs); empty when it is not known.
+    public var clientAddress = ""
 
     public init(method: HTTPMethod, target: String, version: HTTPVersion = .http11,
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {

@@ -1,41 +1,60 @@
 import Caching
+import HTTPCore
 import HTTPServer
 import Logging
+import Synchronization
 
-/// One access log line and one request count per request, with route, status, cache
-/// status and duration; wraps every handler so async answers are logged when they leave.
+/// One access log line and the request series per request, wrapped around every handler so
+/// async answers are logged when they leave. The line has the client address, method,
+/// target, status, cache status, bytes, duration and request id; it is `info`, `warning`
+/// for a stored answer standing in for a failed upstream, `error` for a 5xx, so
+/// `--log-level warning` still shows an outage.
+///
+/// `X-Request-Id` is taken from the request when it is a usable id, else generated, and is
+/// echoed in the response. A generated id is not added to the request itself: requests
+/// share an upstream fetch only when all their fields agree, and a fresh id on each would
+/// keep them apart.
 struct AccessLog: Sendable {
     let logger: Logger
     let series: RequestSeries
     let passThrough: PassThroughRoutes?
+    let requestIDs = RequestIDs()
 
     func wrap(_ router: Router) -> HTTPHandler {
         { request in
             let start = ContinuousClock.now
+            let id = requestIDs.id(for: request.headers["x-request-id"])
             switch router.handle(request) {
             case .now(let response):
-                record(request, response, start)
-                return .now(response)
+                return .now(record(request, response, id: id, start))
             case .later(let work):
                 return .later {
-                    let response = await work()
-                    record(request, response, start)
-                    return response
+                    record(request, await work(), id: id, start)
                 }
             }
         }
     }
 
-    private func record(_ request: HTTPRequest, _ response: HTTPResponse, _ start: ContinuousClock.Instant) {
+    private func record(_ request: HTTPRequest, _ response: HTTPResponse, id: String, _ start: ContinuousClock.Instant) -> HTTPResponse {
+        var response = response
+        response.headers.add("X-Request-Id", id)
+        let duration = ContinuousClock.now - start
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
         let cacheStatus = response.headers["cache-status"]
-        series.record(route, status: response.status, result: Self.result(cacheStatus), duration: ContinuousClock.now - start)
-        logger.info("\(request.method) \(request.target) \(response.status)", metadata: [
-            "route": "\(series.label(route))",
-            "status": "\(response.status)",
-            "cache_status": "\(cacheStatus ?? "-")",
-            "duration_ms": "\(((ContinuousClock.now - start).seconds * 1_000_000).rounded() / 1000)",
+        let result = Self.result(cacheStatus)
+        series.record(route, status: response.status, result: result, duration: duration)
+        let level: Logger.Level = response.status >= 500 ? .error : result == .stale && cacheStatus?.hasPrefix("larder; fwd=") == true ? .warning : .info
+        guard logger.logLevel <= level else { return response }
+        logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: [
+            "client": .string(request.clientAddress),
+            "route": .string(series.label(route)),
+            "status": .stringConvertible(response.status),
+            "cache_status": .string(cacheStatus ?? "-"),
+            "bytes": .stringConvertible(request.method == .head ? 0 : response.body.count),
+            "duration_ms": .stringConvertible((duration.seconds * 1_000_000).rounded() / 1000),
+            "request_id": .string(id),
         ])
+        return response
     }
 
     /// The cache result a `Cache-Status` value says (RFC 9211): a hit (stale when its ttl is
@@ -46,5 +65,18 @@ struct AccessLog: Sendable {
         if cacheStatus.hasPrefix("larder; hit") { return cacheStatus.contains("ttl=-") ? .stale : .hit }
         if cacheStatus.contains("detail=stale-if-error") || cacheStatus.contains("detail=disconnected") { return .stale }
         return .miss
+    }
+}
+
+/// Request ids: the client's when it is 1 to 128 visible ASCII characters, else a new one,
+/// made of a random prefix per process and a counter (unique, and no system call per request).
+final class RequestIDs: Sendable {
+    private let prefix = String(UInt64.random(in: .min ... .max) & 0xFFFF_FFFF, radix: 16)
+    private let next = Atomic<UInt64>(0)
+
+    func id(for given: String?) -> String {
+        if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { return given }
+        let n = next.add(1, ordering: .relaxed).newValue
+        return prefix + "-" + String(n, radix: 16)
     }
 }

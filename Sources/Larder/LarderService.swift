@@ -119,6 +119,7 @@ public final class LarderService: Service, @unchecked Sendable {
         if let admin = adminServer {
             announcer.info("admin listening on http://\(Self.hostInURL(settings.adminHost)):\(admin.port ?? 0)")
         }
+        logger.info("settings in use", metadata: settings.summary)
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
         for route in builtIns where !route.route.credentials.isEmpty {
@@ -136,8 +137,9 @@ public final class LarderService: Service, @unchecked Sendable {
         do {
             // The write queue's bytes come on top of the memory tier's: at most 32 MiB, and
             // no more than half the memory limit, so a small limit keeps RSS small too.
+            let logger = logger
             disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
-                                writeQueueLimit: min(32 << 20, settings.memoryLimit / 2))
+                                writeQueueLimit: min(32 << 20, settings.memoryLimit / 2), report: { logger.warning("disk: \($0)") })
         } catch {
             throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(Self.directoryProblem(settings.cacheDirectory))")
         }

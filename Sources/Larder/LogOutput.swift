@@ -5,8 +5,10 @@ import HTTPServer
 import Logging
 import Synchronization
 
-/// Log lines on standard output, as text (`2026-11-21T20:45:00Z info message key=value`)
-/// or one JSON object per line, so container runtimes and log shippers can read them.
+/// Log lines on standard output, as logfmt (`time=2026-11-21T20:45:00.123Z level=info
+/// msg="listening on …" key=value`, a value with a space, `"` or `=` quoted) or one JSON
+/// object per line (numbers as numbers), so container runtimes and log shippers can read
+/// them. Times are UTC with milliseconds.
 public struct LogOutput: LogHandler {
     public var logLevel: Logger.Level
     public var metadata: Logger.Metadata = [:]
@@ -21,7 +23,7 @@ public struct LogOutput: LogHandler {
 
     /// Installs this handler for every logger of the process.
     public static func bootstrap(level: String, format: ServeSettings.LogFormat) {
-        let level = Logger.Level(rawValue: level) ?? .info
+        let level = ServeSettings.logLevel(named: level) ?? .info
         LoggingSystem.bootstrap { LogOutput(label: $0, level: level, format: format) }
     }
 
@@ -34,19 +36,42 @@ public struct LogOutput: LogHandler {
         var fields = self.metadata
         if let extra = event.metadata { fields.merge(extra) { $1 } }
         let time = Self.timestamp()
-        let line: String
+        var line: String
         if json {
-            var parts = ["\"time\":\"\(time)\"", "\"level\":\"\(event.level)\"", "\"logger\":\(JSONString.quote(label))",
-                         "\"message\":\(JSONString.quote(event.message.description))"]
+            line = "{\"time\":\"\(time)\",\"level\":\"\(event.level)\",\"logger\":\(JSONString.quote(label)),"
+                + "\"message\":\(JSONString.quote(event.message.description))"
             for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
-                parts.append("\(JSONString.quote(key)):\(JSONString.quote(value.description))")
+                line += "," + JSONString.quote(key) + ":" + Self.json(value)
             }
-            line = "{" + parts.joined(separator: ",") + "}\n"
+            line += "}\n"
         } else {
-            let extra = fields.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined()
-            line = "\(time) \(event.level) \(event.message)\(extra)\n"
+            line = "time=\(time) level=\(event.level) msg=" + Self.logfmt(event.message.description)
+            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+                line += " " + key + "=" + Self.logfmt(value.description)
+            }
+            line += "\n"
         }
         Self.write(line)
+    }
+
+    /// A number stays a number in JSON; anything else is a string.
+    static func json(_ value: Logger.MetadataValue) -> String {
+        if case .stringConvertible(let convertible) = value {
+            switch convertible {
+            case let number as Int: return String(number)
+            case let number as Double where number.isFinite: return String(number)
+            default: break
+            }
+        }
+        return JSONString.quote(value.description)
+    }
+
+    /// A logfmt value: bare when it is a non-empty run of characters other than space,
+    /// `"`, `=` and controls; otherwise quoted, with `"` and `\` escaped and controls written
+    /// as escapes.
+    static func logfmt(_ value: String) -> String {
+        let bare = !value.isEmpty && value.utf8.allSatisfy { $0 > 0x20 && $0 != 0x22 && $0 != 0x3D && $0 != 0x5C && $0 != 0x7F }
+        return bare ? value : JSONString.quote(value)
     }
 
     private static let lock = Mutex(())
@@ -65,12 +90,16 @@ public struct LogOutput: LogHandler {
         }
     }
 
-    /// RFC 3339 UTC time with seconds.
+    /// RFC 3339 UTC time with milliseconds.
     static func timestamp() -> String {
-        var t = time(nil)
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
         var tm = tm()
-        gmtime_r(&t, &tm)
+        gmtime_r(&seconds, &tm)
         func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-        return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec))Z"
+        let millis = Int(now.tv_nsec / 1_000_000)
+        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
+        return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).\(fraction)Z"
     }
 }

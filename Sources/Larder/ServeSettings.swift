@@ -1,6 +1,8 @@
 import Configuration
+import Foundation
 import HTTPCore
 import HTTPServer
+import Logging
 
 /// The settings of `larder serve`, resolved flag over environment over default
 /// (swift-configuration) and validated once at start, so a bad value stops the
@@ -114,7 +116,9 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("coordinate.precision", "a whole number from 0 to 6", { Int($0).flatMap { (0...6).contains($0) ? $0 : nil } }) {
             s.coordinatePrecision = v
         }
-        if let v = try read("log.level", "one of \(logLevels.joined(separator: ", "))", { logLevels.contains($0) ? $0 : nil }) { s.logLevel = v }
+        if let v = try read("log.level", "one of \(logLevels.joined(separator: ", ")) (or warn)", { logLevel(named: $0).map(\.rawValue) }) {
+            s.logLevel = v
+        }
         if let v = try read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
         if let v = try read("routes", "a comma list of PREFIX=ORIGIN (a path starting with / and an http:// or https:// URL)",
                             RouteMount.parseList) { s.routes = v }
@@ -147,6 +151,41 @@ public struct ServeSettings: Sendable, Equatable {
     }
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
+
+    /// A level by name, in any case, with `warn` for `warning` (what most tools call it).
+    public static func logLevel(named name: String) -> Logger.Level? {
+        let lower = name.lowercased()
+        return Logger.Level(rawValue: lower == "warn" ? "warning" : lower)
+    }
+
+    /// The settings in use, for the one start-up line: secrets never (header values and the
+    /// admin token are left out, and a password in an upstream URL is redacted).
+    public var summary: Logger.Metadata {
+        func url(_ text: String?) -> Logger.MetadataValue {
+            guard let text else { return "none" }
+            guard var parts = URLComponents(string: text), parts.password != nil else { return .string(text) }
+            parts.password = "redacted"
+            return .string(parts.string ?? "redacted")
+        }
+        func seconds(_ duration: Duration) -> Logger.MetadataValue { .stringConvertible(duration.seconds) }
+        var summary: Logger.Metadata = [
+            "host": .string(host), "port": .stringConvertible(port), "cache_dir": .string(cacheDirectory),
+            "memory_limit": .stringConvertible(memoryLimit), "disk_limit": .stringConvertible(diskLimit),
+            "weather_url": url(weatherURL), "balance_url": url(balanceURL),
+            "weather_ttl_s": seconds(weatherTTL), "balance_ttl_s": seconds(balanceTTL),
+            "stale_while_revalidate_s": seconds(staleWhileRevalidate), "stale_if_error_s": seconds(staleIfError),
+            "upstream_timeout_s": seconds(upstreamTimeout), "upstream_concurrency": .stringConvertible(upstreamConcurrency),
+            "upstream_backoff_s": seconds(upstreamBackoff), "refresh_min_interval_s": seconds(refreshMinInterval),
+            "coordinate_precision": .stringConvertible(coordinatePrecision), "log_level": .string(logLevel),
+            "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
+            "routes": .string(routes.isEmpty ? "none" : routes.map { "\($0.prefix)=\($0.origin)" }.joined(separator: ",")),
+            "ca_file": .string(caFile ?? "system"),
+            "weather_headers": .string(weatherHeaders.isEmpty ? "none" : CredentialHeaders.redacted(weatherHeaders)),
+            "balance_headers": .string(balanceHeaders.isEmpty ? "none" : CredentialHeaders.redacted(balanceHeaders)),
+        ]
+        summary["admin"] = adminPort.map { .string("\(adminHost):\($0)") } ?? "off"
+        return summary
+    }
 
     /// The server's part of these settings.
     public var serverConfiguration: HTTPServerConfiguration {

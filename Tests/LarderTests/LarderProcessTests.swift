@@ -13,7 +13,8 @@ import TestSupport
         let port = try await larder.waitForPort()
         #expect(port > 0)
         let firstLine = larder.output.split(separator: "\n").first.map(String.init) ?? ""
-        #expect(firstLine.hasSuffix("listening on http://127.0.0.1:\(port)"))
+        #expect(firstLine.hasSuffix(" level=info msg=\"listening on http://127.0.0.1:\(port)\""))
+        #expect(firstLine.firstMatch(of: #/^time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z /#) != nil)
 
         let client = try TestClient(port: port)
         try client.send("GET /livez HTTP/1.1\r\nHost: t\r\n\r\n")
@@ -26,8 +27,40 @@ import TestSupport
         #expect(await client.waitForClose(within: .seconds(5)))
     }
 
+    @Test func accessLinesAreLogfmtOrJSONWithNumbersAndEchoTheRequestID() async throws {
+        for format in ["text", "json"] {
+            let larder = try LarderProcess(["serve", "--port", "0", "--log-format", format, "--log-level", "INFO"])
+            let port = try await larder.waitForPort()
+            for id in ["given-id-1", nil] {
+                let client = try TestClient(port: port)
+                try client.send("GET /livez HTTP/1.1\r\nHost: t\r\n" + (id.map { "X-Request-Id: \($0)\r\n" } ?? "") + "\r\n")
+                let response = try await client.readResponse()
+                let echoed = try #require(response.header("x-request-id"))
+                if let id { #expect(echoed == id) } else { #expect(!echoed.isEmpty) }
+                #expect(await eventually { larder.output.contains(echoed) })
+                let line = try #require(larder.output.split(separator: "\n").last { $0.contains(echoed) })
+                if format == "text" {
+                    #expect(line.contains(" level=info msg=\"GET /livez 200\" "))
+                    #expect(line.contains(" client=127.0.0.1 ") && line.hasSuffix(" status=200") && line.contains(" cache_status=- "))
+                    #expect(line.contains(" request_id=\(echoed) ") && line.contains(" bytes=17 "))
+                    #expect(line.firstMatch(of: #/ duration_ms=\d+(\.\d+)? /#) != nil)
+                } else {
+                    let object = try #require(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+                    #expect(object["status"] as? Int == 200)
+                    #expect(object["bytes"] as? Int == 17)
+                    #expect(object["duration_ms"] is Double || object["duration_ms"] is Int)
+                    #expect(object["client"] as? String == "127.0.0.1")
+                    #expect(object["request_id"] as? String == echoed)
+                }
+            }
+            #expect(larder.output.contains("settings in use"))
+            larder.signal(SIGTERM)
+            #expect(await larder.waitForExit() == 0)
+        }
+    }
+
     @Test func theListeningLineIsPrintedWhateverTheLogLevel() async throws {
-        let larder = try LarderProcess(["serve", "--port", "0", "--log-level", "error"])
+        let larder = try LarderProcess(["serve", "--port", "0", "--log-level", "warn"])
         let port = try await larder.waitForPort()
         #expect(port > 0)
         larder.signal(SIGTERM)

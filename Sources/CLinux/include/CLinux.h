@@ -17,6 +17,10 @@
 /// Defined in shim.c, which needs _GNU_SOURCE (defining it here would clash with Glibc's module).
 int larder_accept_nonblocking(int fd);
 
+/// The peer's IP address as text (IPv4 dotted, IPv6 with IPv4-mapped addresses shown as
+/// IPv4) into out; 0 on success, -1 when there is none (out then holds "").
+int larder_peer_address(int fd, char *out, unsigned long size);
+
 /// Names the calling thread (visible in top -H and perf); at most 15 characters are kept.
 void larder_set_thread_name(const char *name);
 

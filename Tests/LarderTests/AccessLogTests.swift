@@ -1,0 +1,36 @@
+import Foundation
+import Logging
+import Testing
+import TestSupport
+@testable import Larder
+
+/// Access lines say how bad an answer was: `warning` for a stored answer standing in for a
+/// failed upstream, `error` for a 5xx, so `--log-level warning` shows an outage.
+@Suite(.timeLimit(.minutes(1))) struct AccessLogLevelTests {
+    @Test func staleStandInsAreWarningsAnd5xxAreErrors() async throws {
+        let log = RecordedLog()
+        try await withLarder(logger: log.logger(level: .warning)) { h in
+            let first = try await h.get("/weather?lat=1&lon=1")
+            #expect(first.status == 200)
+            // (The listening line is printed at any level; no access line is.)
+            #expect(!log.messages(at: .info).contains { $0.hasPrefix("GET ") } && log.messages(at: .warning).isEmpty)
+            h.clock.advance(by: 100)
+            h.upstream.update { $0.status = 500 }
+            #expect(try await h.get("/weather?lat=1&lon=1").status == 200)
+            #expect(try await h.get("/weather?lat=2&lon=2").status == 502)
+            #expect(log.messages(at: .warning).contains("GET /weather?lat=1&lon=1 200"))
+            #expect(log.messages(at: .error) == ["GET /weather?lat=2&lon=2 502"])
+        }
+    }
+
+    @Test func logfmtQuotesWhatWouldOtherwiseBeAmbiguousAndJSONKeepsNumbers() {
+        #expect(LogOutput.logfmt("/weather") == "/weather")
+        #expect(LogOutput.logfmt("larder; fwd=miss") == "\"larder; fwd=miss\"")
+        #expect(LogOutput.logfmt("") == "\"\"")
+        #expect(LogOutput.logfmt("a\"b") == "\"a\\\"b\"")
+        #expect(LogOutput.logfmt("tab\there") == "\"tab\\there\"")
+        #expect(LogOutput.json(.stringConvertible(200)) == "200")
+        #expect(LogOutput.json(.stringConvertible(0.25)) == "0.25")
+        #expect(LogOutput.json(.string("200")) == "\"200\"")
+    }
+}
