@@ -27,10 +27,18 @@ $(VENV)/.installed: scripts/requirements-checks.txt
 	$(VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checks.txt
 	touch $@
 
+CHECKOV_VENV := .tools/checkov-venv
+
+$(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
+	python3 -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checkov.txt
+	touch $@
+
 ## Every test: unit, parser, end-to-end over real sockets, then the API checks
 ## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo)
-## and the shipping checks (hadolint, compose schema, the Dockerfile's release build).
-test: prerequisites $(VENV)/.installed
+## and the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert
+## rules, the Dockerfile's release build).
+test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 	$(SWIFT) build --build-tests
 	timeout 20m $(SWIFT) test --skip-build 2>&1 | tee .build/swift-test.log
 	@# The fuzz targets' smoke: each over its corpus, then seeded mutations (`make fuzz` runs libFuzzer).

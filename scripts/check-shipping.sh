@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Shipping checks that need no Docker engine: hadolint on the Dockerfile, the compose file
-# against the Compose specification, and the Dockerfile's exact release build command,
+# against the Compose specification, the Kubernetes manifests against the Kubernetes
+# schemas and checkov's policies, the alert rules with promtool, and the Dockerfile's exact
+# release build command,
 # whose binary must start, serve /livez, pass `larder healthcheck` (and fail it against a
 # closed port), and exit 0 on SIGTERM.
 set -euo pipefail
@@ -11,6 +13,12 @@ echo "== hadolint (failure threshold: warning)"
 "$venv/bin/hadolint" --failure-threshold warning Dockerfile
 echo "== compose file against the Compose specification"
 "$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
+echo "== deploy/kubernetes against the Kubernetes schemas (strict), then checkov's policies"
+# (kustomization.yaml is kustomize's own file, not a Kubernetes resource)
+"$venv/bin/kubernetes-validate" --strict --quiet $(ls deploy/kubernetes/*.yaml | grep -v kustomization.yaml)
+.tools/checkov-venv/bin/checkov -d deploy/kubernetes --framework kubernetes --compact --quiet --skip-download
+echo "== deploy/prometheus alert rules"
+promtool check rules deploy/prometheus/*.yaml
 
 echo "== swift build -c release --static-swift-stdlib (the Dockerfile's command)"
 # A scratch path of its own: sharing .build/release with `make bench`'s plain release build

@@ -11,6 +11,8 @@ fi
 # Debian packages the build needs (the libcurl client links against the OpenSSL flavour);
 # openssl makes the CA and certificate of the https upstream tests.
 packages=(pkg-config libcurl4-openssl-dev curl openssl)
+# promtool (Debian's prometheus package) checks the alert rules.
+command -v promtool >/dev/null 2>&1 || packages+=(prometheus)
 # The API checks run Python tools in a virtual environment.
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || packages+=(python3 python3-venv)
 missing=()

@@ -1,0 +1,65 @@
+import Foundation
+import Testing
+@testable import Larder
+
+/// The dashboard and the alert rules name only metrics Larder exports, and the Kubernetes
+/// Deployment agrees with the image (port, user, probes, cache path).
+@Suite struct DeployFilesTests {
+    private static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    private static func read(_ path: String) throws -> String {
+        try String(contentsOf: root.appendingPathComponent(path), encoding: .utf8)
+    }
+
+    /// Every `larder_…` name in a text, a histogram's `_bucket`, `_sum` and `_count` series
+    /// named by their family.
+    private static func metricNames(in text: String) -> Set<String> {
+        Set(text.matches(of: /larder_[a-z_]+/).map { match in
+            var name = String(match.output)
+            for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
+                let family = String(name.dropLast(suffix.count))
+                if MetricFamily(rawValue: family) != nil { name = family }
+            }
+            return name
+        })
+    }
+
+    @Test(arguments: ["deploy/grafana/larder-dashboard.json", "deploy/prometheus/larder-alerts.yaml"])
+    func namesOnlyMetricsLarderExports(_ path: String) throws {
+        let text = try Self.read(path)
+        let names = Self.metricNames(in: text)
+        #expect(names.count >= 3)
+        let known = Set(MetricFamily.allCases.map(\.name))
+        #expect(names.subtracting(known).isEmpty, "unknown: \(names.subtracting(known).sorted())")
+    }
+
+    @Test func theDashboardParsesAndEveryPanelHasAQuery() throws {
+        let data = try Data(contentsOf: Self.root.appendingPathComponent("deploy/grafana/larder-dashboard.json"))
+        let dashboard = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let panels = try #require(dashboard["panels"] as? [[String: Any]])
+        #expect(!panels.isEmpty)
+        for panel in panels {
+            let targets = try #require(panel["targets"] as? [[String: Any]])
+            #expect(!targets.isEmpty && targets.allSatisfy { ($0["expr"] as? String)?.contains("larder_") == true })
+        }
+    }
+
+    @Test func theDeploymentAgreesWithTheImage() throws {
+        let deployment = try Self.read("deploy/kubernetes/deployment.yaml")
+        #expect(deployment.contains("containerPort: \(ServeSettings().port)"))
+        #expect(deployment.contains("runAsUser: 10001") && deployment.contains("readOnlyRootFilesystem: true"))
+        #expect(deployment.contains("httpGet: {path: /livez, port: http}") && deployment.contains("httpGet: {path: /readyz, port: http}"))
+        #expect(deployment.contains("mountPath: /var/cache/larder") && deployment.contains("value: /var/cache/larder"))
+    }
+}
+
+extension DeployFilesTests {
+    @Test func bothComposeServicesAreHardened() throws {
+        let compose = try Self.read("docker-compose.yml")
+        for line in ["read_only: true", "cap_drop: [ALL]", "security_opt: [\"no-new-privileges:true\"]", "tmpfs: [\"/tmp:size=16m\"]",
+                     "limits: {cpus:"] {
+            #expect(compose.components(separatedBy: line).count - 1 == 2, "\(line)")
+        }
+    }
+}
