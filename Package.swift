@@ -10,12 +10,22 @@ let package = Package(
         .executable(name: "larder-fuzz", targets: ["LarderFuzz"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-configuration", from: "1.4.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        // Exact versions, transitive ones included, so every build (the image's too) resolves
+        // the same graph wherever it runs; moving one is a deliberate edit here. Package.resolved
+        // is not committed: its commit ids differ between mirrors of the same tags.
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        // Pulled in by the packages above; pinned here, not used directly.
+        .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
+        .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift.

@@ -63,3 +63,14 @@ extension DeployFilesTests {
         }
     }
 }
+
+extension DeployFilesTests {
+    /// Builds are reproducible: every package is named at an exact version (transitive ones
+    /// too), so the image resolves the graph the tests ran with.
+    @Test func everyPackageIsPinnedExactly() throws {
+        let manifest = try Self.read("Package.swift")
+        let packages = manifest.matches(of: /\.package\(url: "([^"]+)", ([a-z]+):/).map { (String($0.output.1), String($0.output.2)) }
+        #expect(packages.count >= 10)
+        #expect(packages.allSatisfy { $0.1 == "exact" }, "\(packages.filter { $0.1 != "exact" })")
+    }
+}
