@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make bench: Larder against nginx proxy_cache (and static nginx), side by side in one run.
 
-Loopback only, bounded in time (about five minutes), every process started is stopped by
+Loopback only, bounded in time (about seven minutes), every process started is stopped by
 pid. Only ratios measured in the same run count: these machines are shared and noisy.
 Server CPU time per request comes from /proc, because wrk needs a core of its own here.
 """
@@ -226,13 +226,16 @@ def main():
         wait_for(sim_port, "/balance")
         upstream = ["--weather-url", f"http://127.0.0.1:{sim_port}/v1/forecast", "--balance-url", f"http://127.0.0.1:{sim_port}/balance",
                     "--log-level", "warning"]
-        larder_port, disk_port, pass_port = free_port(), free_port(), free_port()
+        larder_port, disk_port, pass_port, logged_port = free_port(), free_port(), free_port(), free_port()
         larder = start([LARDER, "serve", "--port", str(larder_port), "--cache-dir", f"{work}/larder"] + upstream, f"{work}/larder.log")
+        # The same with an access line per request (to a file, as nginx's below).
+        logged = start([LARDER, "serve", "--port", str(logged_port), "--cache-dir", f"{work}/larder-logged"] + upstream[:-2]
+                       + ["--log-level", "info"], f"{work}/larder-logged.log")
         passthrough = start([LARDER, "serve", "--port", str(pass_port), "--cache-dir", f"{work}/larder-pass", "--log-level", "warning",
                              "--route", f"/v1=http://127.0.0.1:{sim_port}"], f"{work}/larder-pass.log")
         disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
                      f"{work}/larder-disk.log")
-        proxy_port, static_port = free_port(), free_port()
+        proxy_port, static_port, proxy_logged_port = free_port(), free_port(), free_port()
         body = None
         template = open(os.path.join(ROOT, "bench", "nginx.conf.template")).read()
         proxy_location = ("proxy_pass http://simulator/v1/forecast?latitude=$arg_lat&longitude=$arg_lon&current=temperature_2m,weather_code;\n"
@@ -242,13 +245,17 @@ def main():
         wait_for(larder_port, "/livez")
         wait_for(disk_port, "/livez")
         wait_for(pass_port, "/livez")
+        wait_for(logged_port, "/livez")
         body = get(larder_port, HOT).decode()
         static_location = "default_type application/json;\n            return 200 '" + body.replace("'", "\\'") + "';"
         nginx = {}
-        for mode, port, location in [("proxy", proxy_port, proxy_location), ("static", static_port, static_location)]:
+        for mode, port, location in [("proxy", proxy_port, proxy_location), ("static", static_port, static_location),
+                                     ("proxy-logged", proxy_logged_port, proxy_location)]:
             conf = f"{work}/nginx-{mode}.conf"
             text = template
-            for key, value in {"work": work, "mode": mode, "port": str(port), "sim_port": str(sim_port), "location": location}.items():
+            access_log = f"access_log {work}/{mode}-access.log;" if mode == "proxy-logged" else "access_log off;"
+            for key, value in {"work": work, "mode": mode, "port": str(port), "sim_port": str(sim_port), "location": location,
+                               "access_log": access_log}.items():
                 text = text.replace("{" + key + "}", value)
             open(conf, "w").write(text)
             nginx[mode] = start([NGINX, "-c", conf, "-p", work], f"{work}/nginx-{mode}.log")
@@ -257,6 +264,8 @@ def main():
         print("warm-up and checks")
         warm("larder", larder_port, sim_port, KEYS)
         warm("nginx proxy_cache", proxy_port, sim_port, KEYS + [HOT])
+        warm("larder (logged)", logged_port, sim_port, [HOT])
+        warm("nginx proxy_cache (logged)", proxy_logged_port, sim_port, [HOT])
         warm("larder (disk hits)", disk_port, sim_port, KEYS + [HOT])
         warm("larder pass-through", pass_port, sim_port, PASS_KEYS + [PASS_HOT])
         if get(pass_port, PASS_HOT) != get(proxy_port, HOT):
@@ -272,6 +281,10 @@ def main():
                 for keys in ("hot key", "1000 keys"):
                     for name, proc, port in peers:
                         rows.append(measure(name, proc, port, connections, keys, pass_through=proc is passthrough) | {"round": rep})
+                # Both writing an access line per request, hot key only.
+                for name, proc, port in [("larder (logged)", logged, logged_port),
+                                         ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port)]:
+                    rows.append(measure(name, proc, port, connections, "hot key") | {"round": rep})
         print("disk hits (memory tier of 64 KiB, 1,000 keys)")
         for connections in (64, 256):
             rows.append(measure("larder (disk hits)", disk, disk_port, connections, "1000 keys") | {"round": 1})
@@ -303,12 +316,15 @@ def report(rows, miss, idle, after):
         for connections in (64, 256):
             larder, proxy, static = (best(p, scenario, connections) for p in ("larder", "nginx proxy_cache", "nginx static"))
             passthrough = best("larder pass-through", scenario, connections)
-            for row in (larder, passthrough, proxy, static, best("larder (disk hits)", scenario, connections)):
+            logged, proxy_logged = best("larder (logged)", scenario, connections), best("nginx proxy_cache (logged)", scenario, connections)
+            for row in (larder, passthrough, proxy, static, logged, proxy_logged, best("larder (disk hits)", scenario, connections)):
                 if row is None:
                     continue
                 ratios = ["", ""]
                 if row is larder or row is passthrough:
                     ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
+                if row is logged and proxy_logged:
+                    ratios = [f"logged/logged {row['rps'] / proxy_logged['rps']:.2f}×", ""]
                 if row["peer"] == "larder (disk hits)":
                     ratios = [f"disk/memory {row['rps'] / larder['rps']:.2f}×", ""]
                 lines.append(f"| {scenario} | {connections} | {row['peer']} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} | "

@@ -45,7 +45,7 @@ struct AccessLog: Sendable {
         series.record(route, status: response.status, result: result, duration: duration)
         let level: Logger.Level = response.status >= 500 ? .error : result == .stale && cacheStatus?.hasPrefix("larder; fwd=") == true ? .warning : .info
         guard logger.logLevel <= level else { return response }
-        logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: [
+        var metadata: Logger.Metadata = [
             "client": .string(request.clientAddress),
             "route": .string(series.label(route)),
             "status": .stringConvertible(response.status),
@@ -53,8 +53,19 @@ struct AccessLog: Sendable {
             "bytes": .stringConvertible(request.method == .head ? 0 : response.body.count),
             "duration_ms": .stringConvertible((duration.seconds * 1_000_000).rounded() / 1000),
             "request_id": .string(id),
-        ])
+        ]
+        if let timing = response.headers["server-timing"], let upstream = Self.upstreamMilliseconds(timing) {
+            metadata["upstream_ms"] = .stringConvertible(upstream)
+        }
+        logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
         return response
+    }
+
+    /// The `dur` of the `upstream` metric in a Server-Timing value.
+    static func upstreamMilliseconds(_ timing: String) -> Double? {
+        guard let metric = timing.split(separator: ",").first(where: { $0.trimmingOWS().hasPrefix("upstream;") }),
+              let duration = metric.split(separator: ";").first(where: { $0.trimmingOWS().hasPrefix("dur=") }) else { return nil }
+        return Double(duration.trimmingOWS().dropFirst(4))
     }
 
     /// The cache result a `Cache-Status` value says (RFC 9211): a hit (stale when its ttl is

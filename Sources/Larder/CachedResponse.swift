@@ -15,6 +15,7 @@ enum CachedResponse {
         var headers = HTTPHeaders()
         headers.add("Age", String(answer.age))
         headers.add("Cache-Status", answer.status.description)
+        if let upstream = upstreamMilliseconds(answer) { headers.add("Server-Timing", "upstream;dur=\(upstream)") }
         let readsOnly = request.method == .get || request.method == .head
         if readsOnly, rendered.status == 200, clientHasCurrentCopy(request, rendered) {
             return HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields)
@@ -40,6 +41,16 @@ enum CachedResponse {
             response.headContentLength = answer.entry.header("content-length").flatMap { Int($0) }
         }
         return response
+    }
+
+    /// How long the upstream exchange behind a forwarded answer took (W3C Server-Timing, for
+    /// callers and for the access line), from the times the cache stamped on the entry; nil
+    /// for hits and for stored answers standing in for a failure.
+    static func upstreamMilliseconds(_ answer: CacheAnswer) -> Double? {
+        let status = answer.status
+        guard status.forward != nil, status.forwardStatus != nil, status.detail != .staleIfError, status.detail != .disconnected else { return nil }
+        let seconds = answer.entry.responseTime.timeIntervalSince(answer.entry.requestTime)
+        return seconds >= 0 ? (seconds * 10_000).rounded() / 10 : nil
     }
 
     /// RFC 9110 §13.2.2: `If-None-Match` when present, else `If-Modified-Since`.

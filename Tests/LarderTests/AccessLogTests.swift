@@ -1,3 +1,4 @@
+import Caching
 import Foundation
 import Logging
 import Testing
@@ -32,5 +33,23 @@ import TestSupport
         #expect(LogOutput.json(.stringConvertible(200)) == "200")
         #expect(LogOutput.json(.stringConvertible(0.25)) == "0.25")
         #expect(LogOutput.json(.string("200")) == "\"200\"")
+    }
+}
+
+extension AccessLogLevelTests {
+    @Test func aForwardedAnswerSaysHowLongTheUpstreamTookAndAHitDoesNot() async throws {
+        let clock = ManualClock(Date())
+        let upstream = try TestUpstream()
+        try await withLarder(upstream: upstream, clock: clock) { h in
+            let miss = try await h.get("/weather?lat=3&lon=3")
+            let timing = try #require(miss.header("server-timing"))
+            #expect(timing.hasPrefix("upstream;dur="))
+            #expect(AccessLog.upstreamMilliseconds(timing) != nil)
+            let hit = try await h.get("/weather?lat=3&lon=3")
+            #expect(hit.header("server-timing") == nil)
+        }
+        await upstream.stop()
+        #expect(AccessLog.upstreamMilliseconds("cache;desc=x, upstream;dur=12.5") == 12.5)
+        #expect(AccessLog.upstreamMilliseconds("upstream") == nil)
     }
 }
