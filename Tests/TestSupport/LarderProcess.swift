@@ -31,25 +31,8 @@ public final class LarderProcess: @unchecked Sendable {
         outputPath = folder + "/stdout"
         errorPath = folder + "/stderr"
         let variables = ["PATH": "/usr/bin:/bin", "LARDER_CACHE_DIR": folder + "/cache"].merging(environment) { $1 }
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-
-        let path = Self.path(of: executable)
-        let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = variables.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            argv.forEach { free($0) }
-            envp.forEach { free($0) }
-        }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, path, &actions, nil, argv, envp)
-        guard status == 0 else { throw TestClientError("posix_spawn \(path): \(status)") }
-        pid = child
+        pid = try ChildProcess.spawn(Self.path(of: executable), arguments, environment: variables,
+                                     stdout: .file(outputPath), stderr: .file(errorPath))
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -10,7 +11,9 @@ final class TLSOrigin {
     let port: Int
     /// The PEM of the CA that signed the server's certificate (what `--ca-file` names).
     let caFile: String
-    private let server: Process
+    private let server: pid_t
+    /// The write end of s_server's stdin, held open: at end of input it would stop.
+    private let input: Int32
 
     init() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("larder-tls-\(UUID().uuidString)").path
@@ -25,14 +28,14 @@ final class TLSOrigin {
                           "-CAcreateserial", "-out", path("server.pem"), "-days", "2", "-extfile", path("ext.cnf")])
         caFile = path("ca.pem")
 
-        FileManager.default.createFile(atPath: path("out.txt"), contents: nil)
-        server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["openssl", "s_server", "-accept", "127.0.0.1:0", "-cert", path("server.pem"), "-key", path("server.key"), "-www"]
-        server.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: path("out.txt")))
-        server.standardError = FileHandle.nullDevice
-        server.standardInput = Pipe()
-        try server.run()
+        var pipe: [Int32] = [0, 0]
+        guard Glibc.pipe(&pipe) == 0 else { throw TLSOriginError(description: "pipe: errno \(errno)") }
+        for end in pipe { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // only s_server's stdin (a dup) stays open in a child
+        input = pipe[1]
+        defer { close(pipe[0]) }
+        server = try ChildProcess.spawn(Self.opensslPath, ["s_server", "-accept", "127.0.0.1:0", "-cert", path("server.pem"),
+                                                           "-key", path("server.key"), "-www"],
+                                        stdin: .descriptor(pipe[0]), stdout: .file(path("out.txt")))
         // s_server prints `ACCEPT 127.0.0.1:PORT` once it listens.
         let deadline = Date().addingTimeInterval(10)
         var found: Int?
@@ -42,7 +45,9 @@ final class TLSOrigin {
             if found == nil { usleep(20_000) }
         }
         guard let found else {
-            kill(server.processIdentifier, SIGKILL)
+            kill(server, SIGKILL)
+            ChildProcess.wait(server)
+            close(input)
             throw TLSOriginError(description: "openssl s_server did not report its port")
         }
         port = found
@@ -51,20 +56,18 @@ final class TLSOrigin {
     /// SIGKILL, not `terminate()`'s SIGTERM: a child spawned from a test thread inherits its
     /// signal mask, in which SIGTERM may be blocked.
     func stop() {
-        kill(server.processIdentifier, SIGKILL)
-        server.waitUntilExit()
+        kill(server, SIGKILL)
+        ChildProcess.wait(server)
+        close(input)
     }
 
+    static let opensslPath: String = ["/usr/bin/openssl", "/bin/openssl"].first(where: { (path: String) in access(path, X_OK) == 0 })
+        ?? "/usr/bin/openssl"
+
     private static func openssl(_ arguments: [String]) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TLSOriginError(description: "openssl \(arguments.first ?? "") exited \(process.terminationStatus)")
+        let status = ChildProcess.wait(try ChildProcess.spawn(opensslPath, arguments))
+        guard status == 0 else {
+            throw TLSOriginError(description: "openssl \(arguments.first ?? "") exited \(status)")
         }
     }
 }
