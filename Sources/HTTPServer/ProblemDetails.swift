@@ -51,6 +51,8 @@ public struct ProblemDetails: Sendable, Equatable {
 /// JSON string literal encoding (RFC 8259 §7), without Foundation.
 public enum JSONString {
     public static func quote(_ s: String) -> String {
+        // Most text needs no escape: one scan of the bytes, one copy.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) { return "\"" + s + "\"" }
         var out = "\""
         out.reserveCapacity(s.utf8.count + 2)
         for scalar in s.unicodeScalars {

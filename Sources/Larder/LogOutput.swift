@@ -33,20 +33,25 @@ public struct LogOutput: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        var fields = self.metadata
-        if let extra = event.metadata { fields.merge(extra) { $1 } }
+        // The handler's fields and the event's (which win), in key order; no merged dictionary
+        // is built, since this runs for every access line.
+        var fields = event.metadata.map(Array.init) ?? []
+        for (key, value) in self.metadata where event.metadata?[key] == nil { fields.append((key, value)) }
+        fields.sort { $0.0 < $1.0 }
         let time = Self.timestamp()
         var line: String
         if json {
             line = "{\"time\":\"\(time)\",\"level\":\"\(event.level)\",\"logger\":\(JSONString.quote(label)),"
                 + "\"message\":\(JSONString.quote(event.message.description))"
-            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            for (key, value) in fields {
                 line += "," + JSONString.quote(key) + ":" + Self.json(value)
             }
             line += "}\n"
         } else {
-            line = "time=\(time) level=\(event.level) msg=" + Self.logfmt(event.message.description)
-            for (key, value) in fields.sorted(by: { $0.key < $1.key }) {
+            line = "time="
+            line.reserveCapacity(256)
+            line += time + " level=" + event.level.rawValue + " msg=" + Self.logfmt(event.message.description)
+            for (key, value) in fields {
                 line += " " + key + "=" + Self.logfmt(value.description)
             }
             line += "\n"
@@ -70,7 +75,12 @@ public struct LogOutput: LogHandler {
     /// `"`, `=` and controls; otherwise quoted, with `"` and `\` escaped and controls written
     /// as escapes.
     static func logfmt(_ value: String) -> String {
-        let bare = !value.isEmpty && value.utf8.allSatisfy { $0 > 0x20 && $0 != 0x22 && $0 != 0x3D && $0 != 0x5C && $0 != 0x7F }
+        var value = value
+        let bare = value.withUTF8 { bytes in
+            guard !bytes.isEmpty else { return false }
+            for byte in bytes where byte <= 0x20 || byte == 0x22 || byte == 0x3D || byte == 0x5C || byte == 0x7F { return false }
+            return true
+        }
         return bare ? value : JSONString.quote(value)
     }
 
@@ -90,16 +100,26 @@ public struct LogOutput: LogHandler {
         }
     }
 
+    /// The date and time to the second, made once per second (a busy server logs thousands
+    /// of lines in each).
+    private static let secondText = Mutex<(second: Int, text: String)>((-1, ""))
+
     /// RFC 3339 UTC time with milliseconds.
     static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
-        var tm = tm()
-        gmtime_r(&seconds, &tm)
-        func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+        let second = Int(now.tv_sec)
+        let prefix = secondText.withLock { cached in
+            if cached.second != second {
+                var seconds = now.tv_sec
+                var tm = tm()
+                gmtime_r(&seconds, &tm)
+                func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+                cached = (second, "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).")
+            }
+            return cached.text
+        }
         let millis = Int(now.tv_nsec / 1_000_000)
-        let fraction = millis < 10 ? "00\(millis)" : millis < 100 ? "0\(millis)" : "\(millis)"
-        return "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).\(fraction)Z"
+        return prefix + (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis) + "Z"
     }
 }

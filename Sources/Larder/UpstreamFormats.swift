@@ -24,7 +24,7 @@ enum OpenMeteoFormat {
 
     /// The upstream request for a place.
     static func url(base: String, place: Place) -> String {
-        let separator = base.contains("?") ? "&" : "?"
+        let separator = base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
         return "\(base)\(separator)latitude=\(place.latitude.text)&longitude=\(place.longitude.text)&current=temperature_2m,weather_code"
     }
 

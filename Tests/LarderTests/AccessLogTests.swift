@@ -53,3 +53,18 @@ extension AccessLogLevelTests {
         #expect(AccessLog.upstreamMilliseconds("upstream") == nil)
     }
 }
+
+extension AccessLogLevelTests {
+    @Test func theCacheResultIsReadFromCacheStatus() {
+        #expect(AccessLog.result(nil) == .none)
+        #expect(AccessLog.result("larder; hit; ttl=12; detail=memory") == .hit)
+        #expect(AccessLog.result("larder; hit; ttl=-3") == .stale)
+        #expect(AccessLog.result("larder; fwd=stale; fwd-status=503; detail=stale-if-error") == .stale)
+        #expect(AccessLog.result("larder; fwd=stale; detail=disconnected") == .stale)
+        #expect(AccessLog.result("larder; fwd=miss; fwd-status=200; stored") == .miss)
+        #expect(AccessLog.result("") == .miss)
+        #expect(!AccessLog.has("larder; hit", in: "x larder; hit", atStart: true))
+        #expect(!AccessLog.has("a long needle", in: "short"))
+        #expect(AccessLog.has("end", in: "the end"))
+    }
+}
