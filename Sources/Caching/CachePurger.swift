@@ -41,7 +41,7 @@ public struct CachePurger: Sendable {
         case .tags(let tags):
             switch item {
             case .response(let response): return CacheTags.of(key, response.entry).contains(where: tags.contains)
-            case .variants: return tags.contains(String(key.route))
+            case .variants: return CacheTags.of(key, headers: []).contains(where: tags.contains)
             }
         }
     }

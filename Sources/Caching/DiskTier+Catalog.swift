@@ -45,10 +45,7 @@ extension DiskTier {
                     switch selection {
                     case .all: names = Set(index.entries.keys)
                     case .tags(let tags): names = index.catalog.names(taggedWithAnyOf: tags)
-                    case .key(let key):
-                        let primary = Self.name(key)
-                        names = index.catalog.names(under: primary)
-                        names.insert(primary)
+                    case .key(let key): names = index.names(under: key)
                     }
                     var removed: [EntryName: Bool] = [:]
                     for name in names {
@@ -65,12 +62,7 @@ extension DiskTier {
 
     /// The names of the files stored under a primary key: its own and its variants'.
     func names(under key: CacheKey) -> Set<EntryName> {
-        let primary = Self.name(key)
-        return index.withLock { index in
-            var names = index.catalog.names(under: primary)
-            if index.entries[primary] != nil { names.insert(primary) }
-            return names
-        }
+        index.withLock { $0.names(under: key) }
     }
 
     /// A file's key and entry, found by name, checksum verified; nil if it is gone or damaged.

@@ -54,6 +54,14 @@ public final class DiskTier: Sendable {
         var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
 
+        /// The files stored under a primary key: its own, and every variant filed under it.
+        func names(under key: CacheKey) -> Set<EntryName> {
+            let primary = DiskTier.name(key)
+            var names = catalog.names(under: primary)
+            if entries[primary] != nil { names.insert(primary) }
+            return names
+        }
+
         /// Drops a file from the index and the catalog; returns what it was charged.
         mutating func forget(_ name: EntryName) -> IndexEntry? {
             catalog.remove(name)

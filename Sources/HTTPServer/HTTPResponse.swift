@@ -12,6 +12,10 @@ public struct HTTPResponse: Sendable {
     /// The `Content-Length` a HEAD answer states when the handler has no body at hand (a
     /// gateway relaying an origin's HEAD response); otherwise the body's length is sent.
     public var headContentLength: Int?
+    /// A small value a handler leaves for whatever wraps it (Larder notes how its cache
+    /// answered, for the access log and metrics), so that nothing has to read it back out of
+    /// rendered header text. Never sent.
+    public var annotation: UInt8 = 0
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
         self.status = status

@@ -40,16 +40,15 @@ struct AccessLog: Sendable {
         response.headers.add("X-Request-Id", id)
         let duration = ContinuousClock.now - start
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
-        let cacheStatus = response.headers["cache-status"]
-        let result = Self.result(cacheStatus)
+        let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
         series.record(route, status: response.status, result: result, duration: duration)
-        let level: Logger.Level = response.status >= 500 ? .error : result == .stale && cacheStatus.map { Self.has("larder; fwd=", in: $0, atStart: true) } == true ? .warning : .info
+        let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         guard logger.logLevel <= level else { return response }
         var metadata: Logger.Metadata = [
             "client": .string(request.clientAddress),
             "route": .string(series.label(route)),
             "status": .stringConvertible(response.status),
-            "cache_status": .string(cacheStatus ?? "-"),
+            "cache_status": .string(response.headers["cache-status"] ?? "-"),
             "bytes": .stringConvertible(request.method == .head ? 0 : response.body.count),
             "duration_ms": .stringConvertible((duration.seconds * 1_000_000).rounded() / 1000),
             "request_id": .string(id),
@@ -66,33 +65,6 @@ struct AccessLog: Sendable {
         guard let metric = timing.split(separator: ",").first(where: { $0.trimmingOWS().hasPrefix("upstream;") }),
               let duration = metric.split(separator: ";").first(where: { $0.trimmingOWS().hasPrefix("dur=") }) else { return nil }
         return Double(duration.trimmingOWS().dropFirst(4))
-    }
-
-    /// The cache result a `Cache-Status` value says (RFC 9211): a hit (stale when its ttl is
-    /// negative), a stored answer standing in (`fwd=stale` with stale-if-error or a
-    /// disconnected origin), anything else forwarded a miss; none without the field.
-    static func result(_ cacheStatus: String?) -> RequestSeries.CacheResult {
-        guard let cacheStatus else { return .none }
-        // A plain scan of the bytes: this runs per request, and both Foundation's `contains`
-        // (through NSString) and the generic `firstRange` cost more than the rest of a hit.
-        if has("larder; hit", in: cacheStatus, atStart: true) { return has("ttl=-", in: cacheStatus) ? .stale : .hit }
-        if has("detail=stale-if-error", in: cacheStatus) || has("detail=disconnected", in: cacheStatus) { return .stale }
-        return .miss
-    }
-
-    /// Whether `needle` occurs in `text` (at its start only, with `atStart`).
-    static func has(_ needle: StaticString, in text: String, atStart: Bool = false) -> Bool {
-        var text = text
-        return text.withUTF8 { hay in
-            needle.withUTF8Buffer { pin in
-                guard pin.count <= hay.count else { return false }
-                return (0...(atStart ? 0 : hay.count - pin.count)).contains { start in
-                    var i = 0
-                    while i < pin.count, hay[start + i] == pin[i] { i += 1 }
-                    return i == pin.count
-                }
-            }
-        }
     }
 }
 

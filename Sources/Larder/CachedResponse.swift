@@ -18,7 +18,7 @@ enum CachedResponse {
         if let upstream = upstreamMilliseconds(answer) { headers.add("Server-Timing", "upstream;dur=\(upstream)") }
         let readsOnly = request.method == .get || request.method == .head
         if readsOnly, rendered.status == 200, clientHasCurrentCopy(request, rendered) {
-            return HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields)
+            return HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields).noting(answer.status)
         }
         if ranges, request.method == .get, rendered.status == 200, let range = request.headers["range"],
            rangeApplies(request, answer.entry) {
@@ -29,6 +29,7 @@ enum CachedResponse {
             case .partial(let r):
                 headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
                 return HTTPResponse(status: 206, headers: headers, rendered: rendered.fields, body: Array(rendered.body[r.first...r.last]))
+                    .noting(answer.status)
             case .unsatisfiable:
                 var response = ProblemDetails(status: 416, detail: "The range \(range) is outside the \(length) bytes stored.").response()
                 response.headers.add("Content-Range", "bytes */\(length)")
@@ -36,6 +37,7 @@ enum CachedResponse {
             }
         }
         var response = HTTPResponse(status: rendered.status, headers: headers, rendered: rendered.fields, body: rendered.body)
+            .noting(answer.status)
         if request.method == .head, rendered.body.isEmpty {
             // A relayed HEAD answer has no body at hand: its length is the one the origin stated.
             response.headContentLength = answer.entry.header("content-length").flatMap { Int($0) }
@@ -104,12 +106,12 @@ enum CachedResponse {
                                           + "no stored answer may stand in. Retry in \(seconds) s.").response()
             response.headers.add("Retry-After", String(seconds))
             response.headers.add("Cache-Status", status.description)
-            return response
+            return response.noting(status)
         case .upstream(let upstream, let status):
             let code = upstream.timeout ? 504 : 502
             var response = ProblemDetails(status: code, detail: "The \(part) upstream has no usable answer: \(upstream.detail).").response()
             response.headers.add("Cache-Status", status.description)
-            return response
+            return response.noting(status)
         }
     }
 
@@ -127,5 +129,14 @@ enum CachedResponse {
 extension RequestDirectives {
     init(_ request: HTTPRequest) {
         self.init(cacheControl: request.headers.values("cache-control"), pragma: request.headers.values("pragma"))
+    }
+}
+
+extension HTTPResponse {
+    /// The response with how the cache answered noted on it, for the access log and metrics.
+    func noting(_ status: CacheStatus) -> HTTPResponse {
+        var noted = self
+        noted.annotation = RequestSeries.CacheResult(status).rawValue
+        return noted
     }
 }

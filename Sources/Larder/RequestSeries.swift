@@ -21,9 +21,23 @@ final class RequestSeries: Sendable {
         fileprivate let index: Int
     }
 
-    /// How the cache answered a request, for the duration histogram.
-    enum CacheResult: Int, CaseIterable, Sendable {
-        case hit, stale, miss, none
+    /// How the cache answered a request, as `CachedResponse` notes it on the response
+    /// (`HTTPResponse.annotation`); `none` for answers that are not the cache's. A stand-in
+    /// is a stored answer that replaced a failed fetch: stale in the histogram, a warning in
+    /// the log.
+    enum CacheResult: UInt8, CaseIterable, Sendable {
+        case none, hit, stale, miss, standIn
+
+        init(_ status: CacheStatus) {
+            switch status.result {
+            case .hit: self = .hit
+            case .miss: self = .miss
+            case .stale: self = status.forward == nil ? .stale : .standIn
+            }
+        }
+
+        /// The histogram series it counts in.
+        var counted: CacheResult { self == .standIn ? .stale : self }
         var label: String { String(describing: self) }
     }
 
@@ -53,7 +67,7 @@ final class RequestSeries: Sendable {
     /// Counts one answered request and its duration.
     func record(_ route: Route, status: Int, result: CacheResult, duration: Duration) {
         if Self.statuses.contains(status) { requests[route.index][status - Self.statuses.lowerBound].add(1) }
-        let cells = durations[route.index][result.rawValue]
+        let cells = durations[route.index][Int(result.counted.rawValue)]
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         cells[Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count].add(1)
         cells[Self.bounds.count + 1].add(1)

@@ -1,5 +1,6 @@
 import Caching
 import Foundation
+import HTTPServer
 import Logging
 import Testing
 import TestSupport
@@ -55,16 +56,17 @@ extension AccessLogLevelTests {
 }
 
 extension AccessLogLevelTests {
-    @Test func theCacheResultIsReadFromCacheStatus() {
-        #expect(AccessLog.result(nil) == .none)
-        #expect(AccessLog.result("larder; hit; ttl=12; detail=memory") == .hit)
-        #expect(AccessLog.result("larder; hit; ttl=-3") == .stale)
-        #expect(AccessLog.result("larder; fwd=stale; fwd-status=503; detail=stale-if-error") == .stale)
-        #expect(AccessLog.result("larder; fwd=stale; detail=disconnected") == .stale)
-        #expect(AccessLog.result("larder; fwd=miss; fwd-status=200; stored") == .miss)
-        #expect(AccessLog.result("") == .miss)
-        #expect(!AccessLog.has("larder; hit", in: "x larder; hit", atStart: true))
-        #expect(!AccessLog.has("a long needle", in: "short"))
-        #expect(AccessLog.has("end", in: "the end"))
+    @Test func theCacheResultFollowsCacheStatus() {
+        typealias Result = RequestSeries.CacheResult
+        #expect(Result(CacheStatus(hit: true, ttl: 12, detail: .memory)) == .hit)
+        #expect(Result(CacheStatus(hit: true, ttl: -3)) == .stale)
+        #expect(Result(CacheStatus(forward: .stale, forwardStatus: 503, detail: .staleIfError)) == .standIn)
+        #expect(Result(CacheStatus(forward: .stale, detail: .disconnected)) == .standIn)
+        #expect(Result(CacheStatus(forward: .miss, forwardStatus: 200, stored: true)) == .miss)
+        #expect(Result(CacheStatus(forward: .miss, detail: .backoff)) == .miss)
+        #expect(Result.standIn.counted == .stale && Result.hit.counted == .hit)
+        // What the access log reads: the note on the response, none when nothing noted it.
+        #expect(HTTPResponse(status: 200).noting(CacheStatus(hit: true, ttl: 1)).annotation == Result.hit.rawValue)
+        #expect(Result(rawValue: HTTPResponse(status: 404).annotation) == Result.none)
     }
 }
