@@ -1,6 +1,6 @@
 # Larder: a multi-stage build. The build stage compiles a release binary with the Swift
 # standard library linked statically; the runtime stage has only what that binary loads
-# at run time (libcurl, CA certificates, tzdata) and runs as a non-root numeric user.
+# at run time (libcurl, hiredis, CA certificates, tzdata) and runs as a non-root numeric user.
 
 # ---- build ------------------------------------------------------------------------------
 FROM swift:6.3-noble AS build
@@ -8,7 +8,7 @@ FROM swift:6.3-noble AS build
 # and exact Ubuntu package versions disappear from the mirrors within weeks.
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4-openssl-dev pkg-config \
+    && apt-get install -y --no-install-recommends libcurl4-openssl-dev libhiredis-dev pkg-config \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 # Package.swift names the test targets too, so their folders must be present to build.
@@ -22,7 +22,7 @@ RUN swift build -c release --static-swift-stdlib --product larder \
 FROM ubuntu:24.04
 # hadolint ignore=DL3008
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libcurl4t64 ca-certificates tzdata \
+    && apt-get install -y --no-install-recommends libcurl4t64 libhiredis1.1.0 ca-certificates tzdata \
     && rm -rf /var/lib/apt/lists/* \
     && groupadd --gid 10001 larder \
     && useradd --uid 10001 --gid 10001 --no-create-home --shell /usr/sbin/nologin larder \

@@ -35,6 +35,10 @@ let package = Package(
         .target(name: "HTTPCore"),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        // hiredis, for the tier every replica shares.
+        .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        // A Redis client: one pipelined connection on its own thread with a deadline per command, and a subscriber.
+        .target(name: "Redis", dependencies: ["CHiredis"]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore"]),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
@@ -56,6 +60,7 @@ let package = Package(
                 "HTTPServer",
                 "Upstream",
                 "Caching",
+                "Redis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -83,7 +88,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "TestSupport"]),
         .testTarget(name: "CachingTests", dependencies: ["HTTPCore", "Caching", "TestSupport"]),
-        .testTarget(name: "LarderTests", dependencies: ["HTTPCore", "Larder", "HTTPServer", "Caching", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: ["HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,10 +12,10 @@ venv=.tools/venv
 echo "== hadolint (failure threshold: warning)"
 "$venv/bin/hadolint" --failure-threshold warning Dockerfile
 echo "== compose file against the Compose specification"
-"$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml
+"$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml docker-compose.replicas.yml
 echo "== deploy/kubernetes against the Kubernetes schemas (strict), then checkov's policies"
 # (kustomization.yaml is kustomize's own file, not a Kubernetes resource)
-"$venv/bin/kubernetes-validate" --strict --quiet $(ls deploy/kubernetes/*.yaml | grep -v kustomization.yaml)
+"$venv/bin/kubernetes-validate" --strict --quiet $(ls deploy/kubernetes/*.yaml deploy/kubernetes/with-redis/*.yaml | grep -v kustomization.yaml)
 .tools/checkov-venv/bin/checkov -d deploy/kubernetes --framework kubernetes --compact --quiet --skip-download
 echo "== deploy/prometheus alert rules"
 promtool check rules deploy/prometheus/*.yaml

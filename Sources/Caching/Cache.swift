@@ -1,8 +1,9 @@
 import Foundation
 import HTTPCore
 
-/// The one cache engine under every route: memory tier, then disk tier, then the upstream
-/// through one flight per request, with stale-while-revalidate, stale-if-error,
+/// The one cache engine under every route: memory tier, then disk tier, then the tier shared
+/// by every replica (when there is one), then the upstream through one flight per request
+/// (and, with a shared tier, one per key across replicas), with stale-while-revalidate, stale-if-error,
 /// revalidation, the request directives of RFC 9111, `Vary`, and invalidation after unsafe
 /// methods. Built-in routes and pass-through routes differ only in their `CachePolicy` and
 /// their `render` hook.
@@ -17,6 +18,8 @@ public final class Cache: Sendable {
     public let policy: CachePolicy
     public let memory: MemoryTier
     public let disk: DiskTier?
+    /// The tier every replica shares (Redis), when configured.
+    public let shared: SharedTier?
     let fetcher: any CacheFetcher
     let clock: any CacheClock
     let render: @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse
@@ -27,6 +30,8 @@ public final class Cache: Sendable {
     enum Outcome: Sendable {
         case answer(StoredResponse, forwardStatus: Int?, stored: Bool, detail: CacheStatus.Detail?)
         case failure(UpstreamFailure)
+        /// Another replica fetched it: found in the shared tier while waiting.
+        case found(Found)
     }
 
     /// A stored response found for a request, and the tier it came from.
@@ -35,13 +40,14 @@ public final class Cache: Sendable {
         let detail: CacheStatus.Detail
     }
 
-    public init(route: String, policy: CachePolicy, memory: MemoryTier, disk: DiskTier?, fetcher: any CacheFetcher,
-                clock: any CacheClock = SystemClock(),
+    public init(route: String, policy: CachePolicy, memory: MemoryTier, disk: DiskTier?, shared: SharedTier? = nil,
+                fetcher: any CacheFetcher, clock: any CacheClock = SystemClock(),
                 render: @escaping @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse) {
         self.route = route
         self.policy = policy
         self.memory = memory
         self.disk = disk
+        self.shared = shared
         self.fetcher = fetcher
         self.clock = clock
         self.render = render
@@ -87,9 +93,13 @@ public final class Cache: Sendable {
         if request.directives.cacheControl.onlyIfCached { return .failure(.notCached) }
 
         let (outcome, collapsed) = await flights.run(flightKey(request, key)) { [self] in
-            await exchange(request, key: key, stored: found?.response)
+            await coordinatedExchange(request, key: key, stored: found?.response)
         }
         switch outcome {
+        case .found(let found):
+            // Served as any hit is: its ttl and age are this replica's reading of the entry.
+            return .success(serveWithoutWaiting(request, key: key, found: found, decision: decide(found.response.entry, request))
+                ?? answer(found.response, CacheStatus(hit: true, detail: found.detail)))
         case .answer(let response, let forwardStatus, let stored, let detail):
             return .success(answer(response, CacheStatus(forward: forward, forwardStatus: forwardStatus, stored: stored,
                                                          collapsed: collapsed, detail: detail)))
@@ -99,11 +109,13 @@ public final class Cache: Sendable {
         }
     }
 
-    /// Removes what is stored for a resource (and so every variant of it) from both tiers.
+    /// Removes what is stored for a resource (and so every variant of it) from every tier,
+    /// and, through the shared tier, from every other replica's.
     public func invalidate(_ resource: String) async {
         let key = key(resource)
         memory.remove(key)
         await disk?.remove(key)
+        _ = await shared?.purge(.key(key))
     }
 
     /// Waits for disk writes started so far (tests, and a clean shutdown).
@@ -113,36 +125,53 @@ public final class Cache: Sendable {
 
     // MARK: Reading
 
-    private func decide(_ entry: CacheEntry, _ request: CacheRequest) -> CacheDecision {
+    func decide(_ entry: CacheEntry, _ request: CacheRequest) -> CacheDecision {
         CacheDecision.decide(entry, now: clock.now(), request: request.directives, policy: policy)
     }
 
-    private func lookUp(_ key: CacheKey, _ request: CacheRequest) async -> Found? {
+    func lookUp(_ key: CacheKey, _ request: CacheRequest) async -> Found? {
         var found = await read(key, request)
         if case .variants(let index)? = found?.item { found = await read(index.variantKey(key, request: request.headers), request) }
         guard let found, case .response(let response) = found.item else { return nil }
         return Found(response: response, detail: found.tier)
     }
 
-    /// What a key holds, from memory, else from disk (then kept in memory too). A disk entry
-    /// the route can no longer render is removed: a miss.
+    /// What a key holds, from memory, else from disk (then kept in memory too), else from the
+    /// shared tier (then kept in memory and on disk). An entry the route can no longer render
+    /// is removed from the tier it came from: a miss.
     private func read(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
         if let item = memory.get(key) { return (item, .memory) }
-        guard let entry = await disk?.read(key) else { return nil }
-        let item: MemoryTier.Item
-        if let index = VariantIndex(diskEntry: entry) {
-            item = .variants(index)
-        } else if let rendered = try? render(request.resource, entry) {
-            item = .response(StoredResponse(entry: entry, rendered: rendered))
-        } else {
-            await disk?.remove(key)
+        if let entry = await disk?.read(key) {
+            guard let item = item(entry, request) else {
+                await disk?.remove(key)
+                return nil
+            }
+            memory.set(key, item)
+            return (item, .disk)
+        }
+        return await readShared(key, request)
+    }
+
+    /// What a key holds in the shared tier, kept in this replica's tiers too.
+    func readShared(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
+        guard let shared, let entry = await shared.read(key) else { return nil }
+        guard let item = item(entry, request) else {
+            await shared.discard(key)
             return nil
         }
         memory.set(key, item)
-        return (item, .disk)
+        disk?.write(key, entry)
+        return (item, .redis)
     }
 
-    private func serveWithoutWaiting(_ request: CacheRequest, key: CacheKey, found: Found, decision: CacheDecision) -> CacheAnswer? {
+    /// A tier's entry as the memory tier holds it: a variant index, or a rendered response;
+    /// nil when the route can no longer render it.
+    private func item(_ entry: CacheEntry, _ request: CacheRequest) -> MemoryTier.Item? {
+        if let index = VariantIndex(diskEntry: entry) { return .variants(index) }
+        return (try? render(request.resource, entry)).map { .response(StoredResponse(entry: entry, rendered: $0)) }
+    }
+
+    func serveWithoutWaiting(_ request: CacheRequest, key: CacheKey, found: Found, decision: CacheDecision) -> CacheAnswer? {
         var detail = found.detail
         switch decision.action {
         case .serve, .serveStale:
@@ -152,7 +181,9 @@ public final class Cache: Sendable {
             var refresh = request
             refresh.method = .get
             refresh.directives = .none
-            flights.startIfIdle(flightKey(refresh, key)) { [self, refresh] in await exchange(refresh, key: key, stored: found.response) }
+            flights.startIfIdle(flightKey(refresh, key)) { [self, refresh] in
+                await coordinatedExchange(refresh, key: key, stored: found.response, waits: false)
+            }
         case .forward:
             guard isClientForced(decision, found.response.entry), forcedRefreshes.isLimited(key, now: clock.now()) else { return nil }
             detail = .refreshLimited

@@ -12,14 +12,17 @@ public struct CachePurger: Sendable {
 
     public let memory: MemoryTier
     public let disk: DiskTier?
+    /// The tier every replica shares: a purge there also reaches every other replica's tiers.
+    public let shared: SharedTier?
 
-    public init(memory: MemoryTier, disk: DiskTier?) {
+    public init(memory: MemoryTier, disk: DiskTier?, shared: SharedTier? = nil) {
         self.memory = memory
         self.disk = disk
+        self.shared = shared
     }
 
     /// Removes the selected answers and returns how many stored responses went: one held in
-    /// both tiers counts once, and a variant index (no response of its own) not at all.
+    /// several tiers counts once, and a variant index (no response of its own) not at all.
     public func purge(_ selection: Selection) async -> Int {
         let fromMemory = memory.removeAll { key, item in Self.matches(selection, key, item) }
         var removed = Set<EntryName>()
@@ -29,7 +32,8 @@ public struct CachePurger: Sendable {
         if let disk {
             for (name, heldResponse) in await disk.remove(selection) where heldResponse { removed.insert(name) }
         }
-        return removed.count
+        guard let shared else { return removed.count }
+        return Set(removed.map(\.hex)).union(await shared.purge(selection)).count
     }
 
     static func matches(_ selection: Selection, _ key: CacheKey, _ item: MemoryTier.Item) -> Bool {

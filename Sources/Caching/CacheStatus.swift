@@ -23,6 +23,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case memory
         /// Served from the disk tier.
         case disk
+        /// Served from the tier every replica shares (Redis): stored by another replica, or
+        /// by this one before its own tiers lost it.
+        case redis
         /// A stored answer stood in for an upstream failure (RFC 5861 §4).
         case staleIfError = "stale-if-error"
         /// The origin could not be reached; a stored answer was served (RFC 9111 §4.2.4).
@@ -38,13 +41,14 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
 
     /// The tier an answer is counted under in metrics.
     public enum Tier: String, Sendable, CaseIterable {
-        case memory, disk, upstream
+        case memory, disk, redis, upstream
         /// Position in `allCases`, for tables indexed without hashing.
         public var ordinal: Int {
             switch self {
             case .memory: 0
             case .disk: 1
-            case .upstream: 2
+            case .redis: 2
+            case .upstream: 3
             }
         }
     }
@@ -100,7 +104,11 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// Where this answer counts: the tier it was served from, or `upstream` when it was forwarded.
     public var tier: Tier {
         guard hit else { return .upstream }
-        return detail == .disk ? .disk : .memory  // a refresh-limited answer counts where most are: memory
+        switch detail {
+        case .disk?: return .disk
+        case .redis?: return .redis
+        default: return .memory  // a refresh-limited answer counts where most are: memory
+        }
     }
 
     /// A hit, a stale answer (served past freshness, or standing in for a failure), or a miss.

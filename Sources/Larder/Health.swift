@@ -7,8 +7,8 @@ import Synchronization
 import Upstream
 
 /// Liveness and readiness in `application/health+json` (draft-inadarei-api-health-check):
-/// the cache directory and disk index, the upstream client, and each upstream's last
-/// outcome and backoff. An upstream outage is `warn` (stale answers can still be served); a
+/// the cache directory and disk index, Redis (when configured), the upstream client, and
+/// each upstream's last outcome and backoff. An upstream outage is `warn` (stale answers can still be served); a
 /// broken disk or a dead client is `fail` and 503. Backoffs are logged here too: one
 /// `warning` line when a pause begins, one `notice` when the upstream reopens.
 final class Health: UpstreamObserver {
@@ -64,9 +64,15 @@ final class Health: UpstreamObserver {
         let output: String?
     }
 
-    func readiness(disk: DiskTier?, client: UpstreamClient, upstreams: [Upstream]) -> HTTPResponse {
+    func readiness(disk: DiskTier?, client: UpstreamClient, redis: SharedRedis? = nil, upstreams: [Upstream]) -> HTTPResponse {
         var checks: [Check] = []
         checks.append(Self.directoryCheck(disk))
+        if let redis {
+            // Each replica works on its own tiers without Redis: a warning, never a failure.
+            let problem = redis.problem
+            checks.append(Check(name: "redis", status: problem == nil ? "pass" : "warn",
+                                output: problem.map { "working without the shared tier: \($0)" }))
+        }
         checks.append(Check(name: "cache:index", status: disk != nil ? "pass" : "fail", output: disk != nil ? nil : "no disk index"))
         checks.append(Check(name: "upstream:client", status: client.isAlive ? "pass" : "fail",
                             output: client.isAlive ? nil : "the libcurl thread is not running"))

@@ -21,7 +21,11 @@ final class LarderMetrics: Sendable {
                                                       .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                                       .milliseconds(2500), .seconds(5), .seconds(10)]
 
-    init(memoryLimit: Int, diskLimit: Int) {
+    /// Whether a shared tier (Redis) sits between disk and the upstream in every lookup.
+    private let sharedTier: Bool
+
+    init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false) {
+        self.sharedTier = sharedTier
         registry.makeGauge(name: MetricFamily.cacheLimit.name, labels: [("tier", "memory")], help: MetricFamily.cacheLimit.help)
             .set(Double(memoryLimit))
         registry.makeGauge(name: MetricFamily.cacheLimit.name, labels: [("tier", "disk")], help: MetricFamily.cacheLimit.help)
@@ -46,23 +50,16 @@ final class LarderMetrics: Sendable {
     }
 
     /// Counts where a cache answer was found: a memory miss goes on to disk, a disk miss to
-    /// the upstream, so each tier's lookups add up (a forwarded refresh found its entry, so
-    /// it counts at the upstream only).
+    /// Redis (when there is a shared tier), then to the upstream, so each tier's lookups add
+    /// up (a forwarded refresh found its entry, so it counts at the upstream only).
     func lookup(_ status: CacheStatus) {
-        let result = status.result
-        switch status.tier {
-        case .memory:
-            lookups[CacheStatus.Tier.memory.ordinal][result.ordinal].add(1)
-        case .disk:
-            lookups[CacheStatus.Tier.memory.ordinal][CacheStatus.Result.miss.ordinal].add(1)
-            lookups[CacheStatus.Tier.disk.ordinal][result.ordinal].add(1)
-        case .upstream:
-            if status.forward == .miss {
-                lookups[CacheStatus.Tier.memory.ordinal][CacheStatus.Result.miss.ordinal].add(1)
-                lookups[CacheStatus.Tier.disk.ordinal][CacheStatus.Result.miss.ordinal].add(1)
+        let tier = status.tier
+        if tier != .upstream || status.forward == .miss {
+            for passed in CacheStatus.Tier.allCases[..<tier.ordinal] where passed != .redis || sharedTier {
+                lookups[passed.ordinal][CacheStatus.Result.miss.ordinal].add(1)
             }
-            lookups[CacheStatus.Tier.upstream.ordinal][result.ordinal].add(1)
         }
+        lookups[tier.ordinal][status.result.ordinal].add(1)
         if status.collapsed { collapsed.add(1) }
     }
 
@@ -102,7 +99,7 @@ final class LarderMetrics: Sendable {
     }
 
     /// Brings the level gauges up to date and renders the text exposition format.
-    func render(memory: MemoryTier, disk: DiskTier?, openConnections: Int) -> [UInt8] {
+    func render(memory: MemoryTier, disk: DiskTier?, shared: SharedRedis? = nil, openConnections: Int) -> [UInt8] {
         gauge(.cacheBytes, [("tier", "memory")]).set(Double(memory.bytes))
         gauge(.cacheEntries, [("tier", "memory")]).set(Double(memory.count))
         gauge(.openConnections).set(Double(openConnections))
@@ -113,6 +110,14 @@ final class LarderMetrics: Sendable {
             catchUp(.cacheEvictions, [("tier", "disk")], to: disk.evictions)
             catchUp(.diskWritesSkipped, [], to: disk.skippedWrites)
             catchUp(.diskWriteErrors, [], to: disk.failedWrites)
+        }
+        if let shared {
+            let counts = shared.tier.counts
+            catchUp(.cacheStores, [("tier", "redis")], to: counts.stores)
+            catchUp(.redisErrors, [], to: counts.errors)
+            catchUp(.redisWaits, [], to: counts.waits)
+            catchUp(.redisCorruptValues, [], to: counts.corruptions)
+            gauge(.redisUp).set(Double(shared.problem == nil ? 1 : 0))
         }
         let requests = (series.withLock { $0 }?.render() ?? "") + renderLookups()
         return registry.emitToBuffer() + Array(requests.utf8)

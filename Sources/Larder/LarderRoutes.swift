@@ -109,7 +109,8 @@ struct LarderRoutes: Sendable {
     /// otherwise the part that went furthest to the upstream speaks for both.
     static func combined(_ a: CacheStatus, _ b: CacheStatus) -> CacheStatus {
         if a.hit && b.hit {
-            let detail: CacheStatus.Detail = a.detail == .memory && b.detail == .memory ? .memory : .disk
+            // The tier further from memory speaks for both.
+            let detail: CacheStatus.Detail = a.tier.ordinal >= b.tier.ordinal ? a.detail ?? .memory : b.detail ?? .memory
             return CacheStatus(hit: true, ttl: min(a.ttl ?? 0, b.ttl ?? 0), detail: detail)
         }
         func rank(_ s: CacheStatus) -> Int {

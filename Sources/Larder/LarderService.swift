@@ -19,6 +19,7 @@ public final class LarderService: Service, @unchecked Sendable {
     public private(set) var simulator: UpstreamSimulator?
     private var client: UpstreamClient?
     private var caches: [Cache] = []
+    private var redis: SharedRedis?
     let metrics: LarderMetrics
     private let clock: any CacheClock
 
@@ -30,7 +31,7 @@ public final class LarderService: Service, @unchecked Sendable {
         access[metadataKey: "log"] = "access"
         self.accessLogger = access
         self.clock = clock
-        metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit)
+        metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit, sharedTier: settings.redisURL != nil)
     }
 
     /// Opens the cache, starts the simulator (with `--demo`) and binds the listeners. A
@@ -42,6 +43,9 @@ public final class LarderService: Service, @unchecked Sendable {
         let disk = try openDisk()
         let client = UpstreamClient(configuration: .init(caFile: settings.caFile))
         self.client = client
+        let redis = settings.redisURL.map { SharedRedis(settings: settings, url: $0, memory: memory, disk: disk) }
+        self.redis = redis
+        let shared = redis?.tier
         let health = Health(metrics: metrics, logger: logger, clock: clock)
         var upstreams: [Health.Upstream] = []
 
@@ -52,7 +56,7 @@ public final class LarderService: Service, @unchecked Sendable {
                                   isAnswer: { $0 == 200 || $0 == 304 }, pausesOnStatus: true)
             upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
             return LarderRoutes.Mounted(route: route, cache: Cache(
-                route: route.name, policy: route.policy, memory: memory, disk: disk, fetcher: fetcher,
+                route: route.name, policy: route.policy, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
                 clock: clock, render: route.render(settings: settings, logger: logger)))
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
@@ -60,7 +64,7 @@ public final class LarderService: Service, @unchecked Sendable {
             let fetcher = fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnStatus: false)
             upstreams.append(Health.Upstream(check: "upstream:origin \(mount.origin)", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
-                route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, fetcher: fetcher,
+                route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
                 clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
         }, metrics: metrics)
         caches = builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? [])
@@ -71,7 +75,7 @@ public final class LarderService: Service, @unchecked Sendable {
         router.get("/overview", routes.overviewHandler)
         router.get("/livez") { _ in .now(Health.livez) }
         let checked = upstreams
-        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, upstreams: checked)) }
+        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, redis: redis, upstreams: checked)) }
         router.get("/readyz", readiness)
         router.get("/healthz", readiness)
         let metrics = self.metrics
@@ -80,7 +84,7 @@ public final class LarderService: Service, @unchecked Sendable {
         router.get("/metrics") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
                                                                  ("Cache-Control", "no-store")]),
-                              body: metrics.render(memory: memory, disk: disk, openConnections: serverBox.server?.openConnections ?? 0)))
+                              body: metrics.render(memory: memory, disk: disk, shared: redis, openConnections: serverBox.server?.openConnections ?? 0)))
         }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
@@ -94,7 +98,7 @@ public final class LarderService: Service, @unchecked Sendable {
         // The admin listener binds first, so a port in use stops the start before the public port serves.
         if let adminPort = settings.adminPort, let token = settings.adminToken {
             let api = AdminAPI(token: BearerToken(token), targets: AdminTargets(builtIns: builtIns, passThrough: passThrough),
-                               purger: CachePurger(memory: memory, disk: disk), logger: logger)
+                               purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger)
             var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)
             configuration.eventLoops = 1
             let admin = HTTPServer(configuration: configuration, logger: logger, handler: api.handler)
@@ -212,6 +216,7 @@ public final class LarderService: Service, @unchecked Sendable {
         await adminServer?.shutdown()
         await waitForDiskWrites()
         await client?.shutdown()
+        redis?.shutdown()
         await simulator?.shutdown()
         logger.info("stopped")
     }

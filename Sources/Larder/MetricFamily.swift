@@ -16,6 +16,11 @@ enum MetricFamily: String, CaseIterable, Sendable {
     case upstreamDuration = "larder_upstream_request_duration_seconds"
     case upstreamBackoffs = "larder_upstream_backoffs_total"
     case upstreamBackoffRefusals = "larder_upstream_backoff_refusals_total"
+    case cacheStores = "larder_cache_stores_total"
+    case redisErrors = "larder_redis_errors_total"
+    case redisWaits = "larder_redis_waits_total"
+    case redisCorruptValues = "larder_redis_corrupt_values_total"
+    case redisUp = "larder_redis_up"
     case openConnections = "larder_open_connections"
     case buildInfo = "larder_build_info"
 
@@ -25,7 +30,7 @@ enum MetricFamily: String, CaseIterable, Sendable {
         switch self {
         case .httpRequests: "Requests answered, by route (the built-in path, pass-through or other) and status code."
         case .httpRequestDuration: "Time from a request's arrival to its answer, by route and cache result (hit, stale, miss, none)."
-        case .cacheLookups: "Cache lookups by tier (memory, disk, upstream) and result (hit, stale, miss); a memory miss goes on to disk, a disk miss to the upstream."
+        case .cacheLookups: "Cache lookups by tier (memory, disk, redis, upstream) and result (hit, stale, miss); a memory miss goes on to disk, a disk miss to Redis (when configured), then to the upstream."
         case .cacheCollapsed: "Requests that waited for another request's upstream fetch of the same key."
         case .cacheBytes: "Bytes held by each cache tier."
         case .cacheEntries: "Entries held by each cache tier."
@@ -37,6 +42,11 @@ enum MetricFamily: String, CaseIterable, Sendable {
         case .upstreamDuration: "Time of each upstream exchange, by upstream."
         case .upstreamBackoffs: "Pauses begun by each upstream (429/503, or requests in a row without an answer)."
         case .upstreamBackoffRefusals: "Requests not sent to an upstream because it was backing off."
+        case .cacheStores: "Entries written to the shared tier (tier=redis)."
+        case .redisErrors: "Redis calls that got no usable reply (down, slow past --redis-timeout, or not Redis's protocol); the request went on without Redis."
+        case .redisWaits: "Requests that waited for another replica's upstream fetch of the same key (its Redis lock)."
+        case .redisCorruptValues: "Values read from Redis that were not a whole, unaltered entry for their key (removed; a miss)."
+        case .redisUp: "1 while the Redis subscription and the last command succeeded, else 0."
         case .openConnections: "Client connections open now."
         case .buildInfo: "Always 1; the version label says which Larder is running."
         }

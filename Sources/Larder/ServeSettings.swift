@@ -3,6 +3,7 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import Logging
+import Redis
 
 /// The settings of `larder serve`, resolved flag over environment over default
 /// (swift-configuration) and validated once at start, so a bad value stops the
@@ -44,6 +45,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var adminPort: Int?
     public var adminHost = "127.0.0.1"
     public var adminToken: String?
+    /// The tier every replica shares (`--redis-url`); nil = off. How long any Redis call may
+    /// take before the request goes on without it, and the prefix of every key and channel.
+    public var redisURL: RedisURL?
+    public var redisTimeout: Duration = .milliseconds(100)
+    public var redisPrefix = "larder:"
     /// Whether the weather and balance URLs were given (flag or environment), so `--demo` leaves them alone.
     public var weatherURLGiven = false
 
@@ -68,7 +74,7 @@ public struct ServeSettings: Sendable, Equatable {
     public static func resolve(flags: [String: String], environment: [String: String]) throws(ConfigurationError) -> ServeSettings {
         var values: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, value) in flags {
-            values[AbsoluteConfigKey(["larder"] + key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: key.hasSuffix(".headers"))
+            values[AbsoluteConfigKey(["larder"] + key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: key.hasSuffix(".headers") || key == "redis.url")
         }
         // swift-configuration maps the key larder.cache.dir to LARDER_CACHE_DIR.
         let reader = ConfigReader(providers: [
@@ -146,6 +152,13 @@ public struct ServeSettings: Sendable, Equatable {
         if s.adminPort != nil, s.adminToken == nil {
             throw ConfigurationError("--admin-port (LARDER_ADMIN_PORT) needs --admin-token-file (LARDER_ADMIN_TOKEN_FILE): the admin listener never runs without a token")
         }
+        if let v = try read("redis.url", "a redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] URL", RedisURL.init) { s.redisURL = v }
+        if let v = try read("redis.timeout", "a duration from 1ms to 10s", {
+            SettingValues.duration($0).flatMap { $0 >= .milliseconds(1) && $0 <= .seconds(10) ? $0 : nil }
+        }) { s.redisTimeout = v }
+        if let v = try read("redis.prefix", "1 to 64 visible ASCII characters", {
+            (1...64).contains($0.utf8.count) && $0.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? $0 : nil
+        }) { s.redisPrefix = v }
         if let v = try read("demo", "true or false", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { s.demo = v }
         return s
     }
@@ -184,6 +197,11 @@ public struct ServeSettings: Sendable, Equatable {
             "balance_headers": .string(balanceHeaders.isEmpty ? "none" : CredentialHeaders.redacted(balanceHeaders)),
         ]
         summary["admin"] = adminPort.map { .string("\(adminHost):\($0)") } ?? "off"
+        summary["redis"] = redisURL.map { .string($0.description) } ?? "off"
+        if redisURL != nil {
+            summary["redis_timeout_s"] = seconds(redisTimeout)
+            summary["redis_prefix"] = .string(redisPrefix)
+        }
         return summary
     }
 

@@ -83,6 +83,9 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Port of the admin listener (purge, inspection); off when unset; 0 = any free port (LARDER_ADMIN_PORT).") var adminPort: String?
     @Option(help: "Address of the admin listener (LARDER_ADMIN_HOST, default 127.0.0.1).") var adminHost: String?
     @Option(help: "File holding the admin bearer token; required with --admin-port (LARDER_ADMIN_TOKEN_FILE).") var adminTokenFile: String?
+    @Option(help: "Redis shared by every replica: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB]; off when unset (LARDER_REDIS_URL).") var redisUrl: String?
+    @Option(help: "Longest any request waits on Redis before going on without it (LARDER_REDIS_TIMEOUT, default 100ms).") var redisTimeout: String?
+    @Option(help: "Prefix of every Redis key and channel Larder uses (LARDER_REDIS_PREFIX, default larder:).") var redisPrefix: String?
     @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
 
     func run() async throws {
@@ -109,6 +112,9 @@ struct Serve: AsyncParsableCommand {
         flags["admin.port"] = adminPort
         flags["admin.host"] = adminHost
         flags["admin.token.file"] = adminTokenFile
+        flags["redis.url"] = redisUrl
+        flags["redis.timeout"] = redisTimeout
+        flags["redis.prefix"] = redisPrefix
         if !route.isEmpty { flags["routes"] = route.joined(separator: ",") }
         if !weatherHeader.isEmpty { flags["weather.headers"] = weatherHeader.joined(separator: "\n") }
         if !balanceHeader.isEmpty { flags["balance.headers"] = balanceHeader.joined(separator: "\n") }

@@ -67,6 +67,23 @@ extension DeployFilesTests {
 extension DeployFilesTests {
     /// Builds are reproducible: every package is named at an exact version (transitive ones
     /// too), so the image resolves the graph the tests ran with.
+    @Test func theReplicasOverrideSharesOneRedisAndKeepsAVolumePerReplica() throws {
+        let single = try Self.read("docker-compose.yml")
+        #expect(!single.contains("REDIS"))
+        let replicas = try Self.read("docker-compose.replicas.yml")
+        // The default replica, through the override, and the template the other two use.
+        #expect(replicas.components(separatedBy: "LARDER_REDIS_URL: redis://redis:6379").count - 1 == 2)
+        #expect(replicas.contains("<<: *replica"))
+        for volume in ["larder-cache-2:/var/cache/larder", "larder-cache-3:/var/cache/larder"] { #expect(replicas.contains(volume)) }
+        #expect(replicas.contains("\"--maxmemory-policy\", \"allkeys-lru\""))
+        #expect(replicas.contains("--save\", \"\""))
+        let kubernetes = try Self.read("deploy/kubernetes/with-redis/kustomization.yaml")
+        #expect(kubernetes.contains("- ../") && kubernetes.contains("- redis.yaml"))
+        #expect(kubernetes.contains("LARDER_REDIS_URL") && kubernetes.contains("port: 6379"))
+        let base = try Self.read("deploy/kubernetes/deployment.yaml")
+        #expect(!base.contains("REDIS"))
+    }
+
     @Test func everyPackageIsPinnedExactly() throws {
         let manifest = try Self.read("Package.swift")
         let packages = manifest.matches(of: /\.package\(url: "([^"]+)", ([a-z]+):/).map { (String($0.output.1), String($0.output.2)) }

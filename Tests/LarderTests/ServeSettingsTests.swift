@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Larder
+import Redis
 
 @Suite(.timeLimit(.minutes(1))) struct ServeSettingsTests {
     @Test func defaultsApplyWhenNothingIsGiven() throws {
@@ -23,7 +24,9 @@ import Testing
 
     @Test(arguments: [["port": "65536"], ["port": "-1"], ["port": "http"], ["host": ""], ["log.format": "xml"], ["log.level": "loud"],
                       ["ca.file": "/nonexistent/ca.pem"], ["ca.file": "/tmp"], ["upstream.backoff": "0"], ["upstream.backoff": "61s"],
-                      ["upstream.backoff": "soon"]])
+                      ["upstream.backoff": "soon"], ["redis.url": "http://redis:6379"], ["redis.url": "redis://"],
+                      ["redis.url": "redis://h:70000"], ["redis.url": "redis://h/x"], ["redis.timeout": "0"], ["redis.timeout": "11s"],
+                      ["redis.prefix": ""], ["redis.prefix": "has space"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])
@@ -31,6 +34,27 @@ import Testing
             let message = (error as? ConfigurationError)?.message ?? ""
             return message.contains("--" + flags.keys.first!.replacingOccurrences(of: ".", with: "-"))
         }
+    }
+
+    @Test func redisIsOffUntilAURLIsGivenAndItsPasswordIsNeverShown() throws {
+        let off = try ServeSettings.resolve(flags: [:], environment: [:])
+        #expect(off.redisURL == nil)
+        #expect(off.summary["redis"] == "off")
+        let on = try ServeSettings.resolve(flags: ["redis.timeout": "250ms"],
+                                           environment: ["LARDER_REDIS_URL": "redis://:hunter2@cache.internal:6380/3", "LARDER_REDIS_PREFIX": "app1:"])
+        let url = try #require(on.redisURL)
+        #expect(url.host == "cache.internal")
+        #expect(url.port == 6380)
+        #expect(url.password == "hunter2")
+        #expect(url.database == 3)
+        #expect(on.redisTimeout == .milliseconds(250))
+        #expect(on.redisPrefix == "app1:")
+        let shown = "\(on.summary)"
+        #expect(!shown.contains("hunter2"))
+        #expect(shown.contains("redis://:redacted@cache.internal:6380/3"))
+        #expect(RedisURL("redis://[::1]")?.host == "::1")
+        #expect(RedisURL("redis://[::1]")?.port == 6379)
+        #expect(RedisURL("redis://app:secret@h")?.username == "app")
     }
 
     @Test func theUpstreamBackoffComesFromItsFlagOrEnvironment() throws {

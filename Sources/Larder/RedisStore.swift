@@ -1,0 +1,108 @@
+import Caching
+import Redis
+
+/// The shared tier's store on Redis: each operation is one pipeline on the client's
+/// connection (so a write and the message after it arrive in order), and anything but the
+/// expected reply is an error, which the tier treats as "Redis could not be asked".
+struct RedisStore: SharedStore {
+    let client: RedisClient
+
+    struct UnexpectedReply: Error, CustomStringConvertible {
+        let reply: RedisReply
+        var description: String { "unexpected Redis reply: \(reply)" }
+    }
+
+    private static func word(_ text: String) -> [UInt8] { Array(text.utf8) }
+
+    private func run(_ commands: [[[UInt8]]]) async throws -> [RedisReply] {
+        let replies = try await client.pipeline(commands).get()
+        if let refusal = replies.first(where: { if case .error = $0 { true } else { false } }) { throw UnexpectedReply(reply: refusal) }
+        return replies
+    }
+
+    func value(at key: String) async throws -> [UInt8]? {
+        switch try await run([[Self.word("GET"), Self.word(key)]])[0] {
+        case .bytes(let bytes): return bytes
+        case .null: return nil
+        case let other: throw UnexpectedReply(reply: other)
+        }
+    }
+
+    func store(_ value: [UInt8], at key: String, expiry: Duration, member: String, sets: [String]) async throws {
+        let milliseconds = Self.word(String(expiry.wholeMilliseconds))
+        var commands = [[Self.word("SET"), Self.word(key), value, Self.word("PX"), milliseconds]]
+        for set in sets {
+            // A set lives as long as its longest-lived member: NX sets a first expiry, GT only ever extends it.
+            commands.append([Self.word("SADD"), Self.word(set), Self.word(member)])
+            commands.append([Self.word("PEXPIRE"), Self.word(set), milliseconds, Self.word("NX")])
+            commands.append([Self.word("PEXPIRE"), Self.word(set), milliseconds, Self.word("GT")])
+        }
+        _ = try await run(commands)
+    }
+
+    func lock(_ key: String, token: String, expiry: Duration) async throws -> Bool {
+        let reply = try await run([[Self.word("SET"), Self.word(key), Self.word(token), Self.word("NX"), Self.word("PX"),
+                                    Self.word(String(expiry.wholeMilliseconds))]])[0]
+        switch reply {
+        case .status("OK"): return true
+        case .null: return false
+        default: throw UnexpectedReply(reply: reply)
+        }
+    }
+
+    /// Compare and delete in one step, so a lock that expired and was taken by another replica is left alone.
+    private static let unlockScript = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+    func unlock(_ key: String, token: String, publishing message: [UInt8]) async throws {
+        _ = try await run([[Self.word("EVAL"), Self.word(Self.unlockScript), Self.word("1"), Self.word(key), Self.word(token)],
+                           [Self.word("PUBLISH"), Self.word(channel), message]])
+    }
+
+    func members(of sets: [String]) async throws -> [String] {
+        guard !sets.isEmpty else { return [] }
+        guard case .array(let members) = try await run([[Self.word("SUNION")] + sets.map(Self.word)])[0] else { return [] }
+        return members.compactMap { $0.bytesValue.map { String(decoding: $0, as: UTF8.self) } }
+    }
+
+    func keys(withPrefix prefix: String) async throws -> [String] {
+        var cursor = "0"
+        var keys: [String] = []
+        let pattern = Self.word(Self.globEscaped(prefix) + "*")
+        repeat {
+            let reply = try await run([[Self.word("SCAN"), Self.word(cursor), Self.word("MATCH"), pattern, Self.word("COUNT"), Self.word("1000")]])[0]
+            guard case .array(let parts) = reply, parts.count == 2, let next = parts[0].bytesValue, case .array(let found) = parts[1] else {
+                throw UnexpectedReply(reply: reply)
+            }
+            cursor = String(decoding: next, as: UTF8.self)
+            keys += found.compactMap { $0.bytesValue.map { String(decoding: $0, as: UTF8.self) } }
+        } while cursor != "0"
+        return keys
+    }
+
+    func remove(_ keys: [String]) async throws -> [Bool] {
+        guard !keys.isEmpty else { return [] }
+        return try await run(keys.map { [Self.word("DEL"), Self.word($0)] }).map { $0 == .integer(1) }
+    }
+
+    func publish(_ message: [UInt8]) async throws {
+        _ = try await run([[Self.word("PUBLISH"), Self.word(channel), message]])
+    }
+
+    /// The channel every replica listens on; set by the tier's prefix.
+    let channel: String
+
+    /// A prefix as a SCAN pattern matches it literally.
+    static func globEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "*?[]\\".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}
+
+extension Duration {
+    /// Whole milliseconds, at least one (Redis refuses an expiry of zero).
+    var wholeMilliseconds: Int64 { max(1, components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000) }
+}
