@@ -56,6 +56,7 @@ bench: prerequisites
 	$(SWIFT) build -c release --product larder
 	$(SWIFT) build -c release --product larder-bench
 	python3 bench/bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
+	python3 bench/redis_bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
 	.build/release/larder-bench upstream-overhead 1000
 	.build/release/larder-bench memory-hit 1000000
 

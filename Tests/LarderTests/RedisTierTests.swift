@@ -19,7 +19,8 @@ import Redis
             for _ in 0..<count {
                 replicas.append(try ServiceHarness.start(upstream: upstream) { settings in
                     settings.redisURL = RedisURL(redis)
-                    settings.redisTimeout = .milliseconds(200)
+                    // Generous: the parallel test run can hold a reply up; the tests of slow Redis set their own.
+                    settings.redisTimeout = .seconds(1)
                     configure(&settings)
                 })
             }
@@ -150,7 +151,7 @@ extension RedisTierTests {
         upstream.update { $0.delay = .milliseconds(50) }
         try await Self.withReplicas(2, redis: redis.url, upstream: upstream) { replicas in
             // Load on new keys while Redis goes away; each answer within the Redis timeout
-            // (200 ms) for each call made of it plus the upstream time, with room to spare.
+            // (1 s here) for each call made of it plus the upstream time.
             let load = Task {
                 var slowest = Duration.zero
                 for key in 0..<60 {
@@ -164,7 +165,7 @@ extension RedisTierTests {
             try await Task.sleep(for: .milliseconds(300))
             redis.stop()
             let slowest = try await load.value
-            #expect(slowest < .seconds(2))
+            #expect(slowest < .seconds(5))
             let ready = try await replicas[0].get("/readyz")
             #expect(ready.status == 200)
             #expect(ready.text.contains("\"redis\":[{\"status\":\"warn\""))
@@ -251,7 +252,9 @@ extension RedisTierTests {
             _ = try await replicas[1].get("/api/item")  // now in B's memory
             let post = try await replicas[0].get("/api/item", method: "POST")
             #expect(post.status == 201)
-            #expect(try await Self.eventually { try await replicas[1].get("/api/item").header("Cache-Status")?.contains("fwd=miss") == true })
+            let invalidated = try await Self.eventually { try await replicas[1].get("/api/item").header("Cache-Status")?.contains("fwd=miss") == true }
+            let redisSeries = try await replicas[1].get("/metrics").text.split(separator: "\n").filter { $0.contains("redis") }
+            #expect(invalidated, "\(redisSeries)")
         }
         await upstream.stop()
         await origin.stop()
