@@ -101,23 +101,23 @@ extension Cache {
         // The shared tier keeps an entry, and the index it is filed under, as long as it may serve.
         let expiry = SharedTier.expiry(of: entry, policy: policy, now: clock.now())
         if vary.isEmpty {
-            await put(key, .response(response), entry, expiry: expiry)
+            put(key, .response(response), entry, expiry: expiry)
         } else {
             // Variants of one generation share an index; a different Vary starts a new one.
             var index = VariantIndex(vary: vary)
             if case .variants(let current)? = memory.get(key), current.vary == vary { index = current }
-            await put(key, .variants(index), index.diskEntry(at: entry.responseTime), expiry: expiry)
-            await put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
+            put(key, .variants(index), index.diskEntry(at: entry.responseTime), expiry: expiry)
+            put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
         }
         return .answer(response, forwardStatus: forwardStatus, stored: true, detail: nil)
     }
 
-    /// Every tier; the shared one before returning, so a replica woken by the lock's
-    /// release finds the entry there.
-    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration) async {
+    /// Every tier; disk and shared writes go on in the background (the lock's release waits
+    /// for the shared one, so a replica woken by it finds the entry).
+    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration) {
         memory.set(key, item)
         disk?.write(key, entry)
-        await shared?.write(key, entry, expiry: expiry)
+        shared?.write(key, entry, expiry: expiry)
     }
 
     static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {

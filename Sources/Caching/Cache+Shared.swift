@@ -18,14 +18,14 @@ extension Cache {
             switch await shared.lock(key) {
             case .unavailable:
                 return await exchange(request, key: key, stored: stored)
-            case .acquired(let token):
+            case .acquired(let token, let entry):
                 // Someone may have stored it between this replica's lookup and its lock.
-                if let found = await usableShared(key, request) {
-                    await shared.release(key, token: token)
+                if let entry, let found = await usable(await keepShared(key, entry, request), key, request) {
+                    shared.release(key, token: token)
                     return .found(found)
                 }
                 let outcome = await exchange(request, key: key, stored: stored)
-                await shared.release(key, token: token)
+                shared.release(key, token: token)
                 return outcome
             case .held:
                 guard waits else { return .failure(UpstreamFailure(upstreamStatus: nil, detail: "another replica is refreshing")) }
@@ -44,7 +44,12 @@ extension Cache {
     /// A fresh answer for this request in the shared tier (skipping this replica's own
     /// tiers, which missed already), kept locally too.
     private func usableShared(_ key: CacheKey, _ request: CacheRequest) async -> Found? {
-        guard var found = await readShared(key, request) else { return nil }
+        await usable(await readShared(key, request), key, request)
+    }
+
+    /// What was read for `key` if it answers this request fresh (a variant index is followed).
+    private func usable(_ read: (item: MemoryTier.Item, tier: CacheStatus.Detail)?, _ key: CacheKey, _ request: CacheRequest) async -> Found? {
+        guard var found = read else { return nil }
         if case .variants(let index) = found.item {
             guard let variant = await readShared(index.variantKey(key, request: request.headers), request) else { return nil }
             found = variant

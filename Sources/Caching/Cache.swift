@@ -154,7 +154,14 @@ public final class Cache: Sendable {
 
     /// What a key holds in the shared tier, kept in this replica's tiers too.
     func readShared(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
-        guard let shared, let entry = await shared.read(key) else { return nil }
+        guard let entry = await shared?.read(key) else { return nil }
+        return await keepShared(key, entry, request)
+    }
+
+    /// An entry read from the shared tier, kept in this replica's tiers (removed from the
+    /// shared tier instead when the route cannot render it).
+    func keepShared(_ key: CacheKey, _ entry: CacheEntry, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
+        guard let shared else { return nil }
         guard let item = item(entry, request) else {
             await shared.discard(key)
             return nil

@@ -8,8 +8,9 @@ public protocol SharedStore: Sendable {
     /// Stores `value` at `key` for `expiry`, and adds `member` to each set in `sets`, which
     /// live at least as long.
     func store(_ value: [UInt8], at key: String, expiry: Duration, member: String, sets: [String]) async throws
-    /// Takes the lock at `key` for `expiry` unless someone holds it; true when taken.
-    func lock(_ key: String, token: String, expiry: Duration) async throws -> Bool
+    /// Takes the lock at `key` for `expiry` unless someone holds it (true when taken), and
+    /// reads the value at `reading` in the same round trip.
+    func lock(_ key: String, token: String, expiry: Duration, reading: String) async throws -> (taken: Bool, value: [UInt8]?)
     /// Frees the lock when `token` still holds it, then publishes `message`.
     func unlock(_ key: String, token: String, publishing message: [UInt8]) async throws
     /// The members of these sets.

@@ -23,6 +23,8 @@ public final class SharedTier: Sendable {
     /// This replica's own tiers, which remote invalidations and purges reach.
     private let local: CachePurger
     private let waiters = Mutex<[String: [Waiter]]>([:])
+    /// Writes in flight, by primary name: a lock is released only after them.
+    private let writing = Mutex<(next: Int, tasks: [String: [Int: Task<Void, Never>]])>((0, [:]))
     private let counters = Mutex(Counters())
 
     /// What the tier has counted, for metrics.
@@ -61,11 +63,16 @@ public final class SharedTier: Sendable {
     /// The entry stored for `key`; nil when there is none, the store cannot be asked, or the
     /// value is not a whole entry for this key (then it is removed, as a damaged file is).
     func read(_ key: CacheKey) async -> CacheEntry? {
-        let stored = entryKey(Self.name(key))
-        guard let bytes = await attempt({ try await store.value(at: stored) }) ?? nil else { return nil }
+        guard let bytes = await attempt({ try await store.value(at: entryKey(Self.name(key))) }) ?? nil else { return nil }
+        return await decoded(bytes, key)
+    }
+
+    /// The entry in a value read for `key`; nil (the value counted and removed) when it is not
+    /// a whole, unaltered entry for that key.
+    private func decoded(_ bytes: [UInt8], _ key: CacheKey) async -> CacheEntry? {
         if let entry = DiskEntryCodec.decode(bytes, key: key.text) { return entry }
         counters.withLock { $0.corruptions += 1 }
-        _ = await attempt { try await store.remove([stored]) }
+        await discard(key)
         return nil
     }
 
@@ -74,15 +81,33 @@ public final class SharedTier: Sendable {
         _ = await attempt { try await store.remove([entryKey(Self.name(key))]) }
     }
 
-    /// Stores an entry for `expiry`, filed under its primary key and (for a response) its tags.
-    func write(_ key: CacheKey, _ entry: CacheEntry, expiry: Duration) async {
+    /// Stores an entry for `expiry`, filed under its primary key and (for a response) its
+    /// tags. Nobody waits for it but the release of the key's lock, which follows every write
+    /// of that key started before it, so a replica woken by the release finds the entry.
+    func write(_ key: CacheKey, _ entry: CacheEntry, expiry: Duration) {
         let name = Self.name(key)
-        let sets = entry.status == VariantIndex.diskStatus ? []
-            : [underSet(Self.name(key.primary))] + CacheTags.of(key.primary, entry).map(tagSet)
+        let primary = Self.name(key.primary)
+        let sets = entry.status == VariantIndex.diskStatus ? [] : [underSet(primary)] + CacheTags.of(key.primary, entry).map(tagSet)
         let bytes = DiskEntryCodec.encode(key: key.text, entry: entry)
-        if await attempt({ try await store.store(bytes, at: entryKey(name), expiry: expiry, member: name, sets: sets) }) != nil {
-            counters.withLock { $0.stores += 1 }
+        writing.withLock { writing in
+            writing.next += 1
+            let id = writing.next
+            writing.tasks[primary, default: [:]][id] = Task { [self] in
+                if await attempt({ try await store.store(bytes, at: entryKey(name), expiry: expiry, member: name, sets: sets) }) != nil {
+                    counters.withLock { $0.stores += 1 }
+                }
+                self.writing.withLock { writing in
+                    writing.tasks[primary]?[id] = nil
+                    if writing.tasks[primary]?.isEmpty == true { writing.tasks[primary] = nil }
+                }
+            }
         }
+    }
+
+    /// Returns when every write of `key` (and its variants) started so far has ended.
+    func waitForWrites(_ key: CacheKey) async {
+        let tasks = writing.withLock { $0.tasks[Self.name(key.primary)].map { Array($0.values) } ?? [] }
+        for task in tasks { await task.value }
     }
 
     /// How long Redis keeps an entry: what is left of its lifetime plus the longer of its
@@ -98,26 +123,32 @@ public final class SharedTier: Sendable {
 
     // MARK: One fetch across replicas
 
-    /// The outcome of asking for a key's lock.
+    /// The outcome of asking for a key's lock, with what the tier held for the key at that
+    /// moment (someone may have stored it since this replica looked).
     enum Lock {
-        case acquired(token: String)
+        case acquired(token: String, stored: CacheEntry?)
         case held
         case unavailable
     }
 
     func lock(_ key: CacheKey) async -> Lock {
         let token = replica + "-" + String(UInt64.random(in: .min ... .max), radix: 36)
-        guard let taken = await attempt({ try await store.lock(lockKey(Self.name(key.primary)), token: token, expiry: lockExpiry) }) else {
-            return .unavailable
-        }
-        return taken ? .acquired(token: token) : .held
+        guard let (taken, value) = await attempt({
+            try await store.lock(lockKey(Self.name(key.primary)), token: token, expiry: lockExpiry, reading: entryKey(Self.name(key)))
+        }) else { return .unavailable }
+        guard taken else { return .held }
+        return .acquired(token: token, stored: await value.asyncMap { await decoded($0, key) } ?? nil)
     }
 
-    /// Frees the lock and wakes the replicas waiting on it (whatever the fetch gave: they look
-    /// in the tier, and take the lock themselves if nothing usable is there).
-    func release(_ key: CacheKey, token: String) async {
+    /// After this key's writes, frees the lock and wakes the replicas waiting on it (whatever
+    /// the fetch gave: they look in the tier, and take the lock themselves if nothing usable
+    /// is there). Runs in the background: the answer does not wait for it.
+    func release(_ key: CacheKey, token: String) {
         let name = Self.name(key.primary)
-        _ = await attempt { try await store.unlock(lockKey(name), token: token, publishing: message(.done, Array(name.utf8))) }
+        Task { [self] in
+            await waitForWrites(key)
+            _ = await attempt { try await store.unlock(lockKey(name), token: token, publishing: message(.done, Array(name.utf8))) }
+        }
     }
 
     /// Returns when the lock on `key` is released (a message came) or after `limit`.
@@ -242,5 +273,12 @@ public final class SharedTier: Sendable {
             }
             armed?.resume()
         }
+    }
+}
+
+extension Optional {
+    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
+        guard let self else { return nil }
+        return await transform(self)
     }
 }

@@ -40,13 +40,20 @@ struct RedisStore: SharedStore {
         _ = try await run(commands)
     }
 
-    func lock(_ key: String, token: String, expiry: Duration) async throws -> Bool {
-        let reply = try await run([[Self.word("SET"), Self.word(key), Self.word(token), Self.word("NX"), Self.word("PX"),
-                                    Self.word(String(expiry.wholeMilliseconds))]])[0]
-        switch reply {
-        case .status("OK"): return true
-        case .null: return false
-        default: throw UnexpectedReply(reply: reply)
+    func lock(_ key: String, token: String, expiry: Duration, reading: String) async throws -> (taken: Bool, value: [UInt8]?) {
+        let replies = try await run([[Self.word("SET"), Self.word(key), Self.word(token), Self.word("NX"), Self.word("PX"),
+                                      Self.word(String(expiry.wholeMilliseconds))],
+                                     [Self.word("GET"), Self.word(reading)]])
+        let taken: Bool
+        switch replies[0] {
+        case .status("OK"): taken = true
+        case .null: taken = false
+        default: throw UnexpectedReply(reply: replies[0])
+        }
+        switch replies[1] {
+        case .bytes(let bytes): return (taken, bytes)
+        case .null: return (taken, nil)
+        default: throw UnexpectedReply(reply: replies[1])
         }
     }
 
