@@ -99,7 +99,7 @@ extension Cache {
         }
         let vary = rule == .sharedCache ? Vary(of: entry) : Vary([])
         // The shared tier keeps an entry, and the index it is filed under, as long as it may serve.
-        let expiry = SharedTier.expiry(of: entry, policy: policy, now: clock.now())
+        let expiry = shared.map { _ in SharedTier.expiry(of: entry, policy: policy, now: clock.now()) }
         if vary.isEmpty {
             put(key, .response(response), entry, expiry: expiry)
         } else {
@@ -114,10 +114,10 @@ extension Cache {
 
     /// Every tier; disk and shared writes go on in the background (the lock's release waits
     /// for the shared one, so a replica woken by it finds the entry).
-    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration) {
+    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) {
         memory.set(key, item)
         disk?.write(key, entry)
-        shared?.write(key, entry, expiry: expiry)
+        if let expiry { shared?.write(key, entry, expiry: expiry) }
     }
 
     static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {

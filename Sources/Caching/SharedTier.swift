@@ -137,7 +137,8 @@ public final class SharedTier: Sendable {
             try await store.lock(lockKey(Self.name(key.primary)), token: token, expiry: lockExpiry, reading: entryKey(Self.name(key)))
         }) else { return .unavailable }
         guard taken else { return .held }
-        return .acquired(token: token, stored: await value.asyncMap { await decoded($0, key) } ?? nil)
+        guard let value else { return .acquired(token: token, stored: nil) }
+        return .acquired(token: token, stored: await decoded(value, key))
     }
 
     /// After this key's writes, frees the lock and wakes the replicas waiting on it (whatever
@@ -273,12 +274,5 @@ public final class SharedTier: Sendable {
             }
             armed?.resume()
         }
-    }
-}
-
-extension Optional {
-    func asyncMap<T>(_ transform: (Wrapped) async -> T) async -> T? {
-        guard let self else { return nil }
-        return await transform(self)
     }
 }

@@ -17,6 +17,7 @@ final class LarderMetrics: Sendable {
     /// lookups[tier ordinal][result ordinal]: atomic cells, on the hit path.
     private let lookups = CacheStatus.Tier.allCases.map { _ in CacheStatus.Result.allCases.map { _ in AtomicCell() } }
     private let collapsed = AtomicCell()
+    private static let tiers = CacheStatus.Tier.allCases
     private static let upstreamBuckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
                                                       .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                                       .milliseconds(2500), .seconds(5), .seconds(10)]
@@ -54,8 +55,9 @@ final class LarderMetrics: Sendable {
     /// up (a forwarded refresh found its entry, so it counts at the upstream only).
     func lookup(_ status: CacheStatus) {
         let tier = status.tier
-        if tier != .upstream || status.forward == .miss {
-            for passed in CacheStatus.Tier.allCases[..<tier.ordinal] where passed != .redis || sharedTier {
+        // A memory hit (most answers) passed no tier; `allCases` is built anew on each use, so it is read once.
+        if tier != .memory, tier != .upstream || status.forward == .miss {
+            for passed in Self.tiers[..<tier.ordinal] where passed != .redis || sharedTier {
                 lookups[passed.ordinal][CacheStatus.Result.miss.ordinal].add(1)
             }
         }

@@ -43,7 +43,6 @@ public final class RedisClient: Sendable {
         /// Until when commands fail at once, after a failure.
         var retryAt = ContinuousClock.Instant.now
         var lastFailure: String?
-        var failures = 0
     }
 
     private let state = Mutex(State())
@@ -72,21 +71,17 @@ public final class RedisClient: Sendable {
             let pending = Pending(commands, continuation)
             state.withLock { $0.queue.append(pending) }
             deadlines.asyncAfter(deadline: .now() + .nanoseconds(Int(timeout.nanoseconds))) { [self] in
-                if pending.finish(.failure(.timeout)) { markDown(RedisFailure.timeout.description, failures: 1) }
+                if pending.finish(.failure(.timeout)) { markDown(RedisFailure.timeout.description) }
             }
             wake.signal()
         }
     }
 
-    /// Whether the last exchange succeeded.
-    public var isConnected: Bool { state.withLock { $0.connected } }
     /// Why the last exchange failed, while commands are refused at once because of it (for
     /// `retryInterval` after a failure); nil otherwise.
     public var lastFailure: String? {
         state.withLock { !$0.connected && ContinuousClock.now < $0.retryAt ? $0.lastFailure : nil }
     }
-    /// Commands that got no reply (timeouts, refusals while down, broken connections).
-    public var failures: Int { state.withLock { $0.failures } }
 
     /// Ends the thread after what is queued; later commands fail at once.
     public func shutdown() {
@@ -98,7 +93,6 @@ public final class RedisClient: Sendable {
         state.withLock { state in
             if state.stopped { return .unavailable("the Redis client is stopped") }
             guard !state.connected, ContinuousClock.now < state.retryAt else { return nil }
-            state.failures += 1
             return .unavailable(state.lastFailure ?? "not connected")
         }
     }
@@ -129,20 +123,19 @@ public final class RedisClient: Sendable {
                 state.withLock { $0.connected = true }
             } catch {
                 connection = nil
-                let failed = batch.filter { $0.finish(.failure(error)) }.count
-                markDown(error.description, failures: failed)
+                batch.forEach { $0.finish(.failure(error)) }
+                markDown(error.description)
             }
         }
     }
 
     /// A failure: commands fail at once for `retryInterval` rather than each waiting.
-    private func markDown(_ reason: String, failures: Int) {
+    private func markDown(_ reason: String) {
         let retryAt = ContinuousClock.now + retryInterval
         state.withLock { state in
             state.connected = false
             state.lastFailure = reason
             state.retryAt = retryAt
-            state.failures += failures
         }
     }
 }
