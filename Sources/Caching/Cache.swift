@@ -115,6 +115,8 @@ public final class Cache: Sendable {
         let key = key(resource)
         memory.remove(key)
         await disk?.remove(key)
+        // Again: a concurrent request may have read the file back into memory before it went.
+        memory.remove(key)
         _ = await shared?.purge(.key(key))
     }
 

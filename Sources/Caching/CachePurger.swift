@@ -24,13 +24,18 @@ public struct CachePurger: Sendable {
     /// Removes the selected answers and returns how many stored responses went: one held in
     /// several tiers counts once, and a variant index (no response of its own) not at all.
     public func purge(_ selection: Selection) async -> Int {
-        let fromMemory = memory.removeAll { key, item in Self.matches(selection, key, item) }
         var removed = Set<EntryName>()
-        for (key, item) in fromMemory {
-            if case .response = item { removed.insert(DiskTier.name(key)) }
+        func removeFromMemory() {
+            for (key, item) in memory.removeAll(where: { key, item in Self.matches(selection, key, item) }) {
+                if case .response = item { removed.insert(DiskTier.name(key)) }
+            }
         }
+        removeFromMemory()
         if let disk {
             for (name, heldResponse) in await disk.remove(selection) where heldResponse { removed.insert(name) }
+            // A request that missed memory meanwhile may have read the file before it went and
+            // put it back in memory: take it out again, now that the disk no longer has it.
+            removeFromMemory()
         }
         guard let shared else { return removed.count }
         return Set(removed.map(\.hex)).union(await shared.purge(selection)).count
