@@ -82,7 +82,7 @@ let package = Package(
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
         .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Larder"]),
         // Measurements that are not tests: `make bench`.
-        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching"]),
+        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Larder"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "TestSupport"]),

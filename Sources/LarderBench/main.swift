@@ -1,12 +1,38 @@
+import Foundation
+
 /// `larder-bench`: measurements that are not tests (run through `make bench`).
-let arguments = CommandLine.arguments.dropFirst()
+///
+/// The main thread stays synchronous (async work runs in a Task it waits for): Valgrind
+/// cannot run a process whose main thread is parked in `dispatch_main`, and `hit-path` is
+/// meant for callgrind.
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+/// Runs async work to completion from the synchronous main thread.
+func blocking(_ work: @escaping @Sendable () async throws -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        do { try await work() } catch { print("larder-bench: \(error)"); exit(1) }
+        done.signal()
+    }
+    done.wait()
+}
+
+func argument(_ index: Int) -> String? { arguments.count > index ? arguments[index] : nil }
+
 switch arguments.first {
 case "upstream-overhead":
-    try await UpstreamOverhead.run(count: Int(arguments.dropFirst().first ?? "") ?? 1000, url: arguments.dropFirst(2).first)
+    blocking { try await UpstreamOverhead.run(count: Int(argument(1) ?? "") ?? 1000, url: argument(2)) }
 case "memory-accounting":
-    MemoryAccounting.run(entries: Int(arguments.dropFirst().first ?? "") ?? 50_000)
+    MemoryAccounting.run(entries: Int(argument(1) ?? "") ?? 50_000)
 case "memory-hit":
-    await MemoryHit.run(iterations: Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
+    blocking { await MemoryHit.run(iterations: Int(argument(1) ?? "") ?? 1_000_000) }
+case "hit-path":
+    do { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning") } catch {
+        print("larder-bench: \(error)")
+        exit(1)
+    }
 default:
-    print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | memory-accounting [entries]")
+    print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | memory-accounting [entries]"
+          + " | hit-path [requests] [log level]")
 }
+exit(0)

@@ -1,0 +1,79 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Larder
+
+/// Memory hits through the whole server in this process (`larder serve --demo` on port 0,
+/// requests over one keep-alive loopback connection), so `valgrind --tool=callgrind
+/// --toggle-collect='*EventLoopC3run*'` can count the instructions the event loop spends
+/// per hit: run it twice with different counts and divide the difference (what start-up
+/// and warm-up cost cancels out). Valgrind cannot run a process whose main thread sits in
+/// `dispatch_main`, which is why `larder-bench` has a synchronous main.
+enum HitPath {
+    static func run(requests: Int, logLevel: String) throws {
+        let settings = try ServeSettings.resolve(
+            flags: ["port": "0", "demo": "true", "log.level": logLevel,
+                    "cache.dir": NSTemporaryDirectory() + "larder-hit-path-\(getpid())"],
+            environment: [:])
+        LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        let service = LarderService(settings: settings)
+        try service.start()
+        guard let port = service.server?.port else { fatalError("no port") }
+        let client = try LoopbackClient(port: port)
+        let request = Array("GET /weather?lat=52.52&lon=13.41 HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
+        // The first asks the simulator; the rest are memory hits.
+        for _ in 0..<(requests + 1) { try client.exchange(request) }
+        print("hit path: \(requests) memory hits through 127.0.0.1:\(port), log level \(logLevel)")
+    }
+}
+
+/// One keep-alive connection that sends a request and reads its whole response (head,
+/// then `Content-Length` bytes), with a receive deadline.
+private final class LoopbackClient {
+    let fd: Int32
+    private var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+
+    struct Failure: Error { let what: String }
+
+    init(port: Int) throws {
+        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw Failure(what: "connect: errno \(errno)") }
+    }
+
+    deinit { close(fd) }
+
+    func exchange(_ request: [UInt8]) throws {
+        guard send(fd, request, request.count, 0) == request.count else { throw Failure(what: "send") }
+        var received: [UInt8] = []
+        while true {
+            let n = recv(fd, &buffer, buffer.count, 0)
+            guard n > 0 else { throw Failure(what: "recv: \(n) errno \(errno)") }
+            received.append(contentsOf: buffer[0..<n])
+            if let end = Self.headEnd(received), received.count >= end + Self.contentLength(received[..<end]) { return }
+        }
+    }
+
+    private static func headEnd(_ bytes: [UInt8]) -> Int? {
+        guard bytes.count >= 4 else { return nil }
+        for i in 0...(bytes.count - 4) where bytes[i] == 13 && bytes[i + 1] == 10 && bytes[i + 2] == 13 && bytes[i + 3] == 10 {
+            return i + 4
+        }
+        return nil
+    }
+
+    private static func contentLength(_ head: ArraySlice<UInt8>) -> Int {
+        let text = String(decoding: head, as: UTF8.self).lowercased()
+        guard let range = text.range(of: "content-length: ") else { return 0 }
+        return Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+    }
+}
