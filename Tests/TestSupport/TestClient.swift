@@ -45,9 +45,10 @@ public final class TestClient: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
-            let err = errno
-            Glibc.close(fd)
-            throw TestClientError("connect to \(port): errno \(err)")
+            // No close here: every stored property is set, so deinit runs and closes `fd`. A
+            // second close would hit whatever socket reused the number meanwhile (another
+            // test's client), which then saw its connection closed with nothing read.
+            throw TestClientError("connect to \(port): errno \(errno)")
         }
         var one: Int32 = 1
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
