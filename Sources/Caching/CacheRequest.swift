@@ -6,8 +6,8 @@ public struct CacheRequest: Sendable {
     /// What the route keys on within its own key space: a pass-through route's target (path
     /// and query as sent), or a built-in route's normalised resource (`52.52,13.41`).
     public var resource: String
-    /// Where the upstream is asked: the origin's URL for the target, or the upstream API's
-    /// URL for the resource.
+    /// Where the upstream is asked: the origin's URL for the target. Empty for a built-in
+    /// route, whose fetcher makes the upstream API's URL from the resource (only on a fetch).
     public var url: String
     /// The fields sent on to the upstream, and the ones `Vary` selects by: a pass-through
     /// route's end-to-end fields (hop-by-hop ones removed); none for a built-in route.
@@ -31,7 +31,7 @@ public struct CacheRequest: Sendable {
 
     /// A built-in route's GET of `resource`: nothing of the client's is sent upstream, only
     /// its directives count.
-    public init(resource: String, url: String, directives: RequestDirectives) {
+    public init(resource: String, url: String = "", directives: RequestDirectives) {
         method = .get
         self.resource = resource
         self.url = url

@@ -71,6 +71,8 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
     /// ASCII case-insensitive comparison without allocating.
     @inlinable
     public static func namesEqual(_ a: String, _ b: String) -> Bool {
+        // Most names asked about differ in length: no copy, no scan.
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in

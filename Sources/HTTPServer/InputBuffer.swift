@@ -35,6 +35,11 @@ struct InputBuffer {
         bytes.append(contentsOf: chunk)
     }
 
+    /// The unconsumed bytes, for scans that must not pay a bounds check per byte.
+    func withUnsafeBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        bytes.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[start...])) }
+    }
+
     /// The unconsumed bytes at `range` (offsets relative to `start`).
     func slice(_ range: Range<Int>) -> ArraySlice<UInt8> {
         bytes[(start + range.lowerBound)..<(start + range.upperBound)]

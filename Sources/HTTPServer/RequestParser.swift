@@ -191,26 +191,36 @@ struct RequestParser {
 
     /// Finds the next CRLF-terminated line without rescanning; rejects bare CR and bare LF.
     private mutating func nextLine(_ buffer: InputBuffer, limit: Int) -> LineResult {
-        var i = scanned
+        let from = scanned
         let count = buffer.count
-        while i < count {
-            let byte = buffer[i]
-            if byte == 0x0A {
-                guard i > 0, buffer[i - 1] == 0x0D else {
-                    return .invalid(.bad("A line ends in a bare LF; HTTP/1.1 lines end in CRLF."))
+        // On the raw bytes: every request runs this over each of its lines.
+        let found: LineResult? = buffer.withUnsafeBytes { bytes in
+            var i = from
+            while i < count {
+                let byte = bytes[i]
+                if byte > 0x0D { i += 1; continue }
+                if byte == 0x0A {
+                    guard i > 0, bytes[i - 1] == 0x0D else {
+                        return .invalid(.bad("A line ends in a bare LF; HTTP/1.1 lines end in CRLF."))
+                    }
+                    return i - 1 > limit ? .tooLong : .line(length: i - 1)
                 }
-                scanned = 0
-                return i - 1 > limit ? .tooLong : .line(length: i - 1)
+                // RFC 9112 §2.2: a CR not followed by LF is invalid.
+                if byte == 0x0D, i + 1 < count, bytes[i + 1] != 0x0A {
+                    return .invalid(.bad("A bare CR is not allowed in a request."))
+                }
+                i += 1
             }
-            // RFC 9112 §2.2: a CR not followed by LF is invalid.
-            if i > 0, buffer[i - 1] == 0x0D {
-                return .invalid(.bad("A bare CR is not allowed in a request."))
-            }
-            i += 1
+            return nil
         }
-        scanned = i
-        // The line will be at least `count` bytes (a final CR is part of CRLF).
+        if let found {
+            scanned = 0
+            return found
+        }
+        // The line will be at least `count` bytes (a final CR is part of CRLF); a final CR
+        // is looked at again with the byte after it.
         let content = count > 0 && buffer[count - 1] == 0x0D ? count - 1 : count
+        scanned = content
         return content > limit ? .tooLong : .needMore
     }
 
@@ -294,17 +304,23 @@ struct RequestParser {
         if let last = name.last, last == 0x20 || last == 0x09 {
             return .bad("Whitespace between a header field name and the colon is not allowed.")
         }
-        guard name.allSatisfy(FieldSyntax.isTokenByte) else { return .bad("A header field name is not a token.") }
+        guard name.withUnsafeBufferPointer({ $0.allSatisfy(FieldSyntax.isTokenByte) }) else { return .bad("A header field name is not a token.") }
         var value = line[(colon + 1)...]
         while let f = value.first, f == 0x20 || f == 0x09 { value.removeFirst() }
         while let l = value.last, l == 0x20 || l == 0x09 { value.removeLast() }
-        guard value.allSatisfy({ $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }) else {
-            return .bad("A header field value contains a control character.")
+        // One pass over the value: controls are refused, obs-text noted for the decoding.
+        var highBytes = false
+        let valid = value.withUnsafeBufferPointer { bytes in
+            for byte in bytes {
+                if byte >= 0x80 { highBytes = true } else if !FieldSyntax.isValueByte(byte) { return false }
+            }
+            return true
         }
+        guard valid else { return .bad("A header field value contains a control character.") }
         if keep {
             let nameString = String(decoding: name, as: UTF8.self)
             if absoluteAuthority, HTTPHeaders.namesEqual(nameString, "host") { return nil }
-            headers.add(nameString, FieldText.decode(value))
+            headers.add(nameString, highBytes ? FieldText.decode(value) : String(decoding: value, as: UTF8.self))
         }
         return nil
     }

@@ -19,6 +19,16 @@ struct AccessLog: Sendable {
     let series: RequestSeries
     let passThrough: PassThroughRoutes?
     let requestIDs = RequestIDs()
+    /// The process's own output when `logger` writes there (always, outside tests): lines
+    /// are then written as bytes straight to it, without a metadata dictionary per line.
+    private let direct: (output: LogOutput, own: [(key: String, value: Logger.MetadataValue)])?
+
+    init(logger: Logger, series: RequestSeries, passThrough: PassThroughRoutes?) {
+        self.logger = logger
+        self.series = series
+        self.passThrough = passThrough
+        direct = (logger.handler as? LogOutput).map { ($0, $0.sortedMetadata) }
+    }
 
     func wrap(_ router: Router) -> HTTPHandler {
         { request in
@@ -44,19 +54,23 @@ struct AccessLog: Sendable {
         series.record(route, status: response.status, result: result, duration: duration)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         guard logger.logLevel <= level else { return response }
-        var metadata: Logger.Metadata = [
-            "client": .string(request.clientAddress),
-            "route": .string(series.label(route)),
-            "status": .stringConvertible(response.status),
-            "cache_status": .string(response.headers["cache-status"] ?? "-"),
-            "bytes": .stringConvertible(request.method == .head ? 0 : response.body.count),
-            "duration_ms": .stringConvertible((duration.seconds * 1_000_000).rounded() / 1000),
-            "request_id": .string(id),
+        let message = "\(request.method) \(request.target) \(response.status)"
+        let bytes = request.method == .head ? 0 : response.body.count
+        let microseconds = Int((duration.seconds * 1_000_000).rounded())
+        let cacheStatus = response.headers["cache-status"] ?? "-"
+        let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
+        // In key order, as LogOutput writes every line.
+        var fields: [(key: String, value: LogLine.Value)] = [
+            ("bytes", .integer(bytes)), ("cache_status", .text(cacheStatus)), ("client", .text(request.clientAddress)),
+            ("duration_ms", .thousandths(microseconds)), ("request_id", .text(id)), ("route", .text(series.label(route))),
+            ("status", .integer(response.status)),
         ]
-        if let timing = response.headers["server-timing"], let upstream = Self.upstreamMilliseconds(timing) {
-            metadata["upstream_ms"] = .stringConvertible(upstream)
+        if let upstream { fields.append(("upstream_ms", .metadata(.stringConvertible(upstream)))) }
+        if let direct {
+            direct.output.log(level: level, message: message, sortedFields: fields, own: direct.own)
+        } else {
+            logger.log(level: level, "\(message)", metadata: Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0.value.metadata) }))
         }
-        logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
         return response
     }
 
@@ -71,12 +85,28 @@ struct AccessLog: Sendable {
 /// Request ids: the client's when it is 1 to 128 visible ASCII characters, else a new one,
 /// made of a random prefix per process and a counter (unique, and no system call per request).
 final class RequestIDs: Sendable {
+    /// Up to 8 hex digits.
     private let prefix = String(UInt64.random(in: .min ... .max) & 0xFFFF_FFFF, radix: 16)
     private let next = Atomic<UInt64>(0)
 
     func id(for given: String?) -> String {
         if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { return given }
         let n = next.add(1, ordering: .relaxed).newValue
-        return prefix + "-" + String(n, radix: 16)
+        // Written into a fixed buffer: up to 15 bytes make a String without an allocation.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8 + 1 + 16) { text in
+            var count = 0
+            for byte in prefix.utf8 { text[count] = byte; count += 1 }
+            text[count] = 0x2D
+            count += 1
+            var digits = 1
+            while digits < 16, n >> (4 * digits) != 0 { digits += 1 }
+            for i in stride(from: digits - 1, through: 0, by: -1) {
+                text[count] = Self.hex[Int((n >> (4 * UInt64(i))) & 0xF)]
+                count += 1
+            }
+            return String(decoding: UnsafeBufferPointer(rebasing: text[..<count]), as: UTF8.self)
+        }
     }
+
+    private static let hex = Array("0123456789abcdef".utf8)
 }

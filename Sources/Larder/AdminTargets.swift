@@ -34,7 +34,7 @@ struct AdminTargets: Sendable {
             for mounted in named {
                 guard let cache = mounted.cache, let locate = mounted.route.locate else { continue }
                 switch locate(request) {
-                case .success(let located): parts.append(Part(cache: cache, resource: located.resource))
+                case .success(let resource): parts.append(Part(cache: cache, resource: resource))
                 case .failure(let problem):
                     return .failure(Self.nothingStored("The public port refuses \(target) with 400: \(problem.detail)"))
                 }

@@ -23,9 +23,11 @@ struct BuiltInRoute: Sendable {
     let path: String
     let audience: Audience
     let policy: CachePolicy
-    /// The resource a request asks for and the upstream URL it is fetched from, or the
-    /// parameter that is wrong; nil when the route has no upstream configured.
-    let locate: (@Sendable (HTTPRequest) -> Result<(resource: String, url: String), ParameterProblem>)?
+    /// The resource a request asks for, or the parameter that is wrong; nil when the route
+    /// has no upstream configured.
+    let locate: (@Sendable (HTTPRequest) -> Result<String, ParameterProblem>)?
+    /// The upstream URL a resource is fetched from: made only on a fetch, never for a hit.
+    let upstreamURL: @Sendable (_ resource: String) -> String
     /// Fields sent to the upstream with every request: its credentials (`--weather-header`).
     let credentials: HTTPHeaders
     /// Larder's JSON for an upstream answer; throws `UndecodableAnswer` when it does not decode.
@@ -76,25 +78,24 @@ extension BuiltInRoute {
             policy: CachePolicy(defaultLifetime: settings.weatherTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
                                 staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: false),
                                 refreshMinInterval: settings.refreshMinInterval.seconds),
-            locate: { request in
-                Place.parse(query: request.query, precision: precision).map { place in
-                    (resource: place.resource, url: OpenMeteoFormat.url(base: base, place: place))
-                }
-            },
+            locate: { request in Place.parse(query: request.query, precision: precision).map(\.resource) },
+            upstreamURL: { resource in OpenMeteoFormat.url(base: base, resource: resource) },
             credentials: settings.weatherHeaders,
             decode: { resource, entry in try OpenMeteoFormat.json(resource: resource, entry: entry) })
     }
 
     /// One balance per deployment: the resource is always the same, the upstream URL configured.
     static func balance(_ settings: ServeSettings) -> BuiltInRoute {
-        var locate: (@Sendable (HTTPRequest) -> Result<(resource: String, url: String), ParameterProblem>)?
-        if let url = settings.balanceURL { locate = { _ in .success((resource: "balance", url: url)) } }
+        var locate: (@Sendable (HTTPRequest) -> Result<String, ParameterProblem>)?
+        if settings.balanceURL != nil { locate = { _ in .success("balance") } }
+        let url = settings.balanceURL ?? ""
         return BuiltInRoute(
             name: "balance", path: "/balance", audience: .caller,
             policy: CachePolicy(defaultLifetime: settings.balanceTTL.seconds, staleWhileRevalidate: settings.staleWhileRevalidate.seconds,
                                 staleIfError: settings.staleIfError.seconds, storage: .decodedAnswers(storesPrivate: true),
                                 refreshMinInterval: settings.refreshMinInterval.seconds),
             locate: locate,
+            upstreamURL: { _ in url },
             credentials: settings.balanceHeaders,
             decode: { _, entry in try BalanceFormat.json(entry: entry) })
     }

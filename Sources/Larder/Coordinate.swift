@@ -15,21 +15,26 @@ struct Coordinate: Equatable, Sendable {
     }
 
     init(parsing raw: Substring, limit: Int, precision: Int) throws(Problem) {
-        // One pass over the UTF-8 bytes, no intermediate arrays: this runs on every request.
-        let bytes = raw.utf8
-        var i = bytes.startIndex
+        var raw = raw
+        let text = raw.withUTF8 { bytes in Result { () throws(Problem) in try Self.canonical(bytes, limit: limit, precision: precision) } }
+        self.text = try text.get()
+    }
+
+    /// One pass over the bytes, no intermediate arrays: this runs on every request.
+    private static func canonical(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, precision: Int) throws(Problem) -> String {
+        var i = 0
         var negative = false
-        if i < bytes.endIndex, bytes[i] == 0x2D {  // "-"
+        if i < bytes.count, bytes[i] == 0x2D {  // "-"
             negative = true
-            i = bytes.index(after: i)
+            i += 1
         }
         var whole = 0
         var integerDigits = 0
-        while i < bytes.endIndex, Self.isDigit(bytes[i]) {
+        while i < bytes.count, Self.isDigit(bytes[i]) {
             guard integerDigits < 4 else { throw .notANumber }
             whole = whole * 10 + Int(bytes[i] - 0x30)
             integerDigits += 1
-            i = bytes.index(after: i)
+            i += 1
         }
         guard integerDigits > 0 else { throw .notANumber }
         // Scaled integer of the kept digits; the next digit decides rounding, half away from zero.
@@ -37,51 +42,58 @@ struct Coordinate: Equatable, Sendable {
         var fractionDigits = 0
         var nonZeroFraction = false
         var roundUp = false
-        if i < bytes.endIndex {
+        if i < bytes.count {
             guard bytes[i] == 0x2E else { throw .notANumber }
-            i = bytes.index(after: i)
-            while i < bytes.endIndex {
+            i += 1
+            while i < bytes.count {
                 let byte = bytes[i]
                 guard Self.isDigit(byte), fractionDigits < 20 else { throw .notANumber }
                 if fractionDigits < precision { scaled = scaled * 10 + Int(byte - 0x30) }
                 if fractionDigits == precision { roundUp = byte >= 0x35 }
                 if byte != 0x30 { nonZeroFraction = true }
                 fractionDigits += 1
-                i = bytes.index(after: i)
+                i += 1
             }
             guard fractionDigits > 0 else { throw .notANumber }
         }
         if whole > limit || (whole == limit && nonZeroFraction) { throw .outOfRange }
         for _ in fractionDigits..<max(fractionDigits, precision) { scaled *= 10 }
         if roundUp { scaled += 1 }
-        text = Self.render(scaled: scaled, negative: negative, precision: precision)
+        return render(scaled: scaled, negative: negative, precision: precision)
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
     /// `5253`, precision 2 → `52.53`; trailing fractional zeros dropped, `-0` written `0`.
     private static func render(scaled: Int, negative: Bool, precision: Int) -> String {
-        var digits: [UInt8] = []
-        digits.reserveCapacity(12)
-        var rest = scaled
-        var position = 0
-        var significant = false  // a non-zero fractional digit has been written (writing right to left)
-        repeat {
-            let digit = UInt8(rest % 10)
-            rest /= 10
-            if position < precision {
-                if digit != 0 || significant {
-                    digits.append(0x30 + digit)
-                    significant = true
-                }
-                if position == precision - 1, significant { digits.append(0x2E) }
-            } else {
-                digits.append(0x30 + digit)
+        // Written right to left into a fixed buffer (4 integer digits, a point, at most 20
+        // decimals, a sign), then made a String once: no array per coordinate.
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digits in
+            var end = digits.count
+            func put(_ byte: UInt8) {
+                end -= 1
+                digits[end] = byte
             }
-            position += 1
-        } while rest > 0 || position <= precision
-        if negative, scaled != 0 { digits.append(0x2D) }
-        return String(decoding: digits.reversed(), as: UTF8.self)
+            var rest = scaled
+            var position = 0
+            var significant = false  // a non-zero fractional digit has been written
+            repeat {
+                let digit = UInt8(rest % 10)
+                rest /= 10
+                if position < precision {
+                    if digit != 0 || significant {
+                        put(0x30 + digit)
+                        significant = true
+                    }
+                    if position == precision - 1, significant { put(0x2E) }
+                } else {
+                    put(0x30 + digit)
+                }
+                position += 1
+            } while rest > 0 || position <= precision
+            if negative, scaled != 0 { put(0x2D) }
+            return String(decoding: UnsafeBufferPointer(rebasing: digits[end...]), as: UTF8.self)
+        }
     }
 }
 
@@ -96,43 +108,55 @@ struct Place: Equatable, Sendable {
 
     /// Parses `lat` and `lon`, each required exactly once; the error names every bad parameter.
     static func parse(query: Substring?, precision: Int) -> Result<Place, ParameterProblem> {
-        // Scanned on the bytes rather than split into arrays: this runs on every request.
-        var lat: [Substring] = []
-        var lon: [Substring] = []
+        // Scanned on the bytes, remembering where the first `lat` and `lon` values are and how
+        // many there were: this runs on every request.
+        var lat: (value: Substring?, count: Int) = (nil, 0)
+        var lon: (value: Substring?, count: Int) = (nil, 0)
         if let query {
             let bytes = query.utf8
             var start = bytes.startIndex
             while start < bytes.endIndex {
                 let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
                 let pair = bytes[start..<end]
-                let equals = pair.firstIndex(of: UInt8(ascii: "=")) ?? end
-                let name = pair[..<equals]
-                let value = equals < end ? query[bytes.index(after: equals)..<end] : query[end..<end]
-                if name.elementsEqual("lat".utf8) {
-                    lat.append(value)
-                } else if name.elementsEqual("lon".utf8) {
-                    lon.append(value)
-                }  // unknown parameters are ignored, as most APIs do
+                // Only `lat=` and `lon=` matter; unknown parameters are ignored, as most APIs do.
+                if pair.count >= 3, pair.first == UInt8(ascii: "l") {
+                    let second = bytes.index(after: start), third = bytes.index(after: second)
+                    let afterName = bytes.index(after: third)
+                    if afterName == end || bytes[afterName] == UInt8(ascii: "=") {
+                        let value = afterName == end ? query[end..<end] : query[bytes.index(after: afterName)..<end]
+                        if bytes[second] == UInt8(ascii: "a"), bytes[third] == UInt8(ascii: "t") {
+                            lat = (lat.value ?? value, lat.count + 1)
+                        } else if bytes[second] == UInt8(ascii: "o"), bytes[third] == UInt8(ascii: "n") {
+                            lon = (lon.value ?? value, lon.count + 1)
+                        }
+                    }
+                }
                 start = end < bytes.endIndex ? bytes.index(after: end) : end
             }
         }
-        func one(_ name: String, _ values: [Substring], limit: Int) -> Result<Coordinate, ProblemDetails.InputError> {
-            guard !values.isEmpty else { return .failure(.init(name: name, reason: "\(name) is required.")) }
-            guard values.count == 1 else { return .failure(.init(name: name, reason: "\(name) must be given once.")) }
+        if lat.count == 1, lon.count == 1, let latText = lat.value, let lonText = lon.value,
+           let latitude = try? Coordinate(parsing: latText, limit: 90, precision: precision),
+           let longitude = try? Coordinate(parsing: lonText, limit: 180, precision: precision) {
+            return .success(Place(latitude: latitude, longitude: longitude))
+        }
+        return .failure(problem(lat: lat, lon: lon, precision: precision))
+    }
+
+    /// Every bad parameter of a query that did not give one good `lat` and `lon`.
+    private static func problem(lat: (value: Substring?, count: Int), lon: (value: Substring?, count: Int), precision: Int) -> ParameterProblem {
+        func error(_ name: String, _ found: (value: Substring?, count: Int), limit: Int) -> ProblemDetails.InputError? {
+            guard let value = found.value else { return .init(name: name, reason: "\(name) is required.") }
+            guard found.count == 1 else { return .init(name: name, reason: "\(name) must be given once.") }
             do {
-                return .success(try Coordinate(parsing: values[0], limit: limit, precision: precision))
+                _ = try Coordinate(parsing: value, limit: limit, precision: precision)
+                return nil
             } catch .notANumber {
-                return .failure(.init(name: name, reason: "\(name) must be a plain decimal number such as 52.52."))
+                return .init(name: name, reason: "\(name) must be a plain decimal number such as 52.52.")
             } catch {
-                return .failure(.init(name: name, reason: "\(name) must be between -\(limit) and \(limit)."))
+                return .init(name: name, reason: "\(name) must be between -\(limit) and \(limit).")
             }
         }
-        switch (one("lat", lat, limit: 90), one("lon", lon, limit: 180)) {
-        case (.success(let latitude), .success(let longitude)): return .success(Place(latitude: latitude, longitude: longitude))
-        case (let latitude, let longitude):
-            let errors = [latitude, longitude].compactMap { if case .failure(let error) = $0 { error } else { nil } }
-            return .failure(ParameterProblem(errors: errors))
-        }
+        return ParameterProblem(errors: [error("lat", lat, limit: 90), error("lon", lon, limit: 180)].compactMap { $0 })
     }
 }
 

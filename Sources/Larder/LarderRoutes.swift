@@ -46,9 +46,9 @@ struct LarderRoutes: Sendable {
         switch locate(request) {
         case .failure(let problem):
             return .failure(HTTPResponseError(CachedResponse.badParameter(problem)))
-        case .success(let (resource, url)):
+        case .success(let resource):
             return .success(Part(route: mounted.route, cache: cache,
-                                 request: CacheRequest(resource: resource, url: url, directives: RequestDirectives(request))))
+                                 request: CacheRequest(resource: resource, directives: RequestDirectives(request))))
         }
     }
 

@@ -52,8 +52,9 @@ public final class LarderService: Service, @unchecked Sendable {
         // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
         let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
             guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
-            let fetcher = fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
+            var fetcher = fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
                                   isAnswer: { $0 == 200 || $0 == 304 }, pausesOnStatus: true)
+            fetcher.url = { [upstreamURL = route.upstreamURL] in upstreamURL($0.resource) }
             upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
             return LarderRoutes.Mounted(route: route, cache: Cache(
                 route: route.name, policy: route.policy, memory: memory, disk: disk, shared: shared, fetcher: fetcher,

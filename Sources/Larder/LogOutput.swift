@@ -24,6 +24,9 @@ public struct LogOutput: LogHandler {
     /// Installs this handler for every logger of the process.
     public static func bootstrap(level: String, format: ServeSettings.LogFormat) {
         let level = ServeSettings.logLevel(named: level) ?? .info
+        LogSink.shared.configure(json: format == .json)
+        // Lines still gathering for the next batch are written before the process exits.
+        atexit { LogSink.shared.flush() }
         LoggingSystem.bootstrap { LogOutput(label: $0, level: level, format: format) }
     }
 
@@ -34,92 +37,34 @@ public struct LogOutput: LogHandler {
 
     public func log(event: LogEvent) {
         // The handler's fields and the event's (which win), in key order; no merged dictionary
-        // is built, since this runs for every access line.
+        // is built.
         var fields = event.metadata.map(Array.init) ?? []
         for (key, value) in self.metadata where event.metadata?[key] == nil { fields.append((key, value)) }
         fields.sort { $0.0 < $1.0 }
-        let time = Self.timestamp()
-        var line: String
-        if json {
-            line = "{\"time\":\"\(time)\",\"level\":\"\(event.level)\",\"logger\":\(JSONString.quote(label)),"
-                + "\"message\":\(JSONString.quote(event.message.description))"
-            for (key, value) in fields {
-                line += "," + JSONString.quote(key) + ":" + Self.json(value)
-            }
-            line += "}\n"
-        } else {
-            line = "time="
-            line.reserveCapacity(256)
-            line += time + " level=" + event.level.rawValue + " msg=" + Self.logfmt(event.message.description)
-            for (key, value) in fields {
-                line += " " + key + "=" + Self.logfmt(value.description)
-            }
-            line += "\n"
-        }
-        Self.write(line)
+        var line = LogLine(json: json, level: event.level, label: label, message: event.message.description)
+        for (key, value) in fields { line.field(key, .metadata(value)) }
+        LogSink.shared.append(line.finish())
     }
 
-    /// A number stays a number in JSON; anything else is a string.
-    static func json(_ value: Logger.MetadataValue) -> String {
-        if case .stringConvertible(let convertible) = value {
-            switch convertible {
-            case let number as Int: return String(number)
-            case let number as Double where number.isFinite: return String(number)
-            default: break
+    /// An access line, on the fast path: `fields` in key order, merged with `own` (the
+    /// handler's fields, `sortedMetadata` read once), written as `log(event:)` would write them.
+    func log(level: Logger.Level, message: String, sortedFields fields: [(key: String, value: LogLine.Value)],
+             own: [(key: String, value: Logger.MetadataValue)]) {
+        var line = LogLine(json: json, level: level, label: label, message: message)
+        var own = own[...]
+        for field in fields {
+            while let next = own.first, next.key < field.key {
+                line.field(next.key, .metadata(next.value))
+                own = own.dropFirst()
             }
+            if own.first?.key == field.key { own = own.dropFirst() }
+            line.field(field.key, field.value)
         }
-        return JSONString.quote(value.description)
+        for next in own { line.field(next.key, .metadata(next.value)) }
+        LogSink.shared.append(line.finish())
     }
 
-    /// A logfmt value: bare when it is a non-empty run of characters other than space,
-    /// `"`, `=` and controls; otherwise quoted, with `"` and `\` escaped and controls written
-    /// as escapes.
-    static func logfmt(_ value: String) -> String {
-        var value = value
-        let bare = value.withUTF8 { bytes in
-            guard !bytes.isEmpty else { return false }
-            for byte in bytes where byte <= 0x20 || byte == 0x22 || byte == 0x3D || byte == 0x5C || byte == 0x7F { return false }
-            return true
-        }
-        return bare ? value : JSONString.quote(value)
-    }
-
-    private static let lock = Mutex(())
-
-    private static func write(_ line: String) {
-        lock.withLock { _ in
-            var line = line
-            line.withUTF8 { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let n = Glibc.write(1, bytes.baseAddress! + offset, bytes.count - offset)
-                    if n <= 0 { if errno == EINTR { continue }; return }
-                    offset += n
-                }
-            }
-        }
-    }
-
-    /// The date and time to the second, made once per second (a busy server logs thousands
-    /// of lines in each).
-    private static let secondText = Mutex<(second: Int, text: String)>((-1, ""))
-
-    /// RFC 3339 UTC time with milliseconds.
-    static func timestamp() -> String {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        let second = Int(now.tv_sec)
-        let prefix = secondText.withLock { cached in
-            if cached.second != second {
-                var seconds = now.tv_sec
-                var tm = tm()
-                gmtime_r(&seconds, &tm)
-                func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-                cached = (second, "\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).")
-            }
-            return cached.text
-        }
-        let millis = Int(now.tv_nsec / 1_000_000)
-        return prefix + (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis) + "Z"
+    var sortedMetadata: [(key: String, value: Logger.MetadataValue)] {
+        metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }

@@ -26,6 +26,9 @@ struct UpstreamFetcher: CacheFetcher {
     let concurrency: ConcurrencyLimit
     /// Pauses requests while the upstream asks for it or keeps failing (`--upstream-backoff`).
     let backoff: UpstreamBackoff
+    /// Where a request is sent: its own URL (pass-through), or the one a built-in route
+    /// makes from the resource.
+    var url: @Sendable (CacheRequest) -> String = { $0.url }
 
     func fetch(_ request: CacheRequest) async throws -> CacheEntry {
         let probe: Bool
@@ -36,7 +39,7 @@ struct UpstreamFetcher: CacheFetcher {
             observer.refusedDuringBackoff(upstream: name)
             throw FetchError.backingOff(retryAfter: retryAfter, upstreamStatus: nil)
         }
-        var upstream = UpstreamRequest(url: request.url, method: request.method, headers: request.headers + credentials, body: request.body,
+        var upstream = UpstreamRequest(url: url(request), method: request.method, headers: request.headers + credentials, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
         let entry: CacheEntry

@@ -23,9 +23,11 @@ enum OpenMeteoFormat {
     }
 
     /// The upstream request for a place.
-    static func url(base: String, place: Place) -> String {
+    static func url(base: String, resource: String) -> String {
         let separator = base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
-        return "\(base)\(separator)latitude=\(place.latitude.text)&longitude=\(place.longitude.text)&current=temperature_2m,weather_code"
+        let comma = resource.firstIndex(of: ",") ?? resource.endIndex
+        let latitude = resource[..<comma], longitude = resource[comma...].dropFirst()
+        return "\(base)\(separator)latitude=\(latitude)&longitude=\(longitude)&current=temperature_2m,weather_code"
     }
 
     /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.

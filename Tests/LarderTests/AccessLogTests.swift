@@ -26,14 +26,28 @@ import TestSupport
     }
 
     @Test func logfmtQuotesWhatWouldOtherwiseBeAmbiguousAndJSONKeepsNumbers() {
-        #expect(LogOutput.logfmt("/weather") == "/weather")
-        #expect(LogOutput.logfmt("larder; fwd=miss") == "\"larder; fwd=miss\"")
-        #expect(LogOutput.logfmt("") == "\"\"")
-        #expect(LogOutput.logfmt("a\"b") == "\"a\\\"b\"")
-        #expect(LogOutput.logfmt("tab\there") == "\"tab\\there\"")
-        #expect(LogOutput.json(.stringConvertible(200)) == "200")
-        #expect(LogOutput.json(.stringConvertible(0.25)) == "0.25")
-        #expect(LogOutput.json(.string("200")) == "\"200\"")
+        func written(json: Bool, _ value: LogLine.Value) -> String {
+            var line = LogLine(json: json, level: .info, label: "t", message: "m")
+            line.field("k", value)
+            let text = String(decoding: line.finish(), as: UTF8.self)
+            return String(text.dropLast(json ? 2 : 1).split(separator: json ? ":" : "=", omittingEmptySubsequences: false).last.map(String.init) ?? "")
+        }
+        #expect(written(json: false, .text("/weather")) == "/weather")
+        #expect(written(json: false, .text("a\"b")) == "\"a\\\"b\"")
+        #expect(written(json: false, .text("tab\there")) == "\"tab\\there\"")
+        #expect(written(json: false, .text("")) == "\"\"")
+        #expect(written(json: false, .text("\u{1}")) == "\"\\u0001\"")
+        #expect(written(json: true, .metadata(.stringConvertible(200))) == "200")
+        #expect(written(json: true, .metadata(.stringConvertible(0.25))) == "0.25")
+        #expect(written(json: true, .metadata(.string("200"))) == "\"200\"")
+        #expect(written(json: true, .text("200")) == "\"200\"")
+        // Thousandths read as Swift prints the Double of the same value.
+        for count in [0, 1, 10, 100, 1000, 1234, 2000, 2500, 999_999, 1_000_001, -1500] {
+            #expect(written(json: true, .thousandths(count)) == String(Double(count) / 1000))
+        }
+        var quoted = LogLine(json: false, level: .warning, label: "t", message: "larder; fwd=miss")
+        let line = String(decoding: quoted.finish(), as: UTF8.self)
+        #expect(line.hasPrefix("time=") && line.hasSuffix("Z level=warning msg=\"larder; fwd=miss\"\n"))
     }
 }
 

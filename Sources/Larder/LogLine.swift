@@ -1,0 +1,200 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import Synchronization
+
+/// One log line as bytes, in either output format: logfmt (`time=… level=… msg="…"
+/// key=value`, a value quoted when it is empty or holds a space, `"`, `=`, `\` or a
+/// control) or one JSON object (numbers as numbers). Written straight into a byte buffer,
+/// with no String per field, because every request's access line goes through here.
+struct LogLine {
+    /// A field's value as the line writes it.
+    enum Value {
+        case text(String)
+        case integer(Int)
+        /// A count of thousandths written as a decimal (`1234` → `1.234`, `2000` → `2.0`),
+        /// as Swift prints a Double of that value.
+        case thousandths(Int)
+        case metadata(Logger.MetadataValue)
+
+        /// The same value for a log handler other than `LogOutput`.
+        var metadata: Logger.MetadataValue {
+            switch self {
+            case .text(let text): .string(text)
+            case .integer(let number): .stringConvertible(number)
+            case .thousandths(let count): .stringConvertible(Double(count) / 1000)
+            case .metadata(let value): value
+            }
+        }
+    }
+
+    private(set) var bytes: [UInt8] = []
+    private let json: Bool
+
+    init(json: Bool, level: Logger.Level, label: String, message: String) {
+        self.json = json
+        bytes.reserveCapacity(320)
+        if json {
+            append("{\"time\":\"")
+            Self.appendTimestamp(to: &bytes)
+            append("\",\"level\":\"")
+            append(level.rawValue)
+            append("\",\"logger\":")
+            quote(label)
+            append(",\"message\":")
+            quote(message)
+        } else {
+            append("time=")
+            Self.appendTimestamp(to: &bytes)
+            append(" level=")
+            append(level.rawValue)
+            append(" msg=")
+            logfmt(message)
+        }
+    }
+
+    mutating func field(_ key: String, _ value: Value) {
+        if json {
+            append(",")
+            quote(key)
+            append(":")
+        } else {
+            append(" ")
+            append(key)
+            append("=")
+        }
+        switch value {
+        case .text(let text): json ? quote(text) : logfmt(text)
+        case .integer(let number): Self.appendDecimal(number, to: &bytes)
+        case .thousandths(let count): appendThousandths(count)
+        case .metadata(let metadata):
+            if case .stringConvertible(let convertible) = metadata {
+                switch convertible {
+                case let number as Int:
+                    Self.appendDecimal(number, to: &bytes)
+                    return
+                case let number as Double where number.isFinite:
+                    append(String(number))
+                    return
+                default: break
+                }
+            }
+            json ? quote(metadata.description) : logfmt(metadata.description)
+        }
+    }
+
+    /// The finished line, newline included.
+    mutating func finish() -> [UInt8] {
+        if json { append("}") }
+        append("\n")
+        return bytes
+    }
+
+    // MARK: Writing
+
+    private mutating func append(_ text: String) {
+        var text = text
+        text.withUTF8 { bytes.append(contentsOf: $0) }
+    }
+
+    /// A logfmt value: bare when it is a non-empty run of bytes other than space, `"`, `=`,
+    /// `\`, DEL and controls; otherwise quoted as a JSON string.
+    private mutating func logfmt(_ text: String) {
+        var text = text
+        let bare = text.withUTF8 { source in
+            guard !source.isEmpty else { return false }
+            for byte in source where byte <= 0x20 || byte == 0x22 || byte == 0x3D || byte == 0x5C || byte == 0x7F { return false }
+            bytes.append(contentsOf: source)
+            return true
+        }
+        if !bare { quote(text) }
+    }
+
+    /// A JSON string: `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`.
+    private mutating func quote(_ text: String) {
+        var text = text
+        bytes.append(0x22)
+        text.withUTF8 { source in
+            for byte in source {
+                switch byte {
+                case 0x22: bytes.append(0x5C); bytes.append(0x22)
+                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+                case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
+                case 0x0D: bytes.append(0x5C); bytes.append(0x72)
+                case 0x09: bytes.append(0x5C); bytes.append(0x74)
+                case ..<0x20:
+                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30])
+                    bytes.append(Self.hex[Int(byte >> 4)])
+                    bytes.append(Self.hex[Int(byte & 0xF)])
+                default: bytes.append(byte)
+                }
+            }
+        }
+        bytes.append(0x22)
+    }
+
+    private static let hex = Array("0123456789abcdef".utf8)
+
+    private mutating func appendThousandths(_ count: Int) {
+        if count < 0 { bytes.append(0x2D) }
+        let magnitude = count.magnitude
+        Self.appendDecimal(Int(magnitude / 1000), to: &bytes)
+        bytes.append(0x2E)
+        var fraction = Int(magnitude % 1000)
+        if fraction == 0 {
+            bytes.append(0x30)
+            return
+        }
+        var width = 3
+        while fraction % 10 == 0 {
+            fraction /= 10
+            width -= 1
+        }
+        let digits = fraction < 10 ? 1 : fraction < 100 ? 2 : 3
+        for _ in digits..<width { bytes.append(0x30) }
+        Self.appendDecimal(fraction, to: &bytes)
+    }
+
+    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
+        if value < 0 { out.append(0x2D) }
+        var rest = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var start = 20
+            repeat {
+                start -= 1
+                digits[start] = UInt8(0x30 + rest % 10)
+                rest /= 10
+            } while rest > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+        }
+    }
+
+    // MARK: Time
+
+    /// The date and time to the second (`2026-11-21T20:45:00.`), made once per second:
+    /// a busy server logs thousands of lines in each.
+    private static let secondText = Mutex<(second: Int, text: [UInt8])>((-1, []))
+
+    /// RFC 3339 UTC time with milliseconds.
+    static func appendTimestamp(to out: inout [UInt8]) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        let second = Int(now.tv_sec)
+        secondText.withLock { cached in
+            if cached.second != second {
+                var seconds = now.tv_sec
+                var tm = tm()
+                gmtime_r(&seconds, &tm)
+                func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
+                cached = (second, Array("\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).".utf8))
+            }
+            out.append(contentsOf: cached.text)
+        }
+        let millis = Int(now.tv_nsec / 1_000_000)
+        if millis < 100 { out.append(0x30) }
+        if millis < 10 { out.append(0x30) }
+        appendDecimal(millis, to: &out)
+        out.append(0x5A)
+    }
+}

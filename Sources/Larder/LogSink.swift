@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+
+/// Standard output for every log line of the process, written in batches by a thread of
+/// its own: a line is appended to a buffer under a short lock (a copy of its bytes), and
+/// the writer wakes at most once per `batchInterval` to write everything gathered with one
+/// `write`. An event loop never makes a system call for a log line, and a busy server
+/// writes hundreds of lines per call. Lines keep the order they were appended in.
+///
+/// When standard output stops taking bytes (a stalled pipe), the buffer stops at
+/// `maxBuffered`: later lines are dropped and counted, and one line saying how many is
+/// written once output moves again, rather than the server waiting on its logs.
+final class LogSink: Sendable {
+    static let shared = LogSink(fd: 1)
+
+    static let batchInterval: Duration = .milliseconds(5)
+    static let maxBuffered = 8 << 20
+
+    private struct State {
+        var buffer: [UInt8] = []
+        var dropped = 0
+        var writerWaiting = false
+        var started = false
+    }
+
+    private let fd: Int32
+    /// The format of the line that reports dropped lines.
+    private let json = Atomic<Bool>(false)
+    private let state = Mutex(State())
+    private let wake = DispatchSemaphore(value: 0)
+    /// Serialises writers: the batch thread and `flush`.
+    private let writing = Mutex(())
+
+    init(fd: Int32) {
+        self.fd = fd
+    }
+
+    func configure(json: Bool) {
+        self.json.store(json, ordering: .relaxed)
+    }
+
+    /// Queues one line (newline included).
+    func append(_ line: [UInt8]) {
+        let signal = state.withLock { state -> Bool in
+            if !state.started {
+                state.started = true
+                startWriter()
+            }
+            guard state.buffer.count + line.count <= Self.maxBuffered else {
+                state.dropped += 1
+                return false
+            }
+            state.buffer.append(contentsOf: line)
+            defer { state.writerWaiting = false }
+            return state.writerWaiting
+        }
+        if signal { wake.signal() }
+    }
+
+    /// Writes everything queued, now, on the caller's thread (at exit, and after a
+    /// start-up failure, so no line is lost).
+    func flush() {
+        writing.withLock { _ in writeBatch() }
+    }
+
+    private func startWriter() {
+        let thread = Thread { [self] in
+            while true {
+                let idle = state.withLock { state -> Bool in
+                    if state.buffer.isEmpty && state.dropped == 0 {
+                        state.writerWaiting = true
+                        return true
+                    }
+                    return false
+                }
+                if idle { wake.wait() }
+                // Let the lines of the next few milliseconds gather into this write.
+                usleep(UInt32(Self.batchInterval.components.attoseconds / 1_000_000_000_000))
+                writing.withLock { _ in writeBatch() }
+            }
+        }
+        thread.name = "larder-log"
+        thread.start()
+    }
+
+    private func writeBatch() {
+        var (batch, dropped) = state.withLock { state in
+            defer {
+                state.buffer = []
+                state.dropped = 0
+            }
+            return (state.buffer, state.dropped)
+        }
+        if dropped > 0 {
+            var line = LogLine(json: json.load(ordering: .relaxed), level: .warning, label: "larder",
+                               message: "log output fell behind: \(dropped) lines dropped")
+            batch += line.finish()
+        }
+        batch.withUnsafeBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n <= 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += n
+            }
+        }
+    }
+}
