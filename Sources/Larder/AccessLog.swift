@@ -21,13 +21,36 @@ struct AccessLog: Sendable {
     let requestIDs = RequestIDs()
     /// The process's own output when `logger` writes there (always, outside tests): lines
     /// are then written as bytes straight to it, without a metadata dictionary per line.
-    private let direct: (output: LogOutput, own: [(key: String, value: Logger.MetadataValue)])?
+    private let direct: Direct?
+
+    /// What the fast path needs, read once: the handler, its level, and its own fields
+    /// rendered, placed by key among the access line's.
+    private struct Direct: Sendable {
+        let output: LogOutput
+        let level: Logger.Level
+        /// own[i]: the handler's fields that sort before `AccessLog.keys[i]` (the last: after all).
+        let own: [[UInt8]]
+
+        init(_ output: LogOutput) {
+            self.output = output
+            level = output.logLevel
+            var own = Array(repeating: [UInt8](), count: AccessLog.keys.count + 1)
+            for (key, value) in output.sortedMetadata where !AccessLog.keys.contains(key) {
+                let slot = AccessLog.keys.firstIndex { key < $0 } ?? AccessLog.keys.count
+                own[slot] += LogLine.rendered(json: output.writesJSON, key, .metadata(value))
+            }
+            self.own = own
+        }
+    }
+
+    /// The access line's fields, in the order they are written (key order, as every line).
+    static let keys = ["bytes", "cache_status", "client", "duration_ms", "request_id", "route", "status", "upstream_ms"]
 
     init(logger: Logger, series: RequestSeries, passThrough: PassThroughRoutes?) {
         self.logger = logger
         self.series = series
         self.passThrough = passThrough
-        direct = (logger.handler as? LogOutput).map { ($0, $0.sortedMetadata) }
+        direct = (logger.handler as? LogOutput).map(Direct.init)
     }
 
     func wrap(_ router: Router) -> HTTPHandler {
@@ -53,24 +76,29 @@ struct AccessLog: Sendable {
         let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
         series.record(route, status: response.status, result: result, duration: duration)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
-        guard logger.logLevel <= level else { return response }
-        let message = "\(request.method) \(request.target) \(response.status)"
-        let bytes = request.method == .head ? 0 : response.body.count
-        let microseconds = Int((duration.seconds * 1_000_000).rounded())
-        let cacheStatus = response.headers["cache-status"] ?? "-"
+        guard (direct?.level ?? logger.logLevel) <= level else { return response }
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
-        // In key order, as LogOutput writes every line.
-        var fields: [(key: String, value: LogLine.Value)] = [
-            ("bytes", .integer(bytes)), ("cache_status", .text(cacheStatus)), ("client", .text(request.clientAddress)),
-            ("duration_ms", .thousandths(microseconds)), ("request_id", .text(id)), ("route", .text(series.label(route))),
-            ("status", .integer(response.status)),
-        ]
-        if let upstream { fields.append(("upstream_ms", .metadata(.stringConvertible(upstream)))) }
-        if let direct {
-            direct.output.log(level: level, message: message, sortedFields: fields, own: direct.own)
-        } else {
-            logger.log(level: level, "\(message)", metadata: Dictionary(uniqueKeysWithValues: fields.map { ($0.key, $0.value.metadata) }))
+        let values: [LogLine.Value] = [
+            .integer(request.method == .head ? 0 : response.body.count),
+            .text(response.headers["cache-status"] ?? "-"),
+            .text(request.clientAddress),
+            .thousandths(Int((duration.seconds * 1_000_000).rounded())),
+            .text(id),
+            .text(series.label(route)),
+            .integer(response.status),
+        ] + (upstream.map { [.metadata(.stringConvertible($0))] } ?? [])
+        guard let direct else {
+            let metadata = Dictionary(uniqueKeysWithValues: zip(Self.keys, values).map { ($0, $1.metadata) })
+            logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
+            return response
         }
+        var line = direct.output.accessLine(level: level, method: request.method.description, target: request.target, status: response.status)
+        for (slot, value) in values.enumerated() {
+            line.append(rendered: direct.own[slot])
+            line.field(Self.keys[slot], value)
+        }
+        for slot in values.count..<direct.own.count { line.append(rendered: direct.own[slot]) }
+        LogSink.shared.append(line.finish())
         return response
     }
 

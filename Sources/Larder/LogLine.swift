@@ -33,6 +33,25 @@ struct LogLine {
     private let json: Bool
 
     init(json: Bool, level: Logger.Level, label: String, message: String) {
+        self.init(json: json, level: level, label: label)
+        quote(message, bare: !json)
+    }
+
+    /// An access line's message, `METHOD TARGET STATUS`, written without making it a String
+    /// first (the spaces in it always quote it, in either format).
+    init(json: Bool, level: Logger.Level, label: String, method: String, target: String, status: Int) {
+        self.init(json: json, level: level, label: label)
+        bytes.append(0x22)
+        escape(method)
+        bytes.append(0x20)
+        escape(target)
+        bytes.append(0x20)
+        Self.appendDecimal(status, to: &bytes)
+        bytes.append(0x22)
+    }
+
+    /// The line up to the message, which comes next.
+    private init(json: Bool, level: Logger.Level, label: String) {
         self.json = json
         bytes.reserveCapacity(320)
         if json {
@@ -43,15 +62,29 @@ struct LogLine {
             append("\",\"logger\":")
             quote(label)
             append(",\"message\":")
-            quote(message)
         } else {
             append("time=")
             Self.appendTimestamp(to: &bytes)
             append(" level=")
             append(level.rawValue)
             append(" msg=")
-            logfmt(message)
         }
+    }
+
+    /// Bytes already formatted for this line's format (fields rendered once, ahead of time).
+    mutating func append(rendered: [UInt8]) {
+        bytes.append(contentsOf: rendered)
+    }
+
+    /// The field as this format writes it, for `append(rendered:)`.
+    static func rendered(json: Bool, _ key: String, _ value: Value) -> [UInt8] {
+        var line = LogLine(json: json)
+        line.field(key, value)
+        return line.bytes
+    }
+
+    private init(json: Bool) {
+        self.json = json
     }
 
     mutating func field(_ key: String, _ value: Value) {
@@ -65,7 +98,7 @@ struct LogLine {
             append("=")
         }
         switch value {
-        case .text(let text): json ? quote(text) : logfmt(text)
+        case .text(let text): quote(text, bare: !json)
         case .integer(let number): Self.appendDecimal(number, to: &bytes)
         case .thousandths(let count): appendThousandths(count)
         case .metadata(let metadata):
@@ -80,7 +113,7 @@ struct LogLine {
                 default: break
                 }
             }
-            json ? quote(metadata.description) : logfmt(metadata.description)
+            quote(metadata.description, bare: !json)
         }
     }
 
@@ -98,23 +131,26 @@ struct LogLine {
         text.withUTF8 { bytes.append(contentsOf: $0) }
     }
 
-    /// A logfmt value: bare when it is a non-empty run of bytes other than space, `"`, `=`,
-    /// `\`, DEL and controls; otherwise quoted as a JSON string.
-    private mutating func logfmt(_ text: String) {
+    /// A JSON string: `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`. With
+    /// `bare` (logfmt), a non-empty run of bytes other than space, `"`, `=`, `\`, DEL and
+    /// controls is written as it is.
+    private mutating func quote(_ text: String, bare: Bool = false) {
         var text = text
-        let bare = text.withUTF8 { source in
+        let done = bare && text.withUTF8 { source in
             guard !source.isEmpty else { return false }
             for byte in source where byte <= 0x20 || byte == 0x22 || byte == 0x3D || byte == 0x5C || byte == 0x7F { return false }
             bytes.append(contentsOf: source)
             return true
         }
-        if !bare { quote(text) }
+        guard !done else { return }
+        bytes.append(0x22)
+        escape(text)
+        bytes.append(0x22)
     }
 
-    /// A JSON string: `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`.
-    private mutating func quote(_ text: String) {
+    /// The inside of a JSON string.
+    private mutating func escape(_ text: String) {
         var text = text
-        bytes.append(0x22)
         text.withUTF8 { source in
             for byte in source {
                 switch byte {
@@ -131,7 +167,6 @@ struct LogLine {
                 }
             }
         }
-        bytes.append(0x22)
     }
 
     private static let hex = Array("0123456789abcdef".utf8)

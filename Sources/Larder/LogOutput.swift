@@ -46,23 +46,13 @@ public struct LogOutput: LogHandler {
         LogSink.shared.append(line.finish())
     }
 
-    /// An access line, on the fast path: `fields` in key order, merged with `own` (the
-    /// handler's fields, `sortedMetadata` read once), written as `log(event:)` would write them.
-    func log(level: Logger.Level, message: String, sortedFields fields: [(key: String, value: LogLine.Value)],
-             own: [(key: String, value: Logger.MetadataValue)]) {
-        var line = LogLine(json: json, level: level, label: label, message: message)
-        var own = own[...]
-        for field in fields {
-            while let next = own.first, next.key < field.key {
-                line.field(next.key, .metadata(next.value))
-                own = own.dropFirst()
-            }
-            if own.first?.key == field.key { own = own.dropFirst() }
-            line.field(field.key, field.value)
-        }
-        for next in own { line.field(next.key, .metadata(next.value)) }
-        LogSink.shared.append(line.finish())
+    /// A line begun with an access line's message, for `AccessLog`'s fast path, which adds
+    /// its fields (and this handler's, `sortedMetadata` rendered once) itself, in key order.
+    func accessLine(level: Logger.Level, method: String, target: String, status: Int) -> LogLine {
+        LogLine(json: json, level: level, label: label, method: method, target: target, status: status)
     }
+
+    var writesJSON: Bool { json }
 
     var sortedMetadata: [(key: String, value: Logger.MetadataValue)] {
         metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
