@@ -11,13 +11,12 @@ import Synchronization
 /// writes hundreds of lines per call. Lines keep the order they were appended in.
 ///
 /// When standard output stops taking bytes (a stalled pipe), the buffer stops at
-/// `maxBuffered`: later lines are dropped and counted, and one line saying how many is
+/// `maxBuffered` (8 MiB): later lines are dropped and counted, and one line saying how many is
 /// written once output moves again, rather than the server waiting on its logs.
 final class LogSink: Sendable {
     static let shared = LogSink(fd: 1)
 
     static let batchInterval: Duration = .milliseconds(5)
-    static let maxBuffered = 8 << 20
 
     private struct State {
         var buffer: [UInt8] = []
@@ -27,6 +26,8 @@ final class LogSink: Sendable {
     }
 
     private let fd: Int32
+    /// Bytes waiting at most; lines beyond are dropped and counted.
+    let maxBuffered: Int
     /// The format of the line that reports dropped lines.
     private let json = Atomic<Bool>(false)
     private let state = Mutex(State())
@@ -34,8 +35,9 @@ final class LogSink: Sendable {
     /// Serialises writers: the batch thread and `flush`.
     private let writing = Mutex(())
 
-    init(fd: Int32) {
+    init(fd: Int32, maxBuffered: Int = 8 << 20) {
         self.fd = fd
+        self.maxBuffered = maxBuffered
     }
 
     func configure(json: Bool) {
@@ -49,7 +51,7 @@ final class LogSink: Sendable {
                 state.started = true
                 startWriter()
             }
-            guard state.buffer.count + line.count <= Self.maxBuffered else {
+            guard state.buffer.count + line.count <= maxBuffered else {
                 state.dropped += 1
                 return false
             }

@@ -1,0 +1,75 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Testing
+@testable import Larder
+
+/// Log lines leave in batches from a thread of their own: in order, all of them, and when
+/// the output stalls, bounded (dropped lines counted, never a blocked caller).
+@Suite(.timeLimit(.minutes(1))) struct LogSinkTests {
+    /// A pipe whose read end the test drains with a deadline.
+    final class Pipe {
+        let read: Int32, write: Int32
+        init() {
+            var fds: [Int32] = [0, 0]
+            _ = pipe(&fds)
+            (read, write) = (fds[0], fds[1])
+            _ = fcntl(read, F_SETFL, O_NONBLOCK)
+        }
+        deinit { close(read); close(write) }
+
+        /// Everything readable until `until` holds for what was read, or 10 s passed.
+        func text(until done: (String) -> Bool) -> String {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline {
+                let n = Glibc.read(read, &chunk, chunk.count)
+                if n > 0 {
+                    bytes += chunk[0..<n]
+                    if done(String(decoding: bytes, as: UTF8.self)) { break }
+                } else {
+                    usleep(2000)
+                }
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+
+        /// What is in the pipe now.
+        func available() -> String {
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while case let n = Glibc.read(read, &chunk, chunk.count), n > 0 { bytes += chunk[0..<n] }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    @Test func linesArriveInOrderWithoutAFlush() {
+        let pipe = Pipe()
+        let sink = LogSink(fd: pipe.write)
+        let lines = (0..<2000).map { "line \($0)\n" }
+        for line in lines { sink.append(Array(line.utf8)) }
+        // The writer thread writes them by itself, within a few batches.
+        let text = pipe.text { $0.hasSuffix("line 1999\n") }
+        #expect(text == lines.joined())
+    }
+
+    @Test func aStalledOutputDropsAndCountsLinesInsteadOfBlocking() {
+        let pipe = Pipe()
+        let sink = LogSink(fd: pipe.write, maxBuffered: 4096)
+        let line = Array(String(repeating: "x", count: 99).utf8) + [0x0A]
+        // Far more than the pipe (64 KiB) and the buffer (4 KiB) hold while nobody reads.
+        let started = Date()
+        for _ in 0..<5000 { sink.append(line) }
+        #expect(Date().timeIntervalSince(started) < 5, "appending must never wait for the output")
+        let text = pipe.text { $0.contains("lines dropped") }
+        sink.flush()
+        let rest = pipe.available()
+        let all = text + rest
+        let written = all.split(separator: "\n").filter { $0.hasPrefix("xxx") }.count
+        let dropped = all.firstMatch(of: /fell behind: (\d+) lines dropped/).flatMap { Int($0.1) }
+        #expect(dropped != nil && dropped! > 0)
+        #expect(written + (dropped ?? 0) == 5000)
+    }
+}
