@@ -21,7 +21,11 @@ struct Coordinate: Equatable, Sendable {
     }
 
     /// One pass over the bytes, no intermediate arrays: this runs on every request.
-    private static func canonical(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, precision: Int) throws(Problem) -> String {
+    fileprivate init(text: String) {
+        self.text = text
+    }
+
+    fileprivate static func canonical(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, precision: Int) throws(Problem) -> String {
         var i = 0
         var negative = false
         if i < bytes.count, bytes[i] == 0x2D {  // "-"
@@ -108,38 +112,38 @@ struct Place: Equatable, Sendable {
 
     /// Parses `lat` and `lon`, each required exactly once; the error names every bad parameter.
     static func parse(query: Substring?, precision: Int) -> Result<Place, ParameterProblem> {
-        // Scanned on the bytes, remembering where the first `lat` and `lon` values are and how
-        // many there were: this runs on every request.
-        var lat: (value: Substring?, count: Int) = (nil, 0)
-        var lon: (value: Substring?, count: Int) = (nil, 0)
-        if let query {
-            let bytes = query.utf8
-            var start = bytes.startIndex
-            while start < bytes.endIndex {
-                let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.endIndex
-                let pair = bytes[start..<end]
-                // Only `lat=` and `lon=` matter; unknown parameters are ignored, as most APIs do.
-                if pair.count >= 3, pair.first == UInt8(ascii: "l") {
-                    let second = bytes.index(after: start), third = bytes.index(after: second)
-                    let afterName = bytes.index(after: third)
-                    if afterName == end || bytes[afterName] == UInt8(ascii: "=") {
-                        let value = afterName == end ? query[end..<end] : query[bytes.index(after: afterName)..<end]
-                        if bytes[second] == UInt8(ascii: "a"), bytes[third] == UInt8(ascii: "t") {
-                            lat = (lat.value ?? value, lat.count + 1)
-                        } else if bytes[second] == UInt8(ascii: "o"), bytes[third] == UInt8(ascii: "n") {
-                            lon = (lon.value ?? value, lon.count + 1)
-                        }
+        // Scanned on the raw bytes, remembering where the first `lat` and `lon` values are
+        // and how many there were: this runs on every request.
+        var query = query ?? ""
+        let found = query.withUTF8 { bytes -> Result<Place, ParameterProblem> in
+            var lat: (value: Range<Int>?, count: Int) = (nil, 0)
+            var lon: (value: Range<Int>?, count: Int) = (nil, 0)
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") { end += 1 }
+                // Only `lat=` and `lon=` (or a bare `lat`) matter; unknown parameters are ignored, as most APIs do.
+                if end - start >= 3, bytes[start] == UInt8(ascii: "l"), start + 3 == end || bytes[start + 3] == UInt8(ascii: "=") {
+                    let value = min(start + 4, end)..<end
+                    if bytes[start + 1] == UInt8(ascii: "a"), bytes[start + 2] == UInt8(ascii: "t") {
+                        lat = (lat.value ?? value, lat.count + 1)
+                    } else if bytes[start + 1] == UInt8(ascii: "o"), bytes[start + 2] == UInt8(ascii: "n") {
+                        lon = (lon.value ?? value, lon.count + 1)
                     }
                 }
-                start = end < bytes.endIndex ? bytes.index(after: end) : end
+                start = end + 1
             }
+            if lat.count == 1, lon.count == 1, let latRange = lat.value, let lonRange = lon.value,
+               let latitude = try? Coordinate.canonical(UnsafeBufferPointer(rebasing: bytes[latRange]), limit: 90, precision: precision),
+               let longitude = try? Coordinate.canonical(UnsafeBufferPointer(rebasing: bytes[lonRange]), limit: 180, precision: precision) {
+                return .success(Place(latitude: Coordinate(text: latitude), longitude: Coordinate(text: longitude)))
+            }
+            func text(_ found: (value: Range<Int>?, count: Int)) -> (value: Substring?, count: Int) {
+                (found.value.map { Substring(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }, found.count)
+            }
+            return .failure(problem(lat: text(lat), lon: text(lon), precision: precision))
         }
-        if lat.count == 1, lon.count == 1, let latText = lat.value, let lonText = lon.value,
-           let latitude = try? Coordinate(parsing: latText, limit: 90, precision: precision),
-           let longitude = try? Coordinate(parsing: lonText, limit: 180, precision: precision) {
-            return .success(Place(latitude: latitude, longitude: longitude))
-        }
-        return .failure(problem(lat: lat, lon: lon, precision: precision))
+        return found
     }
 
     /// Every bad parameter of a query that did not give one good `lat` and `lon`.
