@@ -39,7 +39,7 @@ enum ResponseSerializer {
         if response.allowsBody {
             out.append(contentsOf: Self.contentLengthName)
             let length = context.isHead && response.body.isEmpty ? response.headContentLength ?? 0 : response.body.count
-            appendDecimal(length, to: &out)
+            DecimalText.append(length, to: &out)
             out.append(0x0D)
             out.append(0x0A)
         }
@@ -61,23 +61,4 @@ enum ResponseSerializer {
             ($0, Array("HTTP/1.1 \($0) \(ReasonPhrase.of($0))\r\n".utf8))
         })
     private static let contentLengthName = Array("Content-Length: ".utf8)
-
-    /// Writes a non-negative integer's decimal digits without making a String.
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        if value < 10 {
-            out.append(UInt8(0x30 + value))
-            return
-        }
-        var digits: (UInt64, UInt64) = (0, 0)  // room for 16 digits, plenty for a body length
-        var count = 0
-        var rest = value
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            while rest > 0, count < 16 {
-                buffer[count] = UInt8(0x30 + rest % 10)
-                rest /= 10
-                count += 1
-            }
-            for i in stride(from: count - 1, through: 0, by: -1) { out.append(buffer[i]) }
-        }
-    }
 }

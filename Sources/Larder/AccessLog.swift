@@ -78,7 +78,7 @@ struct AccessLog: Sendable {
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         guard (direct?.level ?? logger.logLevel) <= level else { return response }
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
-        let values: [LogLine.Value] = [
+        var values: [LogLine.Value] = [
             .integer(request.method == .head ? 0 : response.body.count),
             .text(response.headers["cache-status"] ?? "-"),
             .text(request.clientAddress),
@@ -86,7 +86,8 @@ struct AccessLog: Sendable {
             .text(id),
             .text(series.label(route)),
             .integer(response.status),
-        ] + (upstream.map { [.metadata(.stringConvertible($0))] } ?? [])
+        ]
+        if let upstream { values.append(.metadata(.stringConvertible(upstream))) }
         guard let direct else {
             let metadata = Dictionary(uniqueKeysWithValues: zip(Self.keys, values).map { ($0, $1.metadata) })
             logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
@@ -129,12 +130,11 @@ final class RequestIDs: Sendable {
             var digits = 1
             while digits < 16, n >> (4 * digits) != 0 { digits += 1 }
             for i in stride(from: digits - 1, through: 0, by: -1) {
-                text[count] = Self.hex[Int((n >> (4 * UInt64(i))) & 0xF)]
+                text[count] = Hex.digits[Int((n >> (4 * UInt64(i))) & 0xF)]
                 count += 1
             }
             return String(decoding: UnsafeBufferPointer(rebasing: text[..<count]), as: UTF8.self)
         }
     }
 
-    private static let hex = Array("0123456789abcdef".utf8)
 }

@@ -1,6 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Caching
+import HTTPCore
 import Logging
 import Synchronization
 
@@ -46,7 +48,7 @@ struct LogLine {
         bytes.append(0x20)
         escape(target)
         bytes.append(0x20)
-        Self.appendDecimal(status, to: &bytes)
+        DecimalText.append(status, to: &bytes)
         bytes.append(0x22)
     }
 
@@ -99,13 +101,13 @@ struct LogLine {
         }
         switch value {
         case .text(let text): quote(text, bare: !json)
-        case .integer(let number): Self.appendDecimal(number, to: &bytes)
+        case .integer(let number): DecimalText.append(number, to: &bytes)
         case .thousandths(let count): appendThousandths(count)
         case .metadata(let metadata):
             if case .stringConvertible(let convertible) = metadata {
                 switch convertible {
                 case let number as Int:
-                    Self.appendDecimal(number, to: &bytes)
+                    DecimalText.append(number, to: &bytes)
                     return
                 case let number as Double where number.isFinite:
                     append(String(number))
@@ -161,20 +163,19 @@ struct LogLine {
                 case 0x09: bytes.append(0x5C); bytes.append(0x74)
                 case ..<0x20:
                     bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30])
-                    bytes.append(Self.hex[Int(byte >> 4)])
-                    bytes.append(Self.hex[Int(byte & 0xF)])
+                    bytes.append(Hex.digits[Int(byte >> 4)])
+                    bytes.append(Hex.digits[Int(byte & 0xF)])
                 default: bytes.append(byte)
                 }
             }
         }
     }
 
-    private static let hex = Array("0123456789abcdef".utf8)
 
     private mutating func appendThousandths(_ count: Int) {
         if count < 0 { bytes.append(0x2D) }
         let magnitude = count.magnitude
-        Self.appendDecimal(Int(magnitude / 1000), to: &bytes)
+        DecimalText.append(Int(magnitude / 1000), to: &bytes)
         bytes.append(0x2E)
         var fraction = Int(magnitude % 1000)
         if fraction == 0 {
@@ -188,21 +189,7 @@ struct LogLine {
         }
         let digits = fraction < 10 ? 1 : fraction < 100 ? 2 : 3
         for _ in digits..<width { bytes.append(0x30) }
-        Self.appendDecimal(fraction, to: &bytes)
-    }
-
-    static func appendDecimal(_ value: Int, to out: inout [UInt8]) {
-        if value < 0 { out.append(0x2D) }
-        var rest = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var start = 20
-            repeat {
-                start -= 1
-                digits[start] = UInt8(0x30 + rest % 10)
-                rest /= 10
-            } while rest > 0
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
-        }
+        DecimalText.append(fraction, to: &bytes)
     }
 
     // MARK: Time
@@ -229,7 +216,7 @@ struct LogLine {
         let millis = Int(now.tv_nsec / 1_000_000)
         if millis < 100 { out.append(0x30) }
         if millis < 10 { out.append(0x30) }
-        appendDecimal(millis, to: &out)
+        DecimalText.append(millis, to: &out)
         out.append(0x5A)
     }
 }
