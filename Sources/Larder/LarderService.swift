@@ -53,7 +53,7 @@ public final class LarderService: Service, @unchecked Sendable {
         let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
             guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
             var fetcher = fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
-                                  isAnswer: { $0 == 200 || $0 == 304 }, pausesOnStatus: true)
+                                  isAnswer: { $0 == 200 || $0 == 304 }, pausesOnAnswers: true)
             fetcher.url = { [upstreamURL = route.upstreamURL] in upstreamURL($0.resource) }
             upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
             return LarderRoutes.Mounted(route: route, cache: Cache(
@@ -62,7 +62,7 @@ public final class LarderService: Service, @unchecked Sendable {
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
-            let fetcher = fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnStatus: false)
+            let fetcher = fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnAnswers: false)
             upstreams.append(Health.Upstream(check: "upstream:origin \(mount.origin)", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
@@ -171,9 +171,9 @@ public final class LarderService: Service, @unchecked Sendable {
     }
 
     private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,
-                         credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnStatus: Bool) -> UpstreamFetcher {
+                         credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnAnswers: Bool) -> UpstreamFetcher {
         var backoff = UpstreamBackoff.Rules(pause: settings.upstreamBackoff.seconds)
-        backoff.pausesOnStatus = pausesOnStatus
+        backoff.pausesOnAnswers = pausesOnAnswers
         return UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, credentials: credentials,
                                isAnswer: isAnswer, observer: observer, clock: clock,
                                concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: Self.upstreamQueueLimit),

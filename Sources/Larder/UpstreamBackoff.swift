@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Synchronization
+import Upstream
 
 /// Stops requests to one upstream while it has asked for a pause (429 or 503 with
 /// `Retry-After`) or keeps failing (429 or 503 without it, or connection failures and
@@ -8,6 +9,9 @@ import Synchronization
 /// to an upstream that is refusing or down. When the pause is over, one probe at a time goes
 /// through: its success reopens the upstream, its failure starts a pause twice as long (up
 /// to a ceiling). Times are read from the cache's clock, so tests move it instead of sleeping.
+/// A pass-through origin is paused only when it cannot be reached: what it sends back,
+/// even a broken reply, concerns one resource, and a suite of such answers on purpose
+/// must not close the origin for every other request.
 final class UpstreamBackoff: Sendable {
     struct Rules: Sendable, Equatable {
         /// The first pause when the upstream names none (`--upstream-backoff`), doubled while
@@ -19,10 +23,11 @@ final class UpstreamBackoff: Sendable {
         /// The longest `Retry-After` honoured, so a mistaken far-off date cannot close an
         /// upstream until the next restart.
         var longestRetryAfter: TimeInterval = 3600
-        /// Whether 429 and 503 start a pause. A pass-through origin's status is about one
-        /// resource and goes back to the client with the origin's own `Retry-After`, so
-        /// there only an origin that cannot be reached is paused.
-        var pausesOnStatus = true
+        /// Whether what the upstream sent back (429 or 503, a reply cut off or not HTTP) can
+        /// start a pause. A pass-through origin's answer is about one resource and goes back
+        /// to the client (its status with the origin's own `Retry-After`), so there only an
+        /// origin that cannot be reached is paused.
+        var pausesOnAnswers = true
     }
 
     /// Whether a request may go to the upstream now.
@@ -36,8 +41,19 @@ final class UpstreamBackoff: Sendable {
     /// What one exchange showed about the upstream.
     enum Outcome: Equatable {
         case answered(status: Int, retryAfter: String?)
-        /// No answer: the connection failed or the request timed out.
+        /// A reply began but broke: the connection closed before a whole response, or what
+        /// came was not HTTP or was too large. The upstream was reached.
+        case brokenAnswer
+        /// No answer: no connection could be made, or the request timed out.
         case noAnswer
+
+        /// What a failed exchange showed: a broken answer when the upstream was reached.
+        init(failure error: any Error) {
+            switch error as? UpstreamError {
+            case .connectionLost?, .protocolError?, .bodyTooLarge?: self = .brokenAnswer
+            default: self = .noAnswer
+            }
+        }
     }
 
     /// A change worth one log line and a counter.
@@ -86,14 +102,15 @@ final class UpstreamBackoff: Sendable {
                 let named = retryAfter.flatMap { Self.retryAfter($0, now: now) }.map { min($0, rules.longestRetryAfter) }
                 let reason = "answered \(status) " + (named == nil ? "without Retry-After" : "with Retry-After")
                 return pause(&state, for: named, reason: reason, probe: probe, now: now)
-            case .answered:
+            case .answered, .brokenAnswer where !rules.pausesOnAnswers:  // `where` is on .brokenAnswer alone
+                // A broken reply still shows the upstream was reached, where answers cannot pause.
                 state.failuresInARow = 0
                 // A success sent before a pause began does not end it; only the probe does.
                 guard state.pausedUntil != nil, probe else { return nil }
                 state.pausedUntil = nil
                 state.nextPause = rules.pause
                 return .reopened
-            case .noAnswer:
+            case .noAnswer, .brokenAnswer:
                 state.failuresInARow += 1
                 guard probe || state.failuresInARow >= rules.failuresInARow else { return nil }
                 let reason = probe ? "the probe request got no answer" : "\(rules.failuresInARow) requests in a row got no answer"
@@ -119,7 +136,7 @@ final class UpstreamBackoff: Sendable {
 
     /// Whether an answer with this status starts a pause (429 and 503, where the rules say so).
     func pauses(onStatus status: Int) -> Bool {
-        rules.pausesOnStatus && (status == 429 || status == 503)
+        rules.pausesOnAnswers && (status == 429 || status == 503)
     }
 
     /// The running pause, for readiness: when it ends and why it began.

@@ -57,8 +57,9 @@ struct UpstreamFetcher: CacheFetcher {
             _ = backoff.record(nil, probe: probe, now: clock.now())
             throw FetchError.unreachable("more than \(concurrency.queueLimit) requests are already waiting for the \(name) upstream")
         } catch {
-            settle(.noAnswer, probe: probe)
-            throw error
+            settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
+            // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.
+            throw error as? UpstreamError == .timeout ? FetchError.timeout : FetchError.unreachable("\(error)")
         }
         settle(.answered(status: entry.status, retryAfter: entry.header("retry-after")), probe: probe)
         if backoff.pauses(onStatus: entry.status), let pause = backoff.pause(now: clock.now()) {

@@ -12,9 +12,9 @@ protocol UpstreamObserver: Sendable {
 
 extension UpstreamObserver {
     /// One exchange through the client, recorded under `name`: `ok` says which statuses are
-    /// answers; an `UpstreamError` comes back as the `FetchError` the caches understand.
+    /// answers. A failure is rethrown as the client gave it, for the backoff to judge.
     func observed(_ name: String, client: UpstreamClient, request: UpstreamRequest,
-                  ok: (Int) -> Bool) async throws(FetchError) -> UpstreamResponse {
+                  ok: (Int) -> Bool) async throws -> UpstreamResponse {
         let start = ContinuousClock.now
         do {
             let response = try await client.fetch(request)
@@ -23,10 +23,10 @@ extension UpstreamObserver {
             return response
         } catch UpstreamError.timeout {
             record(upstream: name, outcome: "timeout", healthy: false, detail: "timed out", duration: ContinuousClock.now - start)
-            throw .timeout
+            throw UpstreamError.timeout
         } catch {
             record(upstream: name, outcome: "error", healthy: false, detail: "\(error)", duration: ContinuousClock.now - start)
-            throw .unreachable("\(error)")
+            throw error
         }
     }
 }

@@ -179,4 +179,27 @@ import TestSupport
         }
         await origin.stop()
     }
+
+    @Test func aPassThroughOriginThatCutsEveryReplyIsNotPausedButOneThatCannotBeReachedIs() async throws {
+        // Reads each request and resets the connection: reached, but no whole reply.
+        let cutting = try RawServer { fd, _ in
+            _ = RawServer.readHead(fd)
+            RawServer.reset(fd)
+        }
+        defer { cutting.stop() }
+        let unreachable = closedPort()
+        try await withLarder({
+            $0.routes = [RouteMount("/cut=http://127.0.0.1:\(cutting.port)")!, RouteMount("/gone=http://127.0.0.1:\(unreachable)")!]
+        }) { h in
+            for i in 0..<8 { #expect(try await h.get("/cut/\(i)").status == 502) }
+            #expect(cutting.connectionsAccepted == 8)
+            for i in 0..<5 { #expect(try await h.get("/gone/\(i)").status == 502) }
+            let paused = try await h.get("/gone/9")
+            #expect(paused.status == 503)
+            #expect(paused.header("cache-status")?.hasSuffix("detail=backoff") == true)
+            // Each route has its own backoff: the cutting origin is still asked.
+            #expect(try await h.get("/cut/9").status == 502)
+            #expect(cutting.connectionsAccepted == 9)
+        }
+    }
 }

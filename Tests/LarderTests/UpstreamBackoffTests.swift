@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Testing
+import Upstream
 @testable import Larder
 
 /// The backoff state machine alone, with times given by the test: when a pause begins, how
@@ -93,13 +94,35 @@ import Testing
         #expect(backoff.pause(now: start + 1)?.until == start + 21)
     }
 
-    @Test func whereStatusesDoNotPauseOnlyMissingAnswersDo() {
+    @Test func whereAnswersDoNotPauseOnlyMissingAnswersDo() {
         var rules = UpstreamBackoff.Rules()
-        rules.pausesOnStatus = false
+        rules.pausesOnAnswers = false
         let backoff = UpstreamBackoff(rules: rules)
         for _ in 0..<10 { #expect(backoff.record(.answered(status: 503, retryAfter: "60"), probe: false, now: start) == nil) }
+        for _ in 0..<10 { #expect(backoff.record(.brokenAnswer, probe: false, now: start) == nil) }
         #expect(backoff.admit(now: start) == .send(probe: false))
-        for _ in 0..<5 { _ = backoff.record(.noAnswer, probe: false, now: start) }
+        // A broken reply between missing ones starts the count again: the origin was reached.
+        for _ in 0..<4 { _ = backoff.record(.noAnswer, probe: false, now: start) }
+        _ = backoff.record(.brokenAnswer, probe: false, now: start)
+        for _ in 0..<4 { _ = backoff.record(.noAnswer, probe: false, now: start) }
+        #expect(backoff.admit(now: start) == .send(probe: false))
+        _ = backoff.record(.noAnswer, probe: false, now: start)
         #expect(backoff.admit(now: start) == .refused(retryAfter: 5))
+        // And a probe that gets a broken reply reopens it.
+        #expect(backoff.admit(now: start + 5) == .send(probe: true))
+        #expect(backoff.record(.brokenAnswer, probe: true, now: start + 5) == .reopened)
+    }
+
+    @Test func whereAnswersPauseBrokenRepliesCountAsMissingOnes() {
+        let backoff = UpstreamBackoff(rules: .init())
+        for _ in 0..<4 { #expect(backoff.record(.brokenAnswer, probe: false, now: start) == nil) }
+        #expect(backoff.record(.noAnswer, probe: false, now: start) == .paused(until: start + 5, reason: "5 requests in a row got no answer"))
+    }
+
+    @Test func aFailedExchangeIsBrokenWhenTheUpstreamWasReached() {
+        let broken: [UpstreamError] = [.connectionLost("Empty reply from server"), .protocolError("bad status line"), .bodyTooLarge(limit: 1)]
+        let missing: [UpstreamError] = [.timeout, .cannotConnect("refused"), .cannotResolve("nowhere")]
+        #expect(broken.map { UpstreamBackoff.Outcome(failure: $0) } == Array(repeating: .brokenAnswer, count: 3))
+        #expect(missing.map { UpstreamBackoff.Outcome(failure: $0) } == Array(repeating: .noAnswer, count: 3))
     }
 }
