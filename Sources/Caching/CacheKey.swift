@@ -14,7 +14,14 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The primary key of `resource` in `route` (a route name such as `weather`, or a
     /// pass-through route's origin URL).
     public init(route: String, resource: String) {
-        text = Self.part(route) + "\u{0}" + Self.part(resource)
+        let route = Self.part(route), resource = Self.part(resource)
+        // Grown in place: one allocation per key, and keys are made on every lookup.
+        var text = String()
+        text.reserveCapacity(route.utf8.count + 1 + resource.utf8.count)
+        text += route
+        text += "\u{0}"
+        text += resource
+        self.text = text
     }
 
     /// A key as the disk tier stored it (its text is checked against the file's checksum).
@@ -48,7 +55,8 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// cannot end early; the escaped form always holds `%` and a verbatim one never does,
     /// so no two parts come out the same.
     private static func part(_ text: String) -> String {
-        guard text.utf8.contains(where: { $0 == 0 || $0 == 0x25 }) else { return text }
+        var bytes = text
+        guard bytes.withUTF8({ $0.contains { $0 == 0 || $0 == 0x25 } }) else { return text }
         return text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\u{0}", with: "%00")
     }
 

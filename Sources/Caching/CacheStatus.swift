@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// The `Cache-Status` value (RFC 9211) for one answer, built from what actually happened.
 ///
 /// Examples: `larder; hit; ttl=3542; detail=memory`, `larder; fwd=miss; fwd-status=200; stored`,
@@ -66,8 +68,6 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public static let cacheName = "larder"
-
     public var hit = false
     public var forward: Forward?
     public var forwardStatus: Int?
@@ -88,17 +88,35 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        // One string grown in place: this runs for every answer, hits included.
-        var text = Self.cacheName
-        text.reserveCapacity(64)
-        if hit { text += "; hit" }
-        if let forward { text += "; fwd=" + forward.rawValue }
-        if let forwardStatus { text += "; fwd-status=" + String(forwardStatus) }
-        if let ttl { text += "; ttl=" + String(ttl) }
-        if stored { text += "; stored" }
-        if collapsed { text += "; collapsed" }
-        if let detail { text += "; detail=" + detail.rawValue }
-        return text
+        var bytes: [UInt8] = []
+        append(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends the value's octets: this runs for every answer, hits included, so it writes
+    /// bytes and makes no String.
+    public func append(to out: inout [UInt8]) {
+        func put(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
+        put("larder")
+        if hit { put("; hit") }
+        if let forward {
+            put("; fwd=")
+            out.append(contentsOf: forward.rawValue.utf8)
+        }
+        if let forwardStatus {
+            put("; fwd-status=")
+            DecimalText.append(forwardStatus, to: &out)
+        }
+        if let ttl {
+            put("; ttl=")
+            DecimalText.append(ttl, to: &out)
+        }
+        if stored { put("; stored") }
+        if collapsed { put("; collapsed") }
+        if let detail {
+            put("; detail=")
+            out.append(contentsOf: detail.rawValue.utf8)
+        }
     }
 
     /// Where this answer counts: the tier it was served from, or `upstream` when it was forwarded.

@@ -14,7 +14,10 @@ public enum FieldSyntax {
     }
 
     /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-    @inline(__always) public static func isTokenByte(_ b: UInt8) -> Bool { tokenTable[Int(b)] }
+    @inline(__always) public static func isTokenByte(_ b: UInt8) -> Bool {
+        // One bit per ASCII byte, as constants: no table behind a lazy global on every byte.
+        b < 64 ? (0x03FF_6CFA_0000_0000 as UInt64) >> b & 1 == 1 : b < 128 && (0x57FF_FFFF_C7FF_FFFE as UInt64) >> (b - 64) & 1 == 1
+    }
 
     /// A non-empty run of tchar: a method, a field name, a transfer coding.
     public static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
@@ -27,10 +30,4 @@ public enum FieldSyntax {
 
     /// Whether a whole field value (already trimmed or not) is valid.
     public static func isValue(_ bytes: some Sequence<UInt8>) -> Bool { bytes.allSatisfy(isValueByte) }
-
-    private static let tokenTable: [Bool] = (0..<256).map { i in
-        let b = UInt8(i)
-        if (0x30...0x39).contains(b) || (0x41...0x5A).contains(b) || (0x61...0x7A).contains(b) { return true }
-        return "!#$%&'*+-.^_`|~".utf8.contains(b)
-    }
 }

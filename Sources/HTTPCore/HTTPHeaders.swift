@@ -52,8 +52,13 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
 
     /// Every value of the field, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { HTTPHeaders.namesEqual($0.name, name) }.map(\.value)
+        // A plain loop: every request asks for a few fields it does not have.
+        var found: [String] = []
+        for field in fields where HTTPHeaders.namesEqual(field.name, name) { found.append(field.value) }
+        return found
     }
+
+    public mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
 

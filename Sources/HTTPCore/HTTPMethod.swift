@@ -6,10 +6,12 @@ public enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
 
     /// From the request line's bytes: known methods without making a String.
     public init(bytes: ArraySlice<UInt8>) {
+        // The common methods by their bytes, without a String.
+        let s = bytes.startIndex
         switch bytes.count {
-        case 3 where bytes.elementsEqual("GET".utf8): self = .get
-        case 4 where bytes.elementsEqual("HEAD".utf8): self = .head
-        case 4 where bytes.elementsEqual("POST".utf8): self = .post
+        case 3 where bytes[s] == 0x47 && bytes[s + 1] == 0x45 && bytes[s + 2] == 0x54: self = .get
+        case 4 where bytes[s] == 0x48 && bytes[s + 1] == 0x45 && bytes[s + 2] == 0x41 && bytes[s + 3] == 0x44: self = .head
+        case 4 where bytes[s] == 0x50 && bytes[s + 1] == 0x4F && bytes[s + 2] == 0x53 && bytes[s + 3] == 0x54: self = .post
         default: self.init(token: String(decoding: bytes, as: UTF8.self))
         }
     }

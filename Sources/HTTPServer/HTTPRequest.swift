@@ -14,7 +14,9 @@ public struct HTTPRequest: Sendable {
 
     /// Path and query, split once on the bytes (every route and log line reads them).
     private static func split(_ target: String) -> (Substring, Substring?) {
-        guard let mark = target.utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target[...], nil) }
+        var text = target
+        guard let offset = text.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return (target[...], nil) }
+        let mark = target.utf8.index(target.utf8.startIndex, offsetBy: offset)
         return (target[..<mark], target[target.utf8.index(after: mark)...])
     }
     public var version: HTTPVersion
@@ -32,6 +34,17 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.keepAlive = Self.keepAlive(version: version, headers: headers)
+    }
+
+    /// A parsed request, whose connection rule the parser has already read from its fields.
+    init(method: HTTPMethod, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8], keepAlive: Bool) {
+        self.method = method
+        self.target = target
+        (path, query) = Self.split(target)
+        self.version = version
+        self.headers = headers
+        self.body = body
+        self.keepAlive = keepAlive
     }
 
     /// Whether the connection stays open after this request (RFC 9112 §9.3): decided once,

@@ -4,6 +4,8 @@ import HTTPCore
 /// `Connection`; the handler adds everything else.
 public struct HTTPResponse: Sendable {
     public var status: Int
+    /// Field lines the handler rendered for this response alone, written first.
+    public var lines = FieldLines()
     public var headers: HTTPHeaders
     /// Field lines rendered ahead of time, written after `headers`: a handler that answers
     /// the same resource many times renders its fixed fields once.

@@ -244,8 +244,8 @@ struct RequestParser {
             return .bad("The request target contains a byte that is not allowed.")
         }
         let o = v.startIndex
-        guard v.count == 8, v[o..<(o + 5)].elementsEqual("HTTP/".utf8), FieldSyntax.isDigit(v[o + 5]), v[o + 6] == 0x2E,
-              FieldSyntax.isDigit(v[o + 7]) else {
+        guard v.count == 8, v[o] == 0x48, v[o + 1] == 0x54, v[o + 2] == 0x54, v[o + 3] == 0x50, v[o + 4] == 0x2F,  // "HTTP/"
+              FieldSyntax.isDigit(v[o + 5]), v[o + 6] == 0x2E, FieldSyntax.isDigit(v[o + 7]) else {
             return .bad("The HTTP version is malformed.")
         }
         switch (v[o + 5], v[o + 7]) {
@@ -318,6 +318,8 @@ struct RequestParser {
         }
         guard valid else { return .bad("A header field value contains a control character.") }
         if keep {
+            // One allocation for the few fields of a usual request.
+            if headers.isEmpty { headers.reserveCapacity(8) }
             let nameString = String(decoding: name, as: UTF8.self)
             if absoluteAuthority, HTTPHeaders.namesEqual(nameString, "host") { return nil }
             headers.add(nameString, highBytes ? FieldText.decode(value) : String(decoding: value, as: UTF8.self))
@@ -424,8 +426,7 @@ struct RequestParser {
     }
 
     private mutating func finish() -> HTTPRequest {
-        var request = HTTPRequest(method: method, target: target, version: version, headers: headers, body: body)
-        request.keepAlive = keepAlive
+        let request = HTTPRequest(method: method, target: target, version: version, headers: headers, body: body, keepAlive: keepAlive)
         state = .requestLine
         headers = HTTPHeaders()
         body = []

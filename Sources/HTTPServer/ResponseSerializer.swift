@@ -10,12 +10,14 @@ enum ResponseSerializer {
     }
 
     static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32 + (response.rendered?.bytes.count ?? 0))
-        if let line = Self.statusLines[response.status] {
+        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32 + response.lines.bytes.count
+                            + (response.rendered?.bytes.count ?? 0))
+        if let line = Self.statusLine(response.status) {
             out.append(contentsOf: line)
         } else {
             out.append(contentsOf: "HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8)
         }
+        out.append(contentsOf: response.lines.bytes)
         var hasDate = false
         for field in response.headers {
             // Framing and connection management belong to the server alone.
@@ -55,10 +57,14 @@ enum ResponseSerializer {
         }
     }
 
-    /// Status lines of the common statuses, rendered once.
-    private static let statusLines: [Int: [UInt8]] = Dictionary(uniqueKeysWithValues:
-        [200, 204, 304, 400, 404, 405, 408, 413, 414, 431, 500, 501, 502, 503, 504, 505].map {
-            ($0, Array("HTTP/1.1 \($0) \(ReasonPhrase.of($0))\r\n".utf8))
-        })
+    /// Status lines of the statuses with a reason phrase, rendered once and indexed by
+    /// status − 100 (no hashing per response).
+    private static let statusLines: [[UInt8]?] = (100..<600).map { status in
+        ReasonPhrase.of(status).isEmpty ? nil : Array("HTTP/1.1 \(status) \(ReasonPhrase.of(status))\r\n".utf8)
+    }
+
+    private static func statusLine(_ status: Int) -> [UInt8]? {
+        (100..<600).contains(status) ? statusLines[status - 100] : nil
+    }
     private static let contentLengthName = Array("Content-Length: ".utf8)
 }

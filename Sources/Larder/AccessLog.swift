@@ -68,9 +68,9 @@ struct AccessLog: Sendable {
         }
     }
 
-    private func record(_ request: HTTPRequest, _ response: HTTPResponse, id: String, _ start: ContinuousClock.Instant) -> HTTPResponse {
+    private func record(_ request: HTTPRequest, _ response: consuming HTTPResponse, id: String, _ start: ContinuousClock.Instant) -> HTTPResponse {
         var response = response
-        response.headers.add("X-Request-Id", id)
+        response.lines.add("X-Request-Id", id)
         let duration = ContinuousClock.now - start
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
         let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
@@ -80,7 +80,7 @@ struct AccessLog: Sendable {
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
         var values: [LogLine.Value] = [
             .integer(request.method == .head ? 0 : response.body.count),
-            .text(response.headers["cache-status"] ?? "-"),
+            .text(response.lines.value("cache-status") ?? "-"),
             .text(request.clientAddress),
             .thousandths(Int((duration.seconds * 1_000_000).rounded())),
             .text(id),

@@ -11,14 +11,11 @@ enum CachedResponse {
     /// (a gateway relays ranges of what it stores; Larder's own JSON is sent whole).
     static func make(_ answer: CacheAnswer, for request: HTTPRequest, ranges: Bool) -> HTTPResponse {
         let rendered = answer.rendered
-        // Age before the rendered Date: linters that read fields in order judge clock skew with Age known.
         var headers = HTTPHeaders()
-        headers.add("Age", String(answer.age))
-        headers.add("Cache-Status", answer.status.description)
         if let upstream = upstreamMilliseconds(answer) { headers.add("Server-Timing", "upstream;dur=\(upstream)") }
         let readsOnly = request.method == .get || request.method == .head
         if readsOnly, rendered.status == 200, clientHasCurrentCopy(request, rendered) {
-            return HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields).noting(answer.status)
+            return HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields).noting(answer.status, age: answer.age)
         }
         if ranges, request.method == .get, rendered.status == 200, let range = request.headers["range"],
            rangeApplies(request, answer.entry) {
@@ -29,7 +26,7 @@ enum CachedResponse {
             case .partial(let r):
                 headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
                 return HTTPResponse(status: 206, headers: headers, rendered: rendered.fields, body: Array(rendered.body[r.first...r.last]))
-                    .noting(answer.status)
+                    .noting(answer.status, age: answer.age)
             case .unsatisfiable:
                 var response = ProblemDetails(status: 416, detail: "The range \(range) is outside the \(length) bytes stored.").response()
                 response.headers.add("Content-Range", "bytes */\(length)")
@@ -37,7 +34,7 @@ enum CachedResponse {
             }
         }
         var response = HTTPResponse(status: rendered.status, headers: headers, rendered: rendered.fields, body: rendered.body)
-            .noting(answer.status)
+            .noting(answer.status, age: answer.age)
         if request.method == .head, rendered.body.isEmpty {
             // A relayed HEAD answer has no body at hand: its length is the one the origin stated.
             response.headContentLength = answer.entry.header("content-length").flatMap { Int($0) }
@@ -105,12 +102,10 @@ enum CachedResponse {
             var response = ProblemDetails(status: 503, detail: "The \(part) upstream is backing off and was not asked; "
                                           + "no stored answer may stand in. Retry in \(seconds) s.").response()
             response.headers.add("Retry-After", String(seconds))
-            response.headers.add("Cache-Status", status.description)
             return response.noting(status)
         case .upstream(let upstream, let status):
             let code = upstream.timeout ? 504 : 502
-            var response = ProblemDetails(status: code, detail: "The \(part) upstream has no usable answer: \(upstream.detail).").response()
-            response.headers.add("Cache-Status", status.description)
+            let response = ProblemDetails(status: code, detail: "The \(part) upstream has no usable answer: \(upstream.detail).").response()
             return response.noting(status)
         }
     }
@@ -133,9 +128,13 @@ extension RequestDirectives {
 }
 
 extension HTTPResponse {
-    /// The response with how the cache answered noted on it, for the access log and metrics.
-    func noting(_ status: CacheStatus) -> HTTPResponse {
+    /// The response with how the cache answered: `Age` (for a stored answer) and
+    /// `Cache-Status` as its first fields, and a note for the access log and metrics.
+    func noting(_ status: CacheStatus, age: Int? = nil) -> HTTPResponse {
         var noted = self
+        // Age before the rendered Date: linters that read fields in order judge clock skew with Age known.
+        if let age { noted.lines.add("Age", age) }
+        noted.lines.add("Cache-Status", status.append)
         noted.annotation = RequestSeries.CacheResult(status).rawValue
         return noted
     }

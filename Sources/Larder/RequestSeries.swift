@@ -46,32 +46,51 @@ final class RequestSeries: Sendable {
 
     private let labels: [String]
     private let index: [Substring: Int]
-    private let requests: [[AtomicCell]]
-    private let durations: [[[AtomicCell]]]
+    /// Both tables flat, so a request costs two array indexes: `requests[route][status]`
+    /// at `route * statuses.count + status − 100`, `durations[route][result][cell]` at
+    /// `(route * results + result) * histogramWidth + cell`.
+    private let requests: [AtomicCell]
+    private let durations: [AtomicCell]
+    /// The bucket bounds in nanoseconds, compared with a duration without a Double.
+    private let boundsNanoseconds: [Int]
 
     init(routes: [String]) {
         labels = routes + [Self.passThroughLabel, Self.otherLabel]
         index = Dictionary(labels.enumerated().map { (Substring($1), $0) }, uniquingKeysWith: { first, _ in first })
-        requests = labels.map { _ in Self.statuses.map { _ in AtomicCell() } }
-        durations = labels.map { _ in CacheResult.allCases.map { _ in (0..<Self.histogramWidth).map { _ in AtomicCell() } } }
+        requests = (0..<(labels.count * Self.statuses.count)).map { _ in AtomicCell() }
+        durations = (0..<(labels.count * CacheResult.allCases.count * Self.histogramWidth)).map { _ in AtomicCell() }
+        boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
     }
 
-    /// The route a request counts under; `passThrough` says whether a pass-through route covers its path.
-    func route(of path: Substring, passThrough: Bool) -> Route {
+    /// The route a request counts under; `passThrough` says whether a pass-through route
+    /// covers its path (asked only for a path without a route of its own).
+    func route(of path: Substring, passThrough: @autoclosure () -> Bool) -> Route {
         if let known = index[path] { return Route(index: known) }
-        return Route(index: labels.count - (passThrough ? 2 : 1))
+        return Route(index: labels.count - (passThrough() ? 2 : 1))
     }
 
     func label(_ route: Route) -> String { labels[route.index] }
 
     /// Counts one answered request and its duration.
     func record(_ route: Route, status: Int, result: CacheResult, duration: Duration) {
-        if Self.statuses.contains(status) { requests[route.index][status - Self.statuses.lowerBound].add(1) }
-        let cells = durations[route.index][Int(result.counted.rawValue)]
-        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
-        cells[Self.bounds.firstIndex { seconds <= $0 } ?? Self.bounds.count].add(1)
-        cells[Self.bounds.count + 1].add(1)
-        cells[Self.bounds.count + 2].add(Int(duration.components.seconds) * 1_000_000_000 + Int(duration.components.attoseconds / 1_000_000_000))
+        if Self.statuses.contains(status) { requestCell(route: route.index, offset: status - Self.statuses.lowerBound).add(1) }
+        let first = durationsStart(route: route.index, result: Int(result.counted.rawValue))
+        let (seconds, attoseconds) = duration.components
+        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+        var bucket = 0
+        while bucket < boundsNanoseconds.count, nanoseconds > boundsNanoseconds[bucket] { bucket += 1 }
+        durations[first + bucket].add(1)
+        durations[first + Self.bounds.count + 1].add(1)
+        durations[first + Self.bounds.count + 2].add(nanoseconds)
+    }
+
+    private func requestCell(route: Int, offset: Int) -> AtomicCell { requests[route * Self.statuses.count + offset] }
+
+    private func durationsStart(route: Int, result: Int) -> Int { (route * CacheResult.allCases.count + result) * Self.histogramWidth }
+
+    private func durationCells(route: Int, result: Int) -> ArraySlice<AtomicCell> {
+        let first = durationsStart(route: route, result: result)
+        return durations[first..<(first + Self.histogramWidth)]
     }
 
     // MARK: Exposition
@@ -80,16 +99,20 @@ final class RequestSeries: Sendable {
     func render() -> String {
         var text = ""
         var lines: [String] = []
-        for (route, row) in requests.enumerated() {
-            for (offset, cell) in row.enumerated() where cell.current > 0 {
+        for route in labels.indices {
+            for offset in 0..<Self.statuses.count {
+                let cell = requestCell(route: route, offset: offset)
+                guard cell.current > 0 else { continue }
                 lines.append("\(MetricFamily.httpRequests.name){route=\"\(labels[route])\",status=\"\(Self.statuses.lowerBound + offset)\"} \(cell.current)")
             }
         }
         Self.family(.httpRequests, type: "counter", lines, into: &text)
 
         lines = []
-        for (route, results) in durations.enumerated() {
-            for (result, cells) in results.enumerated() where cells[Self.bounds.count + 1].current > 0 {
+        for route in labels.indices {
+            for result in CacheResult.allCases.indices {
+                let cells = Array(durationCells(route: route, result: result))
+                guard cells[Self.bounds.count + 1].current > 0 else { continue }
                 let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheResult.allCases[result].label)\""
                 var cumulative = 0
                 for (bucket, bound) in Self.bounds.enumerated() {

@@ -55,6 +55,8 @@ import Testing
                 == "larder; fwd=miss; fwd-status=200; stored; collapsed")
         #expect(CacheStatus(forward: .stale, forwardStatus: 503, detail: .staleIfError).description
                 == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
+        #expect(CacheStatus(hit: true, ttl: -5, detail: .refreshLimited).description == "larder; hit; ttl=-5; detail=refresh-limited")
+        #expect(CacheStatus().description == "larder")
     }
 }
 

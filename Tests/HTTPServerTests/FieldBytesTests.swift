@@ -1,0 +1,38 @@
+import HTTPCore
+import Testing
+
+/// The byte-level helpers of the hit path: token bytes by bit mask, field lines rendered
+/// straight into bytes.
+@Suite struct FieldBytesTests {
+    @Test func tokenBytesAreExactlyRFC9110Tchar() {
+        let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
+        for byte in UInt8.min...UInt8.max {
+            #expect(FieldSyntax.isTokenByte(byte) == tchar.contains(byte), "byte \(byte)")
+        }
+    }
+
+    @Test func fieldLinesRenderEachLineWithCRLFAndAreReadBackByName() {
+        var lines = FieldLines()
+        #expect(lines.bytes.isEmpty)
+        lines.add("Age", 0)
+        lines.add("Cache-Status", "larder; hit; ttl=-3")
+        lines.add("X-Request-Id") { $0.append(contentsOf: "ab-1".utf8) }
+        #expect(String(decoding: lines.bytes, as: UTF8.self) == "Age: 0\r\nCache-Status: larder; hit; ttl=-3\r\nX-Request-Id: ab-1\r\n")
+        #expect(lines.value("cache-status") == "larder; hit; ttl=-3")
+        #expect(lines.value("AGE") == "0")
+        #expect(lines.value("x-request-id") == "ab-1")
+        #expect(lines.value("age2") == nil)
+        #expect(FieldLines().value("age") == nil)
+    }
+
+    @Test func commonMethodsAreReadFromTheirBytesAndOthersKeepTheirName() {
+        func method(_ text: String) -> HTTPMethod { HTTPMethod(bytes: Array(text.utf8)[...]) }
+        #expect(method("GET") == .get)
+        #expect(method("HEAD") == .head)
+        #expect(method("POST") == .post)
+        #expect(method("PUT") == .put)
+        #expect(method("GEX") == .other("GEX"))
+        #expect(method("get") == .other("get"))  // methods are case-sensitive (RFC 9110 §9.1)
+        #expect(method("HEAP") == .other("HEAP"))
+    }
+}
