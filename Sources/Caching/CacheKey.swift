@@ -14,14 +14,18 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The primary key of `resource` in `route` (a route name such as `weather`, or a
     /// pass-through route's origin URL).
     public init(route: String, resource: String) {
-        let route = Self.part(route), resource = Self.part(resource)
-        // Grown in place: one allocation per key, and keys are made on every lookup.
-        var text = String()
-        text.reserveCapacity(route.utf8.count + 1 + resource.utf8.count)
-        text += route
-        text += "\u{0}"
-        text += resource
-        self.text = text
+        var route = Self.part(route), resource = Self.part(resource)
+        // Copied once into one allocation: keys are made on every lookup.
+        text = route.withUTF8 { first in
+            resource.withUTF8 { second in
+                String(unsafeUninitializedCapacity: first.count + 1 + second.count) { text in
+                    _ = text.initialize(fromContentsOf: first)
+                    text[first.count] = 0
+                    _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
+                    return first.count + 1 + second.count
+                }
+            }
+        }
     }
 
     /// A key as the disk tier stored it (its text is checked against the file's checksum).

@@ -2,7 +2,7 @@
 /// that reads bytes from outside: the request parser, the origin response check, and the
 /// disk entry codec. No I/O; every function is total.
 public enum FieldSyntax {
-    @inline(__always) public static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+    @inlinable @inline(__always) public static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
     @inline(__always) public static func hexValue(_ b: UInt8) -> Int? {
         switch b {
@@ -14,7 +14,7 @@ public enum FieldSyntax {
     }
 
     /// tchar = "!" / "#" / "$" / "%" / "&" / "'" / "*" / "+" / "-" / "." / "^" / "_" / "`" / "|" / "~" / DIGIT / ALPHA
-    @inline(__always) public static func isTokenByte(_ b: UInt8) -> Bool {
+    @inlinable @inline(__always) public static func isTokenByte(_ b: UInt8) -> Bool {
         // One bit per ASCII byte, as constants: no table behind a lazy global on every byte.
         b < 64 ? (0x03FF_6CFA_0000_0000 as UInt64) >> b & 1 == 1 : b < 128 && (0x57FF_FFFF_C7FF_FFFE as UInt64) >> (b - 64) & 1 == 1
     }
@@ -26,7 +26,7 @@ public enum FieldSyntax {
 
     /// field-vchar / SP / HTAB: VCHAR and obs-text (0x80–0xFF) are allowed; CR, LF, NUL,
     /// DEL and the other controls are not (RFC 9110 §5.5).
-    @inline(__always) public static func isValueByte(_ b: UInt8) -> Bool { b == 0x09 || (b >= 0x20 && b != 0x7F) }
+    @inlinable @inline(__always) public static func isValueByte(_ b: UInt8) -> Bool { b == 0x09 || (b >= 0x20 && b != 0x7F) }
 
     /// Whether a whole field value (already trimmed or not) is valid.
     public static func isValue(_ bytes: some Sequence<UInt8>) -> Bool { bytes.allSatisfy(isValueByte) }

@@ -102,7 +102,12 @@ final class UpstreamBackoff: Sendable {
                 let named = retryAfter.flatMap { Self.retryAfter($0, now: now) }.map { min($0, rules.longestRetryAfter) }
                 let reason = "answered \(status) " + (named == nil ? "without Retry-After" : "with Retry-After")
                 return pause(&state, for: named, reason: reason, probe: probe, now: now)
-            case .answered, .brokenAnswer where !rules.pausesOnAnswers:  // `where` is on .brokenAnswer alone
+            case .brokenAnswer where rules.pausesOnAnswers, .noAnswer:
+                state.failuresInARow += 1
+                guard probe || state.failuresInARow >= rules.failuresInARow else { return nil }
+                let reason = probe ? "the probe request got no answer" : "\(rules.failuresInARow) requests in a row got no answer"
+                return pause(&state, for: nil, reason: reason, probe: probe, now: now)
+            case .answered, .brokenAnswer:
                 // A broken reply still shows the upstream was reached, where answers cannot pause.
                 state.failuresInARow = 0
                 // A success sent before a pause began does not end it; only the probe does.
@@ -110,11 +115,6 @@ final class UpstreamBackoff: Sendable {
                 state.pausedUntil = nil
                 state.nextPause = rules.pause
                 return .reopened
-            case .noAnswer, .brokenAnswer:
-                state.failuresInARow += 1
-                guard probe || state.failuresInARow >= rules.failuresInARow else { return nil }
-                let reason = probe ? "the probe request got no answer" : "\(rules.failuresInARow) requests in a row got no answer"
-                return pause(&state, for: nil, reason: reason, probe: probe, now: now)
             }
         }
     }
