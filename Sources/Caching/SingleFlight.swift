@@ -1,3 +1,4 @@
+import HTTPCore
 import Synchronization
 
 /// At most one piece of work per key at a time: the first caller starts it, later callers
@@ -41,7 +42,8 @@ final class SingleFlight<Outcome: Sendable>: Sendable {
     var inFlight: Int { flights.withLock { $0.count } }
 
     private func launch(_ key: String, _ work: @escaping @Sendable () async -> Outcome) {
-        Task {
+        // On the caller's event loop, when it has one: the work's awaits come back there.
+        Task(executorPreference: LoopExecutor.current) { [self] in
             let outcome = await work()
             let waiters = flights.withLock { $0.removeValue(forKey: key) ?? [] }
             for waiter in waiters { waiter.continuation.resume(returning: (outcome, waiter.collapsed)) }

@@ -34,11 +34,7 @@ final class EventLoop: @unchecked Sendable {
     private let tick: Int32
     private let onExit: @Sendable () -> Void
 
-    private struct Inbox {
-        var completions: [(token: UInt64, sequence: Int, response: HTTPResponse)] = []
-        var stopRequested = false
-    }
-    private let inbox = Mutex(Inbox())
+    private let inbox: LoopInbox
     private var drainDeadline: UInt64?
 
     init(listenerFD: Int32, configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
@@ -52,6 +48,7 @@ final class EventLoop: @unchecked Sendable {
         self.onExit = onExit
         epfd = try System.call("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
         wakeFD = try System.call("eventfd") { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+        inbox = LoopInbox(wakeFD: wakeFD)
         scratch = .allocate(byteCount: Self.readChunk, alignment: 16)
         let shortest = min(configuration.headerReadTimeout, configuration.idleTimeout, configuration.writeStallTimeout,
                            configuration.bodyProgressTimeout)
@@ -64,21 +61,12 @@ final class EventLoop: @unchecked Sendable {
 
     /// Hands a finished async response to the loop that owns its connection.
     func post(token: UInt64, sequence: Int, response: HTTPResponse) {
-        let first = inbox.withLock { inbox in
-            inbox.completions.append((token, sequence, response))
-            return inbox.completions.count == 1
-        }
-        if first { wake() }
+        inbox.post(.init(token: token, sequence: sequence, response: response))
     }
 
     /// Starts a graceful stop: no new connections, in-flight responses finished, idle ones closed.
     func requestStop() {
-        inbox.withLock { $0.stopRequested = true }
-        wake()
-    }
-
-    private func wake() {
-        _ = eventfd_write(wakeFD, 1)
+        inbox.requestStop()
     }
 
     // MARK: The loop
@@ -120,6 +108,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func shutDownLoop() {
+        inbox.close(executor: asUnownedTaskExecutor())
         for connection in Array(connections.values) { close(connection) }
         closeListener()
         System.close(wakeFD)
@@ -128,22 +117,25 @@ final class EventLoop: @unchecked Sendable {
         onExit()
     }
 
+    /// Runs the jobs of the loop's Tasks and files the responses they finished, looking
+    /// again while more arrive (a job often posts a response at once), a bounded number of times.
     private func drainInbox() {
         var value: eventfd_t = 0
         _ = eventfd_read(wakeFD, &value)
-        let (completions, stop) = inbox.withLock { inbox in
-            defer { inbox.completions.removeAll(keepingCapacity: true) }
-            return (inbox.completions, inbox.stopRequested)
-        }
-        // A stop first: responses finishing in the same batch then already say `Connection: close`.
-        if stop, drainDeadline == nil { beginDrain() }
-        for completion in completions {
-            let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
-            // The connection may have closed while its handler ran.
-            guard let connection = connections[fd], connection.token == completion.token else { continue }
-            connection.state.asyncFinished()
-            connection.complete(completion.sequence, completion.response, date: &date)
-            service(connection)
+        var rounds = 0
+        while let batch = inbox.take(last: rounds == 16) {
+            rounds += 1
+            // A stop first: responses finishing in the same batch then already say `Connection: close`.
+            if batch.stopRequested, drainDeadline == nil { beginDrain() }
+            for job in batch.jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
+            for completion in batch.completions {
+                let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
+                // The connection may have closed while its handler ran.
+                guard let connection = connections[fd], connection.token == completion.token else { continue }
+                connection.state.asyncFinished()
+                connection.complete(completion.sequence, completion.response, date: &date)
+                service(connection)
+            }
         }
     }
 
@@ -351,8 +343,9 @@ final class EventLoop: @unchecked Sendable {
         case .later(let work):
             connection.state.asyncStarted()
             let token = connection.token
-            Task { [self] in
-                let response = await work()
+            // On this loop: its awaits come back here, with no hop through the shared pool.
+            Task(executorPreference: self) { [self] in
+                let response = await LoopExecutor.$current.withValue(self) { await work() }
                 post(token: token, sequence: sequence, response: response)
             }
         }
@@ -417,4 +410,14 @@ final class EventLoop: @unchecked Sendable {
 final class ServerSharedState: Sendable {
     let openConnections = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
+}
+
+/// Tasks begun for async handlers run on the loop of their connection: a job is queued in
+/// the inbox and run by the loop thread, so a disk read or an upstream fetch costs one
+/// wake of the loop when it is done instead of hops through the shared pool as well.
+/// Their work must not block, as every handler's.
+extension EventLoop: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        inbox.enqueue(UnownedJob(job), on: asUnownedTaskExecutor())
+    }
 }

@@ -1,0 +1,6 @@
+/// The event loop whose Task is running, for work that Task starts in Tasks of its own (a
+/// cache's single flight): started there too, that work's awaits come back to the same
+/// loop, without a hop through the shared pool and another wake. Nil outside a loop's Task.
+public enum LoopExecutor {
+    @TaskLocal public static var current: (any TaskExecutor)?
+}
