@@ -161,7 +161,14 @@ enum DiskEntryCodec {
             return bytes[offset..<(offset + n)]
         }
 
-        mutating func u32() -> UInt32? { take(4).map { $0.reversed().reduce(0) { $0 << 8 | UInt32($1) } } }
-        mutating func u64() -> UInt64? { take(8).map { $0.reversed().reduce(0) { $0 << 8 | UInt64($1) } } }
+        mutating func u32() -> UInt32? { take(4).map { UInt32(truncatingIfNeeded: Self.littleEndian($0)) } }
+        mutating func u64() -> UInt64? { take(8).map(Self.littleEndian) }
+
+        /// The little-endian number in `bytes` (at most 8), without an intermediate array.
+        private static func littleEndian(_ bytes: ArraySlice<UInt8>) -> UInt64 {
+            var value: UInt64 = 0
+            for index in bytes.indices.reversed() { value = value << 8 | UInt64(bytes[index]) }
+            return value
+        }
     }
 }

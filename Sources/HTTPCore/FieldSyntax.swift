@@ -20,7 +20,9 @@ public enum FieldSyntax {
     }
 
     /// A non-empty run of tchar: a method, a field name, a transfer coding.
+    @inlinable
     public static func isToken(_ bytes: some Collection<UInt8>) -> Bool {
+        // Inlinable, so a caller's collection type is specialised rather than walked generically.
         !bytes.isEmpty && bytes.allSatisfy(isTokenByte)
     }
 
@@ -29,5 +31,6 @@ public enum FieldSyntax {
     @inlinable @inline(__always) public static func isValueByte(_ b: UInt8) -> Bool { b == 0x09 || (b >= 0x20 && b != 0x7F) }
 
     /// Whether a whole field value (already trimmed or not) is valid.
+    @inlinable
     public static func isValue(_ bytes: some Sequence<UInt8>) -> Bool { bytes.allSatisfy(isValueByte) }
 }
