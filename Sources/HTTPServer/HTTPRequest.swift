@@ -27,13 +27,8 @@ public struct HTTPRequest: Sendable {
 
     public init(method: HTTPMethod, target: String, version: HTTPVersion = .http11,
                 headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.method = method
-        self.target = target
-        (path, query) = Self.split(target)
-        self.version = version
-        self.headers = headers
-        self.body = body
-        self.keepAlive = Self.keepAlive(version: version, headers: headers)
+        self.init(method: method, target: target, version: version, headers: headers, body: body,
+                  keepAlive: Self.keepAlive(version: version, headers: headers))
     }
 
     /// A parsed request, whose connection rule the parser has already read from its fields.
