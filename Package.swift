@@ -33,7 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
-        // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift.
+        // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift, and CRC-32C.
         .target(name: "CLinux"),
         // HTTP vocabulary shared by the server, the upstream client and the cache: field
         // syntax and field octets. No I/O.
@@ -47,7 +47,7 @@ let package = Package(
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore"]),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
-        .target(name: "Caching", dependencies: ["HTTPCore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: hitPath),
+        .target(name: "Caching", dependencies: ["CLinux", "HTTPCore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: hitPath),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
             name: "HTTPServer",
@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "TestSupport"]),
-        .testTarget(name: "CachingTests", dependencies: ["HTTPCore", "Caching", "TestSupport"]),
+        .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "TestSupport"]),
         .testTarget(name: "LarderTests", dependencies: ["HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -116,7 +116,7 @@ extension Cache {
     /// for the shared one, so a replica woken by it finds the entry).
     private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) {
         memory.set(key, item)
-        disk?.write(key, entry)
+        disk?.write(key, entry, rendition: rendition(item))
         if let expiry { shared?.write(key, entry, expiry: expiry) }
     }
 

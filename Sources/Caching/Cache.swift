@@ -10,7 +10,8 @@ import HTTPCore
 ///
 /// `render` turns an entry into what the route sends for it, once, when the entry is
 /// fetched or read back from disk. It may reject an entry (a body that does not decode):
-/// that is an upstream failure, and the entry is never stored. The memory lookup is
+/// that is an upstream failure, and the entry is never stored. With `reuse`, the rendered
+/// body is kept in the disk file too, and a disk read uses it instead of rendering again. The memory lookup is
 /// synchronous so a hit can be answered on the event loop thread; everything else is async.
 public final class Cache: Sendable {
     /// The route's name in every key, so no two routes share a stored response.
@@ -23,6 +24,8 @@ public final class Cache: Sendable {
     let fetcher: any CacheFetcher
     let clock: any CacheClock
     let render: @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse
+    /// How a body rendered before is used again, for routes whose rendering costs.
+    let reuse: RenditionReuse?
     let flights = SingleFlight<Outcome>()
     private let forcedRefreshes: RefreshLimiter
 
@@ -41,7 +44,7 @@ public final class Cache: Sendable {
     }
 
     public init(route: String, policy: CachePolicy, memory: MemoryTier, disk: DiskTier?, shared: SharedTier? = nil,
-                fetcher: any CacheFetcher, clock: any CacheClock = SystemClock(),
+                fetcher: any CacheFetcher, clock: any CacheClock = SystemClock(), reuse: RenditionReuse? = nil,
                 render: @escaping @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse) {
         self.route = route
         self.policy = policy
@@ -51,6 +54,7 @@ public final class Cache: Sendable {
         self.fetcher = fetcher
         self.clock = clock
         self.render = render
+        self.reuse = reuse
         forcedRefreshes = RefreshLimiter(interval: policy.refreshMinInterval)
     }
 
@@ -143,12 +147,14 @@ public final class Cache: Sendable {
     /// is removed from the tier it came from: a miss.
     private func read(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
         if let item = memory.get(key) { return (item, .memory) }
-        if let entry = await disk?.read(key) {
-            guard let item = item(entry, request) else {
+        if let (entry, kept) = await disk?.readKept(key) {
+            guard let item = item(entry, request, kept: kept) else {
                 await disk?.remove(key)
                 return nil
             }
             memory.set(key, item)
+            // Rendered again (by an older format, or never kept): kept now, so the next read need not.
+            if let made = rendition(item), made.tag != kept?.tag { disk?.write(key, entry, rendition: made) }
             return (item, .disk)
         }
         return await readShared(key, request)
@@ -169,15 +175,23 @@ public final class Cache: Sendable {
             return nil
         }
         memory.set(key, item)
-        disk?.write(key, entry)
+        disk?.write(key, entry, rendition: rendition(item))
         return (item, .redis)
     }
 
-    /// A tier's entry as the memory tier holds it: a variant index, or a rendered response;
-    /// nil when the route can no longer render it.
-    private func item(_ entry: CacheEntry, _ request: CacheRequest) -> MemoryTier.Item? {
+    /// A tier's entry as the memory tier holds it: a variant index, or a rendered response
+    /// (from the kept body when it is the route's current rendering); nil when the route can
+    /// no longer render it.
+    private func item(_ entry: CacheEntry, _ request: CacheRequest, kept: Rendition? = nil) -> MemoryTier.Item? {
         if let index = VariantIndex(diskEntry: entry) { return .variants(index) }
+        if let rendered = reuse?.response(entry, kept: kept) { return .response(StoredResponse(entry: entry, rendered: rendered)) }
         return (try? render(request.resource, entry)).map { .response(StoredResponse(entry: entry, rendered: $0)) }
+    }
+
+    /// What the disk keeps beside an entry: the body the route rendered, when it reuses one.
+    func rendition(_ item: MemoryTier.Item) -> Rendition? {
+        guard let reuse, case .response(let response) = item else { return nil }
+        return reuse.rendition(of: response.rendered)
     }
 
     func serveWithoutWaiting(_ request: CacheRequest, key: CacheKey, found: Found, decision: CacheDecision) -> CacheAnswer? {

@@ -1,22 +1,36 @@
-import Crypto
+import CLinux
 import Foundation
 import HTTPCore
 
-/// The bytes of one disk entry:
+/// The bytes of one disk entry (and of one shared-tier value):
 ///
 ///     magic "LRDR" | version u32 | key length u32 | metadata length u32 | body length u64 |
-///     SHA-256 of (key, metadata, body) 32 bytes | key | metadata | body
+///     rendition length u32 | CRC-32C of (key, metadata, body, rendition) u32 |
+///     key | metadata | body | rendition
 ///
 /// metadata = status u32 | request time f64 | response time f64 | field count u32 |
-/// per field: name length u32, name, value length u32, value. Integers little-endian.
+/// per field: name length u32, name, value length u32, value. rendition = nothing, or tag
+/// length u32 | tag | rendered body. Integers little-endian.
+///
 /// Decoding checks every length against what is there and the checksum against the bytes,
-/// so a flipped, truncated or empty file is rejected, never misread.
+/// so a flipped, truncated or empty file is rejected, never misread. The checksum finds
+/// damage, not forgery (whoever can write the file can write any checksum), so it is
+/// CRC-32C, as storage engines use, not a cryptographic hash: every read checks it.
+/// Files of version 1 (a SHA-256 in place of the CRC, no rendition) are another format:
+/// a read rejects them and the disk tier removes them when it opens.
 enum DiskEntryCodec {
     static let magic: [UInt8] = Array("LRDR".utf8)
-    static let version: UInt32 = 1
-    static let headerSize = 4 + 4 + 4 + 4 + 8 + 32
+    static let version: UInt32 = 2
+    static let headerSize = 4 + 4 + 4 + 4 + 8 + 4 + 4
 
-    static func encode(key: String, entry: CacheEntry) -> [UInt8] {
+    /// What a whole, unaltered file holds.
+    struct Decoded {
+        let key: String
+        let entry: CacheEntry
+        let rendition: Rendition?
+    }
+
+    static func encode(key: String, entry: CacheEntry, rendition: Rendition? = nil) -> [UInt8] {
         var meta: [UInt8] = []
         meta.reserveCapacity(32 + entry.headers.count * 48)
         append(UInt32(clamping: entry.status), to: &meta)
@@ -29,29 +43,38 @@ enum DiskEntryCodec {
             append(UInt32(field.value.utf8.count), to: &meta)
             meta += field.value.utf8
         }
-        return frame(key: Array(key.utf8), meta: meta, body: entry.body)
+        var kept: [UInt8] = []
+        if let rendition {
+            kept.reserveCapacity(4 + rendition.tag.utf8.count + rendition.body.count)
+            append(UInt32(rendition.tag.utf8.count), to: &kept)
+            kept += rendition.tag.utf8
+            kept += rendition.body
+        }
+        return frame(key: Array(key.utf8), meta: meta, body: entry.body, rendition: kept)
     }
 
-    /// The file for these parts: header with lengths and the checksum over all three, then
+    /// The file for these parts: header with lengths and the checksum over all of them, then
     /// the parts themselves.
-    static func frame(key keyBytes: [UInt8], meta: [UInt8], body: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(data: keyBytes)
-        hasher.update(data: meta)
-        hasher.update(data: body)
-        let digest = Array(hasher.finalize())
-
+    static func frame(key keyBytes: [UInt8], meta: [UInt8], body: [UInt8], rendition: [UInt8] = []) -> [UInt8] {
         var out = magic
-        out.reserveCapacity(headerSize + keyBytes.count + meta.count + body.count)
+        out.reserveCapacity(headerSize + keyBytes.count + meta.count + body.count + rendition.count)
         append(version, to: &out)
         append(UInt32(keyBytes.count), to: &out)
         append(UInt32(meta.count), to: &out)
         append(UInt64(body.count), to: &out)
-        out += digest
+        append(UInt32(rendition.count), to: &out)
+        append(UInt32(0), to: &out)  // the checksum, once the parts are in
         out += keyBytes
         out += meta
         out += body
+        out += rendition
+        withUnsafeBytes(of: checksum(out[headerSize...]).littleEndian) { out.replaceSubrange(headerSize - 4..<headerSize, with: $0) }
         return out
+    }
+
+    /// CRC-32C over everything after the header: the parts lie there in order, one run of bytes.
+    private static func checksum(_ parts: ArraySlice<UInt8>) -> UInt32 {
+        parts.withUnsafeBytes { larder_crc32c(0, $0.baseAddress, $0.count) }
     }
 
     /// The entry, if the bytes are a whole, unaltered entry for `key`; nil for anything else.
@@ -62,27 +85,39 @@ enum DiskEntryCodec {
     /// names that are tokens and values without CR, LF or NUL), so even bytes that carry a
     /// valid checksum cannot make Larder trap or send a malformed response.
     static func decode(_ bytes: [UInt8], key: String) -> CacheEntry? {
-        guard let (stored, entry) = decodeKeyed(bytes), stored == key else { return nil }
-        return entry
+        guard let decoded = decodeKeyed(bytes), decoded.key == key else { return nil }
+        return decoded.entry
     }
 
-    /// The key and entry, if the bytes are a whole, unaltered entry (for a file found by name).
-    static func decodeKeyed(_ bytes: [UInt8]) -> (key: String, entry: CacheEntry)? {
+    /// The key, entry and kept rendition, if the bytes are a whole, unaltered entry (see `decode`).
+    static func decodeKeyed(_ bytes: [UInt8]) -> Decoded? {
         var reader = Reader(bytes: bytes[...])
         guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
               let keyLength = reader.u32(), let metaLength = reader.u32(), let bodyLength = reader.u64(),
-              let digest = reader.take(32),
-              UInt64(bytes.count) == totalLength(key: keyLength, meta: metaLength, body: bodyLength),
+              let renditionLength = reader.u32(), let crc = reader.u32(),
+              UInt64(bytes.count) == totalLength(key: keyLength, meta: metaLength, body: bodyLength, rendition: renditionLength),
               let keyBytes = reader.take(Int(keyLength)), let meta = reader.take(Int(metaLength)),
-              let body = reader.take(reader.remaining) else { return nil }
-        var hasher = SHA256()
-        hasher.update(data: keyBytes)
-        hasher.update(data: meta)
-        hasher.update(data: body)
-        guard hasher.finalize().elementsEqual(digest), let meta = metadata(meta) else { return nil }
-        return (String(decoding: keyBytes, as: UTF8.self),
-                CacheEntry(status: meta.status, headers: meta.headers, body: Array(body), requestTime: meta.requestTime,
-                           responseTime: meta.responseTime))
+              let body = reader.take(Int(bodyLength)), let kept = reader.take(reader.remaining),
+              checksum(bytes[headerSize...]) == crc,
+              let meta = metadata(meta) else { return nil }
+        var rendition: Rendition?
+        if !kept.isEmpty {
+            var parts = Reader(bytes: kept)
+            guard let tagLength = parts.u32(), let tag = parts.take(Int(tagLength)) else { return nil }
+            rendition = Rendition(tag: String(decoding: tag, as: UTF8.self), body: Array(parts.take(parts.remaining) ?? []))
+        }
+        return Decoded(key: String(decoding: keyBytes, as: UTF8.self),
+                       entry: CacheEntry(status: meta.status, headers: meta.headers, body: Array(body), requestTime: meta.requestTime,
+                                         responseTime: meta.responseTime),
+                       rendition: rendition)
+    }
+
+    /// Whether a file's first bytes say it is ours but of an older version: removed at start
+    /// rather than counted damaged on its first read.
+    static func isOlderVersion(_ header: [UInt8]) -> Bool {
+        var reader = Reader(bytes: header[...])
+        guard reader.take(4)?.elementsEqual(magic) == true, let stored = reader.u32() else { return false }
+        return stored < version
     }
 
     /// How many bytes from the start of a file hold its key and metadata, read from the
@@ -100,7 +135,7 @@ enum DiskEntryCodec {
     static func decodeHead(_ bytes: [UInt8]) -> (key: String, status: Int, headers: HTTPHeaders)? {
         var reader = Reader(bytes: bytes[...])
         guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
-              let keyLength = reader.u32(), let metaLength = reader.u32(), reader.u64() != nil, reader.take(32) != nil,
+              let keyLength = reader.u32(), let metaLength = reader.u32(), reader.u64() != nil, reader.take(8) != nil,
               let keyBytes = reader.take(Int(keyLength)), let meta = reader.take(Int(metaLength)).flatMap(metadata) else { return nil }
         return (String(decoding: keyBytes, as: UTF8.self), meta.status, meta.headers)
     }
@@ -123,8 +158,8 @@ enum DiskEntryCodec {
     }
 
     /// The whole entry's length, or nil when the lengths overflow (so never equal to a real size).
-    private static func totalLength(key: UInt32, meta: UInt32, body: UInt64) -> UInt64? {
-        let (withBody, overflow) = UInt64(headerSize + Int(key) + Int(meta)).addingReportingOverflow(body)
+    private static func totalLength(key: UInt32, meta: UInt32, body: UInt64, rendition: UInt32) -> UInt64? {
+        let (withBody, overflow) = UInt64(headerSize + Int(key) + Int(meta) + Int(rendition)).addingReportingOverflow(body)
         return overflow ? nil : withBody
     }
 

@@ -8,18 +8,27 @@ import HTTPCore
 /// selection and lookup by name for purges and inspection. The catalog says which files,
 /// so nothing here reads the whole disk.
 extension DiskTier {
-    /// The key, status and fields at the start of a file, read as `readFile` reads (no
-    /// symlink, FIFO or device), without the body.
-    static func readHead(_ path: String) -> (key: String, status: Int, headers: HTTPHeaders)? {
+    /// What the start of a file says.
+    enum Head {
+        /// The key, status and fields, without the body (unchecked: the body's read checks).
+        case entry(key: String, status: Int, headers: HTTPHeaders)
+        /// One of ours, of an older format.
+        case olderVersion
+        case unreadable
+    }
+
+    /// The start of a file, read as `readFile` reads (no symlink, FIFO or device).
+    static func readHead(_ path: String) -> Head {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .unreadable }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
-        guard let header = readExactly(fd, count: DiskEntryCodec.headerSize, at: 0),
-              let length = DiskEntryCodec.headLength(header), length <= min(Int(info.st_size), 1 << 20),
-              let head = readExactly(fd, count: length, at: 0) else { return nil }
-        return DiskEntryCodec.decodeHead(head)
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+              let header = readExactly(fd, count: DiskEntryCodec.headerSize, at: 0) else { return .unreadable }
+        if DiskEntryCodec.isOlderVersion(header) { return .olderVersion }
+        guard let length = DiskEntryCodec.headLength(header), length <= min(Int(info.st_size), 1 << 20),
+              let head = readExactly(fd, count: length, at: 0), let decoded = DiskEntryCodec.decodeHead(head) else { return .unreadable }
+        return .entry(key: decoded.key, status: decoded.status, headers: decoded.headers)
     }
 
     private static func readExactly(_ fd: Int32, count: Int, at offset: Int) -> [UInt8]? {

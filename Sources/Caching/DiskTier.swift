@@ -98,9 +98,17 @@ public final class DiskTier: Sendable {
                 // lstat: a symlink or FIFO planted here is not an entry, and is never followed.
                 guard lstat(directory + "/" + folder + "/" + file, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
                 let path = directory + "/" + folder + "/" + file
-                found.append((name, Int(info.st_size), info.st_mtim.tv_sec, Self.readHead(path).map {
-                    DiskCatalog.Record(key: CacheKey(stored: $0.key), status: $0.status, headers: $0.headers)
-                }))
+                var record: DiskCatalog.Record?
+                switch Self.readHead(path) {
+                case .entry(let key, let status, let headers):
+                    record = DiskCatalog.Record(key: CacheKey(stored: key), status: status, headers: headers)
+                case .olderVersion:
+                    unlink(path)  // written by an older Larder: what it holds is fetched again
+                    continue
+                case .unreadable:
+                    break  // indexed all the same: its first read finds it damaged and removes it
+                }
+                found.append((name, Int(info.st_size), info.st_mtim.tv_sec, record))
             }
         }
         index.withLock { index in
@@ -149,32 +157,39 @@ public final class DiskTier: Sendable {
 
     /// The entry stored for `key`, or nil when there is none or its file is damaged (then removed).
     public func read(_ key: CacheKey) async -> CacheEntry? {
+        await readKept(key)?.entry
+    }
+
+    /// The entry stored for `key` with the rendition kept beside it, if any; nil when there
+    /// is none or its file is damaged (then removed).
+    public func readKept(_ key: CacheKey) async -> (entry: CacheEntry, rendition: Rendition?)? {
         let name = Self.name(key)
         guard index.withLock({ $0.entries[name] != nil }) else { return nil }
         let path = path(for: name)
-        let entry: CacheEntry? = await withCheckedContinuation { continuation in
-            reads.async { continuation.resume(returning: Self.readFile(path).flatMap { DiskEntryCodec.decode($0, key: key.text) }) }
+        let decoded: DiskEntryCodec.Decoded? = await withCheckedContinuation { continuation in
+            reads.async { continuation.resume(returning: Self.readFile(path).flatMap(DiskEntryCodec.decodeKeyed)) }
         }
-        if entry == nil {
+        guard let decoded, decoded.key == key.text else {
             index.withLock { $0.corruptions += 1 }
             report("removed a damaged or unreadable cache file: \(path)")
             await remove(key)
-        } else {
-            index.withLock { index in
-                index.clock += 1
-                index.entries[name]?.lastUse = index.clock
-            }
+            return nil
         }
-        return entry
+        index.withLock { index in
+            index.clock += 1
+            index.entries[name]?.lastUse = index.clock
+        }
+        return (decoded.entry, decoded.rendition)
     }
 
-    /// Stores the entry in the background; `waitForWrites` waits for every write started so
-    /// far. Past the write queue's byte limit the entry is not written (and counted).
-    public func write(_ key: CacheKey, _ entry: CacheEntry) {
+    /// Stores the entry, with what the route rendered from it when given, in the background;
+    /// `waitForWrites` waits for every write started so far. Past the write queue's byte
+    /// limit the entry is not written (and counted).
+    public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) {
         let name = Self.name(key)
         // Encoded now: the compact bytes are what waits in the queue and what its bound counts
         // (a queued `CacheEntry` object with its field strings costs over twice as much).
-        let bytes = DiskEntryCodec.encode(key: key.text, entry: entry)
+        let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
         let size = bytes.count
         let record = DiskCatalog.Record(key: key, status: entry.status, headers: entry.headers)
         let admitted = index.withLock { index in

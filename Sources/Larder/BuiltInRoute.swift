@@ -32,6 +32,9 @@ struct BuiltInRoute: Sendable {
     let credentials: HTTPHeaders
     /// Larder's JSON for an upstream answer; throws `UndecodableAnswer` when it does not decode.
     let decode: @Sendable (_ resource: String, CacheEntry) throws -> String
+    /// Names `decode`'s output format and its version: the JSON kept on disk beside an answer
+    /// is served again only under the same tag. Change the version with the format.
+    let format: String
 
     /// Cache-Control with the full lifetime (downstream subtracts Age itself).
     static func cacheControl(_ audience: Audience, lifetime: Int, settings: ServeSettings) -> String {
@@ -49,16 +52,22 @@ struct BuiltInRoute: Sendable {
     /// An answer that does not decode is one `warning` line with the reason (callers only
     /// hear that it could not be read).
     func render(settings: ServeSettings, logger: Logger) -> @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse {
-        { [decode, audience, policy, name] resource, entry in
-            let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy))
-            let json: String
+        { [decode, name, respond = reuse(settings: settings).respond] resource, entry in
             do {
-                json = try decode(resource, entry)
+                return respond(entry, Array(try decode(resource, entry).utf8))
             } catch {
                 logger.warning("upstream \(name): the answer for \(resource) could not be read: \(error)")
                 throw error
             }
-            return RenderedResponse(json: Array(json.utf8), date: entry.date ?? entry.responseTime,
+        }
+    }
+
+    /// The JSON decoded before, kept on disk under `format`, with the fields that follow from
+    /// the answer (its lifetime and `Date`) and the settings: a disk hit decodes nothing.
+    func reuse(settings: ServeSettings) -> RenditionReuse {
+        RenditionReuse(tag: format) { [audience, policy] entry, json in
+            let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy))
+            return RenderedResponse(json: json, date: entry.date ?? entry.responseTime,
                                     cacheControl: Self.cacheControl(audience, lifetime: lifetime, settings: settings))
         }
     }
@@ -81,7 +90,8 @@ extension BuiltInRoute {
             locate: { request in Place.parse(query: request.query, precision: precision).map(\.resource) },
             upstreamURL: { resource in OpenMeteoFormat.url(base: base, resource: resource) },
             credentials: settings.weatherHeaders,
-            decode: { resource, entry in try OpenMeteoFormat.json(resource: resource, entry: entry) })
+            decode: { resource, entry in try OpenMeteoFormat.json(resource: resource, entry: entry) },
+            format: "weather json \(OpenMeteoFormat.version)")
     }
 
     /// One balance per deployment: the resource is always the same, the upstream URL configured.
@@ -97,6 +107,7 @@ extension BuiltInRoute {
             locate: locate,
             upstreamURL: { _ in url },
             credentials: settings.balanceHeaders,
-            decode: { _, entry in try BalanceFormat.json(entry: entry) })
+            decode: { _, entry in try BalanceFormat.json(entry: entry) },
+            format: "balance json \(BalanceFormat.version)")
     }
 }

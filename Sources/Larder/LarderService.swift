@@ -58,7 +58,7 @@ public final class LarderService: Service, @unchecked Sendable {
             upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
             return LarderRoutes.Mounted(route: route, cache: Cache(
                 route: route.name, policy: route.policy, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
-                clock: clock, render: route.render(settings: settings, logger: logger)))
+                clock: clock, reuse: route.reuse(settings: settings), render: route.render(settings: settings, logger: logger)))
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.

@@ -11,6 +11,10 @@ struct UndecodableAnswer: Error, CustomStringConvertible {
 
 /// Open-Meteo's current-weather format, decoded only here.
 enum OpenMeteoFormat {
+    /// The version of the JSON `json` makes: one more with every change to its bytes, so no
+    /// JSON kept on disk by an older build is served.
+    static let version = 1
+
     private struct Answer: Decodable {
         struct Units: Decodable { let temperature_2m: String? }
         struct Current: Decodable {
@@ -74,6 +78,9 @@ enum OpenMeteoFormat {
 /// The balance upstream's format, decoded only here: status 200 with
 /// `{"balance":1234.56,"date":"2021-06-02 11:01:48 +0000"}`.
 enum BalanceFormat {
+    /// The version of the JSON `json` makes (see `OpenMeteoFormat.version`).
+    static let version = 1
+
     private struct Answer: Decodable {
         let balance: Double
         let date: String

@@ -61,18 +61,22 @@ enum FuzzTargets {
     // MARK: Disk entries
 
     /// Raw bytes as a file (whole, and as the head the catalog reads at start); then the same
-    /// bytes as key, metadata and body of an entry with a valid checksum (so the metadata
-    /// decoder is reached); a decoded entry must round-trip, and its head must agree with it.
+    /// bytes as key, metadata, body and rendition of an entry with a valid checksum (so the
+    /// metadata and rendition decoders are reached); a decoded entry must round-trip with its
+    /// rendition, and its head must agree with it.
     static let diskEntry: Target = { data in
         let bytes = Array(data)
         _ = DiskEntryCodec.decode(bytes, key: "k")
         _ = DiskEntryCodec.headLength(Array(bytes.prefix(DiskEntryCodec.headerSize)))
         _ = DiskEntryCodec.decodeHead(bytes)
         let cut = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
-        let framed = DiskEntryCodec.frame(key: Array("k".utf8), meta: Array(bytes[..<cut]), body: Array(bytes[cut...]))
-        if let entry = DiskEntryCodec.decode(framed, key: "k") {
-            let again = DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: entry), key: "k")
-            check(again == entry, "a decoded entry does not round-trip")
+        let kept = bytes.count < 2 ? bytes.count : cut + Int(bytes[1]) % (bytes.count - cut + 1)
+        let framed = DiskEntryCodec.frame(key: Array("k".utf8), meta: Array(bytes[..<cut]), body: Array(bytes[cut..<kept]),
+                                          rendition: Array(bytes[kept...]))
+        if let decoded = DiskEntryCodec.decodeKeyed(framed) {
+            let entry = decoded.entry
+            let again = DiskEntryCodec.decodeKeyed(DiskEntryCodec.encode(key: "k", entry: entry, rendition: decoded.rendition))
+            check(again?.entry == entry && again?.rendition == decoded.rendition, "a decoded entry does not round-trip")
             let head = DiskEntryCodec.decodeHead(framed)
             check(head?.status == entry.status && head?.headers.elementsEqual(entry.headers, by: { $0 == $1 }) == true,
                   "the head of an entry does not agree with the entry")

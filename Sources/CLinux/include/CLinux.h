@@ -12,6 +12,8 @@
 #include <signal.h>
 #include <time.h>
 #include <malloc.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /// accept4 with SOCK_NONBLOCK | SOCK_CLOEXEC: one call, no race with fork.
 /// Defined in shim.c, which needs _GNU_SOURCE (defining it here would clash with Glibc's module).
@@ -20,6 +22,12 @@ int larder_accept_nonblocking(int fd);
 /// The peer's IP address as text (IPv4 dotted, IPv6 with IPv4-mapped addresses shown as
 /// IPv4) into out; 0 on success, -1 when there is none (out then holds "").
 int larder_peer_address(int fd, char *out, unsigned long size);
+
+/// CRC-32C (Castagnoli) of `length` bytes, continuing from `crc` (0 to start): the disk
+/// tier's check of its files, in hardware where the CPU has it. Defined in crc32c.c.
+uint32_t larder_crc32c(uint32_t crc, const void *data, size_t length);
+/// The same by table alone, so tests can hold the hardware path to it.
+uint32_t larder_crc32c_portable(uint32_t crc, const void *data, size_t length);
 
 /// Names the calling thread (visible in top -H and perf); at most 15 characters are kept.
 void larder_set_thread_name(const char *name);
