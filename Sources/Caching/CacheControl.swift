@@ -32,10 +32,14 @@ public struct CacheControl: Sendable, Equatable {
 
     /// Parses every field line of the header (each a comma-separated list).
     public init(_ fieldValues: some Sequence<String>) {
-        var seen = Set<String>()
+        var seen: UInt32 = 0  // a bit per known directive: its first occurrence counts
         for value in fieldValues {
-            for (name, argument) in Self.directives(in: value) where seen.insert(name).inserted {
-                apply(name, argument)
+            Self.forEachDirective(in: value) { name, argument in
+                guard let directive = Directive(name) else { return }
+                let bit = UInt32(1) << directive.rawValue
+                guard seen & bit == 0 else { return }
+                seen |= bit
+                apply(directive, argument)
             }
         }
     }
@@ -45,26 +49,54 @@ public struct CacheControl: Sendable, Equatable {
     /// The greatest delta-seconds RFC 9111 §1.2.2 asks a cache to work with.
     public static let deltaSecondsCeiling = 2_147_483_648
 
-    private mutating func apply(_ name: String, _ argument: Substring?) {
-        switch name {
-        case "max-age": maxAge = Self.deltaSeconds(argument) ?? 0
-        case "s-maxage": sharedMaxAge = Self.deltaSeconds(argument) ?? 0
-        case "no-cache": noCache = true  // a field-name list, if any, is treated as unqualified no-cache
-        case "no-store": noStore = true
-        case "private": isPrivate = true
-        case "public": isPublic = true
-        case "must-revalidate": mustRevalidate = true
-        case "proxy-revalidate": proxyRevalidate = true
-        case "must-understand": mustUnderstand = true
-        case "no-transform": noTransform = true
-        case "immutable": immutable = true
-        case "max-stale":
+    /// The directives this cache acts on; every other name is ignored.
+    private enum Directive: Int {
+        case maxAge, sharedMaxAge, noCache, noStore, isPrivate, isPublic, mustRevalidate, proxyRevalidate, mustUnderstand,
+             noTransform, immutable, maxStale, minFresh, onlyIfCached, staleWhileRevalidate, staleIfError
+
+        /// The directive a name (already lower-cased) stands for.
+        init?(_ name: Substring) {
+            switch name {
+            case "max-age": self = .maxAge
+            case "s-maxage": self = .sharedMaxAge
+            case "no-cache": self = .noCache
+            case "no-store": self = .noStore
+            case "private": self = .isPrivate
+            case "public": self = .isPublic
+            case "must-revalidate": self = .mustRevalidate
+            case "proxy-revalidate": self = .proxyRevalidate
+            case "must-understand": self = .mustUnderstand
+            case "no-transform": self = .noTransform
+            case "immutable": self = .immutable
+            case "max-stale": self = .maxStale
+            case "min-fresh": self = .minFresh
+            case "only-if-cached": self = .onlyIfCached
+            case "stale-while-revalidate": self = .staleWhileRevalidate
+            case "stale-if-error": self = .staleIfError
+            default: return nil
+            }
+        }
+    }
+
+    private mutating func apply(_ directive: Directive, _ argument: Substring?) {
+        switch directive {
+        case .maxAge: maxAge = Self.deltaSeconds(argument) ?? 0
+        case .sharedMaxAge: sharedMaxAge = Self.deltaSeconds(argument) ?? 0
+        case .noCache: noCache = true  // a field-name list, if any, is treated as unqualified no-cache
+        case .noStore: noStore = true
+        case .isPrivate: isPrivate = true
+        case .isPublic: isPublic = true
+        case .mustRevalidate: mustRevalidate = true
+        case .proxyRevalidate: proxyRevalidate = true
+        case .mustUnderstand: mustUnderstand = true
+        case .noTransform: noTransform = true
+        case .immutable: immutable = true
+        case .maxStale:
             if argument == nil { maxStale = .any } else if let seconds = Self.deltaSeconds(argument) { maxStale = .seconds(seconds) }
-        case "min-fresh": minFresh = Self.deltaSeconds(argument)
-        case "only-if-cached": onlyIfCached = true
-        case "stale-while-revalidate": staleWhileRevalidate = Self.deltaSeconds(argument)
-        case "stale-if-error": staleIfError = Self.deltaSeconds(argument)
-        default: break
+        case .minFresh: minFresh = Self.deltaSeconds(argument)
+        case .onlyIfCached: onlyIfCached = true
+        case .staleWhileRevalidate: staleWhileRevalidate = Self.deltaSeconds(argument)
+        case .staleIfError: staleIfError = Self.deltaSeconds(argument)
         }
     }
 
@@ -77,29 +109,34 @@ public struct CacheControl: Sendable, Equatable {
         return min(value, deltaSecondsCeiling)
     }
 
-    /// Splits `a, b=1, c="x, y"` into lower-cased names and raw arguments, honouring quotes.
-    static func directives(in value: String) -> [(String, Substring?)] {
-        var result: [(String, Substring?)] = []
-        var rest = Substring(value)
-        while !rest.isEmpty {
-            var end = rest.startIndex
+    /// Calls `body` with each directive of `a, b=1, c="x, y"`: its name lower-cased and its
+    /// raw argument, honouring quotes. Read byte by byte (every separator is ASCII), since
+    /// this runs for every entry fetched or read from disk.
+    static func forEachDirective(in value: String, _ body: (_ name: Substring, _ argument: Substring?) -> Void) {
+        let bytes = value.utf8
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            var end = start
             var quoted = false
             var escaped = false
-            while end < rest.endIndex {
-                let c = rest[end]
-                if escaped { escaped = false } else if quoted && c == "\\" { escaped = true } else if c == "\"" { quoted.toggle() } else if c == "," && !quoted { break }
-                end = rest.index(after: end)
+            while end < bytes.endIndex {
+                let c = bytes[end]
+                if escaped { escaped = false } else if quoted && c == 0x5C { escaped = true } else if c == 0x22 { quoted.toggle() } else if c == 0x2C && !quoted { break }
+                bytes.formIndex(after: &end)
             }
-            let item = rest[..<end].trimmingOWS()
-            rest = end < rest.endIndex ? rest[rest.index(after: end)...] : ""
+            let item = value[start..<end].trimmingOWS()
+            start = end < bytes.endIndex ? bytes.index(after: end) : end
             guard !item.isEmpty else { continue }
-            if let equals = item.firstIndex(of: "=") {
-                let name = item[..<equals].trimmingOWS().lowercased()
-                result.append((name, item[item.index(after: equals)...].trimmingOWS()))
+            if let equals = item.utf8.firstIndex(of: 0x3D) {
+                body(lowercased(item[..<equals].trimmingOWS()), item[item.utf8.index(after: equals)...].trimmingOWS())
             } else {
-                result.append((item.lowercased(), nil))
+                body(lowercased(item), nil)
             }
         }
-        return result
+    }
+
+    /// The name as it is when it has no upper-case ASCII letter (the usual case), else lower-cased.
+    private static func lowercased(_ name: Substring) -> Substring {
+        name.utf8.contains { $0 >= 0x41 && $0 <= 0x5A } ? Substring(name.lowercased()) : name
     }
 }

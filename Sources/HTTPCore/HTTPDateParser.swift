@@ -10,6 +10,11 @@ public enum HTTPDateParser {
     /// digit counts), so a malformed `Expires` counts as invalid, meaning already expired.
     /// Letter case alone is forgiven, as senders get it wrong without ambiguity.
     public static func parse(_ text: String) -> Date? {
+        imfFixdate(text) ?? anyFormat(text)
+    }
+
+    /// Each of the three grammars, by its parts.
+    static func anyFormat(_ text: String) -> Date? {
         var parts = text.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
         var day: Int?, month: Int?, year: Int?, time: [Int]?
         if parts.count == 6, parts[2].isEmpty, parts[3].count == 1 { parts.remove(at: 2) }  // asctime's " 6"
@@ -31,13 +36,56 @@ public enum HTTPDateParser {
         default:
             return nil
         }
-        guard let day, let month, let year, let time, (1...31).contains(day), year >= 1900, year < 10_000,
-              time[0] < 24, time[1] < 60, time[2] < 61, day <= CalendarDays.inMonth(month, year: year) else { return nil }
+        guard let day, let month, let year, let time else { return nil }
+        return date(year: year, month: month, day: day, hour: time[0], minute: time[1], second: time[2])
+    }
+
+    /// The moment, when every part is in range.
+    private static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
+        guard (1...31).contains(day), year >= 1900, year < 10_000, hour < 24, minute < 60, second < 61,
+              day <= CalendarDays.inMonth(month, year: year) else { return nil }
         // A leap second (:60) counts as :59, so it never carries into the next minute (or, on
         // 9999-12-31, into a five-digit year no HTTP date can state).
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + time[0] * 3600 + time[1] * 60 + min(time[2], 59)
+        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
+
+    /// IMF-fixdate read by byte position (`Sun, 06 Nov 1994 08:49:37 GMT`), the form every
+    /// current sender uses and every stored entry carries, without a String per part. Nil
+    /// for anything not laid out exactly so (letters for names, digits for numbers), which
+    /// the reading by parts then decides.
+    static func imfFixdate(_ text: String) -> Date? {
+        var text = text
+        return text.withUTF8 { b -> Date? in
+            guard b.count == 29, b[3] == 0x2C, b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20, b[19] == 0x3A,
+                  b[22] == 0x3A, b[25] == 0x20, isLetter(b[0]), isLetter(b[1]), isLetter(b[2]),
+                  b[26] | 0x20 == 0x67, b[27] | 0x20 == 0x6D, b[28] | 0x20 == 0x74,  // gmt
+                  let day = number(b, 5, 2), let year = number(b, 12, 4), let hour = number(b, 17, 2),
+                  let minute = number(b, 20, 2), let second = number(b, 23, 2), let month = month(b[8], b[9], b[10]) else { return nil }
+            return date(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
+        }
+    }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { (byte | 0x20) >= 0x61 && (byte | 0x20) <= 0x7A }
+
+    /// The decimal number in `count` digits from `start`; nil if any is not a digit.
+    private static func number(_ b: UnsafeBufferPointer<UInt8>, _ start: Int, _ count: Int) -> Int? {
+        var value = 0
+        for i in start..<(start + count) {
+            guard b[i] >= 0x30, b[i] <= 0x39 else { return nil }
+            value = value * 10 + Int(b[i] - 0x30)
+        }
+        return value
+    }
+
+    /// 1–12 for a month's three letters in any case.
+    private static func month(_ a: UInt8, _ b: UInt8, _ c: UInt8) -> Int? {
+        let packed = UInt32(a | 0x20) << 16 | UInt32(b | 0x20) << 8 | UInt32(c | 0x20)
+        return packedMonths.firstIndex(of: packed).map { $0 + 1 }
+    }
+
+    /// Each month's three lower-case letters in one integer, as `month` packs them.
+    private static let packedMonths: [UInt32] = months.map { name in name.utf8.reduce(0) { $0 << 8 | UInt32($1) } }
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil),
     /// plain arithmetic instead of a Calendar: this runs for every entry read from disk.

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPCore
+@testable import HTTPCore
 import Testing
 @testable import Caching
 
@@ -73,5 +73,27 @@ import Testing
         for text in ["0", "", "yesterday", "Sun, 31 Feb 1994 08:49:37 GMT", "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 CET"] {
             #expect(HTTPDateParser.parse(text) == nil, "\(text)")
         }
+    }
+
+    /// The byte-position reading of IMF-fixdate agrees with the reading by parts wherever it
+    /// answers, and answers for every date Larder itself writes.
+    @Test func theIMFFixdateFastPathAgreesWithTheGeneralReading() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let seconds = Int.random(in: -2_208_988_800...253_402_300_799, using: &generator)  // 1900 … 9999
+            let text = HTTPDate.format(epochSeconds: seconds)
+            #expect(HTTPDateParser.imfFixdate(text) == Date(timeIntervalSince1970: TimeInterval(seconds)), "\(text)")
+            #expect(HTTPDateParser.anyFormat(text) == HTTPDateParser.imfFixdate(text), "\(text)")
+        }
+        let odd = ["sun, 06 nov 1994 08:49:37 gmt", "SUN, 06 NOV 1994 08:49:37 GMT", "Thu, 29 Feb 2024 23:59:60 GMT",
+                   "Wed, 29 Feb 2023 12:00:00 GMT", "Fri, 31 Dec 9999 23:59:60 GMT", "Sun, 06 Nox 1994 08:49:37 GMT",
+                   "Sun, +6 Nov 1994 08:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMX", "123, 06 Nov 1994 08:49:37 GMT",
+                   "Sun, 06 Nov 1899 08:49:37 GMT", "Sun, 06 Nov 1994 08:60:37 GMT", "Sun, 00 Nov 1994 08:49:37 GMT"]
+        for text in odd {
+            if let fast = HTTPDateParser.imfFixdate(text) { #expect(fast == HTTPDateParser.anyFormat(text), "\(text)") }
+            #expect(HTTPDateParser.parse(text) == HTTPDateParser.anyFormat(text), "\(text)")
+        }
+        #expect(HTTPDateParser.imfFixdate("sun, 06 nov 1994 08:49:37 gmt") == Self.expected)
+        #expect(HTTPDateParser.parse("Wed, 29 Feb 2023 12:00:00 GMT") == nil)
     }
 }
