@@ -4,13 +4,16 @@ public enum Hex {
     /// The sixteen digits, for writers of hex text of their own (request ids, log escapes).
     public static let digits = Array("0123456789abcdef".utf8)
 
-    public static func string(_ bytes: some Sequence<UInt8>) -> String {
-        var text: [UInt8] = []
-        text.reserveCapacity(64)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+    /// Written straight into the string's storage: no array, no generic iteration.
+    public static func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        digits.withUnsafeBufferPointer { digits in
+            String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+                for (i, byte) in bytes.enumerated() {
+                    text[2 * i] = digits[Int(byte >> 4)]
+                    text[2 * i + 1] = digits[Int(byte & 0x0F)]
+                }
+                return bytes.count * 2
+            }
         }
-        return String(decoding: text, as: UTF8.self)
     }
 }

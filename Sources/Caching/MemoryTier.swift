@@ -102,12 +102,16 @@ public final class MemoryTier: Sendable {
     /// than the whole budget is not kept (and replaces nothing).
     public func set(_ key: CacheKey, _ item: Item) {
         let cost = Self.cost(of: item, key: key)
-        state.withLock { state in
+        // The items replaced and evicted are freed after the lock is released, not under it:
+        // freeing an entry's strings and arrays would hold up every other loop's lookups.
+        _ = state.withLock { state -> [Item] in
+            var dropped: [Item] = []
             if let existing = state.nodes.removeValue(forKey: key) {
                 state.unlink(existing)
                 state.bytes -= existing.cost
+                dropped.append(existing.item)
             }
-            guard cost <= budget else { return }
+            guard cost <= budget else { return dropped }
             let node = Node(key: key, item: item, cost: cost)
             state.nodes[key] = node
             state.pushNewest(node)
@@ -117,15 +121,18 @@ public final class MemoryTier: Sendable {
                 state.nodes.removeValue(forKey: victim.key)
                 state.bytes -= victim.cost
                 state.evictions += 1
+                dropped.append(victim.item)
             }
+            return dropped
         }
     }
 
     public func remove(_ key: CacheKey) {
-        state.withLock { state in
-            guard let node = state.nodes.removeValue(forKey: key) else { return }
+        _ = state.withLock { state -> Item? in  // freed outside the lock, as in `set`
+            guard let node = state.nodes.removeValue(forKey: key) else { return nil }
             state.unlink(node)
             state.bytes -= node.cost
+            return node.item
         }
     }
 

@@ -19,6 +19,6 @@ extension RenderedResponse {
 
     /// A strong validator over the body: the first 16 bytes of its SHA-256, quoted.
     static func etag(of body: [UInt8]) -> String {
-        "\"" + Hex.string(SHA256.hash(data: body).prefix(16)) + "\""
+        SHA256.hash(data: body).withUnsafeBytes { "\"" + Hex.string(UnsafeRawBufferPointer(rebasing: $0.prefix(16))) + "\"" }
     }
 }
