@@ -11,8 +11,9 @@ import HTTPCore
 /// `render` turns an entry into what the route sends for it, once, when the entry is
 /// fetched or read back from disk. It may reject an entry (a body that does not decode):
 /// that is an upstream failure, and the entry is never stored. With `reuse`, the rendered
-/// body is kept in the disk file too, and a disk read uses it instead of rendering again. The memory lookup is
-/// synchronous so a hit can be answered on the event loop thread; everything else is async.
+/// body is kept in the disk file too, and a disk read uses it instead of rendering again.
+/// The memory lookup is synchronous so a hit can be answered on the event loop thread;
+/// everything else is async.
 public final class Cache: Sendable {
     /// The route's name in every key, so no two routes share a stored response.
     public let route: String

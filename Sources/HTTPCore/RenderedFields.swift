@@ -7,13 +7,18 @@ public struct RenderedFields: Sendable, Equatable {
 
     public init(_ fields: [(String, String)]) {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
+        var hasDate = false
         for (name, value) in fields {
-            bytes += name.utf8
-            bytes += [0x3A, 0x20]
+            bytes.append(contentsOf: name.utf8)
+            bytes.append(0x3A)
+            bytes.append(0x20)
             FieldText.append(value, to: &bytes)
-            bytes += [0x0D, 0x0A]
+            bytes.append(0x0D)
+            bytes.append(0x0A)
+            hasDate = hasDate || HTTPHeaders.namesEqual(name, "date")
         }
         self.bytes = bytes
-        hasDate = fields.contains { HTTPHeaders.namesEqual($0.0, "date") }
+        self.hasDate = hasDate
     }
 }
