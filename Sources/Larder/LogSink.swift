@@ -20,6 +20,10 @@ final class LogSink: Sendable {
 
     private struct State {
         var buffer: [UInt8] = []
+        /// The last batch written, emptied with its capacity kept, to become the next buffer:
+        /// a busy server's buffer then never regrows from nothing (copying under the lock,
+        /// while both loops wait to append) after every write.
+        var spare: [UInt8] = []
         var dropped = 0
         var writerWaiting = false
         var started = false
@@ -88,13 +92,20 @@ final class LogSink: Sendable {
         thread.start()
     }
 
+    /// The largest spare buffer kept: after a stall the buffer may have grown to `maxBuffered`.
+    static let maxSpare = 1 << 20
+
     private func writeBatch() {
         var (batch, dropped) = state.withLock { state in
-            defer {
-                state.buffer = []
-                state.dropped = 0
-            }
-            return (state.buffer, state.dropped)
+            var batch: [UInt8] = []
+            swap(&batch, &state.buffer)
+            swap(&state.buffer, &state.spare)
+            defer { state.dropped = 0 }
+            return (batch, state.dropped)
+        }
+        defer {
+            batch.removeAll(keepingCapacity: batch.capacity <= Self.maxSpare)
+            state.withLock { [batch] state in state.spare = batch }
         }
         if dropped > 0 {
             var line = LogLine(json: json.load(ordering: .relaxed), level: .warning, label: "larder",
