@@ -91,9 +91,7 @@ enum DiskEntryCodec {
 
     /// The key, entry and kept rendition, if the bytes are a whole, unaltered entry (see `decode`).
     static func decodeKeyed(_ bytes: [UInt8]) -> Decoded? {
-        var reader = Reader(bytes: bytes[...])
-        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
-              let keyLength = reader.u32(), let metaLength = reader.u32(), let bodyLength = reader.u64(),
+        guard var reader = opened(bytes), let keyLength = reader.u32(), let metaLength = reader.u32(), let bodyLength = reader.u64(),
               let renditionLength = reader.u32(), let crc = reader.u32(),
               UInt64(bytes.count) == totalLength(key: keyLength, meta: metaLength, body: bodyLength, rendition: renditionLength),
               let keyBytes = reader.take(Int(keyLength)), let meta = reader.take(Int(metaLength)),
@@ -112,6 +110,13 @@ enum DiskEntryCodec {
                        rendition: rendition)
     }
 
+    /// A reader past the magic and the version, when the bytes begin as this format's do.
+    private static func opened(_ bytes: [UInt8]) -> Reader? {
+        var reader = Reader(bytes: bytes[...])
+        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version else { return nil }
+        return reader
+    }
+
     /// Whether a file's first bytes say it is ours but of an older version: removed at start
     /// rather than counted damaged on its first read.
     static func isOlderVersion(_ header: [UInt8]) -> Bool {
@@ -123,9 +128,7 @@ enum DiskEntryCodec {
     /// How many bytes from the start of a file hold its key and metadata, read from the
     /// fixed header; nil when the header is not one of ours.
     static func headLength(_ header: [UInt8]) -> Int? {
-        var reader = Reader(bytes: header[...])
-        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
-              let keyLength = reader.u32(), let metaLength = reader.u32() else { return nil }
+        guard var reader = opened(header), let keyLength = reader.u32(), let metaLength = reader.u32() else { return nil }
         return headerSize + Int(keyLength) + Int(metaLength)
     }
 
@@ -133,9 +136,8 @@ enum DiskEntryCodec {
     /// body and so without the checksum: for the disk tier's catalog at start, never for
     /// serving (a damaged file is still found out, and removed, when it is read).
     static func decodeHead(_ bytes: [UInt8]) -> (key: String, status: Int, headers: HTTPHeaders)? {
-        var reader = Reader(bytes: bytes[...])
-        guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version,
-              let keyLength = reader.u32(), let metaLength = reader.u32(), reader.u64() != nil, reader.take(8) != nil,
+        guard var reader = opened(bytes), let keyLength = reader.u32(), let metaLength = reader.u32(), reader.u64() != nil,
+              reader.take(8) != nil,  // the rendition's length and the checksum
               let keyBytes = reader.take(Int(keyLength)), let meta = reader.take(Int(metaLength)).flatMap(metadata) else { return nil }
         return (String(decoding: keyBytes, as: UTF8.self), meta.status, meta.headers)
     }
