@@ -38,6 +38,22 @@ static inline CURLMcode larder_multi_setopt_long(CURLM *multi, CURLMoption optio
     return curl_multi_setopt(multi, option, value);
 }
 
+static inline CURLMcode larder_multi_setopt_pointer(CURLM *multi, CURLMoption option, void *value) {
+    return curl_multi_setopt(multi, option, value);
+}
+
+// For a multi handle driven by an event loop: curl says which sockets to watch and when to
+// call it back (CURLMOPT_SOCKETFUNCTION, CURLMOPT_TIMERFUNCTION).
+typedef int (*larder_socket_callback)(CURL *easy, curl_socket_t socket, int what, void *context, void *socketContext);
+typedef int (*larder_timer_callback)(CURLM *multi, long milliseconds, void *context);
+
+static inline CURLMcode larder_multi_setopt_socket_callback(CURLM *multi, larder_socket_callback value) {
+    return curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, value);
+}
+static inline CURLMcode larder_multi_setopt_timer_callback(CURLM *multi, larder_timer_callback value) {
+    return curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, value);
+}
+
 // CURLMsg holds a union; these read it without Swift having to model the union.
 static inline int larder_msg_is_done(const CURLMsg *message) { return message->msg == CURLMSG_DONE; }
 static inline CURL *larder_msg_easy(const CURLMsg *message) { return message->easy_handle; }

@@ -22,7 +22,7 @@ final class EventLoop: @unchecked Sendable {
     private let handler: HTTPHandler
     private let shared: ServerSharedState
     private let logger: Logger
-    private let epfd: Int32
+    let epfd: Int32
     private let wakeFD: Int32
     private var listenerFD: Int32
     private var listenerPaused = false
@@ -36,6 +36,11 @@ final class EventLoop: @unchecked Sendable {
 
     private let inbox: LoopInbox
     private var drainDeadline: UInt64?
+    var guests = LoopGuests()
+    /// The loop queued a job of its own since it last drained the inbox (no wake was written).
+    private var queuedFromLoop = false
+    /// The loop's thread while it runs (`isCurrent`), 0 otherwise.
+    let loopThread = Atomic<UInt>(0)
 
     init(listenerFD: Int32, configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler,
          shared: ServerSharedState, logger: Logger, onExit: @escaping @Sendable () -> Void) throws(SystemError) {
@@ -77,9 +82,11 @@ final class EventLoop: @unchecked Sendable {
         defer { events.deallocate() }
         var lastSweep = System.monotonicNanoseconds()
         let tickNanoseconds = UInt64(tick) * 1_000_000
+        loopThread.store(UInt(pthread_self()), ordering: .relaxed)
 
         while true {
-            let count = epoll_wait(epfd, events, Self.maxEvents, tick)
+            let wait = guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: System.monotonicNanoseconds(), tick: tick)
+            let count = epoll_wait(epfd, events, Self.maxEvents, wait)
             if count < 0, larder_errno() != EINTR {
                 logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])
                 break
@@ -89,7 +96,9 @@ final class EventLoop: @unchecked Sendable {
                 let flags = larder_epoll_event_flags(events, i)
                 switch token {
                 case Self.listenerToken: acceptConnections()
-                case Self.wakeToken: drainInbox()
+                case Self.wakeToken: drainInbox(woken: true)
+                case _ where token & LoopGuests.watchFlag != 0:
+                    guestEvent(Int32(truncatingIfNeeded: token & 0xFFFF_FFFF), flags: flags)
                 default:
                     let fd = Int32(truncatingIfNeeded: token & 0xFFFF_FFFF)
                     // A stale event for a closed and reused descriptor carries an old generation.
@@ -98,16 +107,21 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             let now = System.monotonicNanoseconds()
+            fireDueTimers(now: now)
             if now &- lastSweep >= tickNanoseconds {
                 lastSweep = now
                 sweep(now: now)
             }
+            if queuedFromLoop { drainInbox(woken: false) }
             if drainDeadline != nil, connections.isEmpty { break }
         }
         shutDownLoop()
     }
 
     private func shutDownLoop() {
+        // Guests first: a job of theirs that arrives later runs elsewhere and finds them ended.
+        endGuests()
+        loopThread.store(0, ordering: .relaxed)
         inbox.close(executor: asUnownedTaskExecutor())
         for connection in Array(connections.values) { close(connection) }
         closeListener()
@@ -119,9 +133,12 @@ final class EventLoop: @unchecked Sendable {
 
     /// Runs the jobs of the loop's Tasks and files the responses they finished, looking
     /// again while more arrive (a job often posts a response at once), a bounded number of times.
-    private func drainInbox() {
-        var value: eventfd_t = 0
-        _ = eventfd_read(wakeFD, &value)
+    private func drainInbox(woken: Bool) {
+        queuedFromLoop = false
+        if woken {
+            var value: eventfd_t = 0
+            _ = eventfd_read(wakeFD, &value)
+        }
         var rounds = 0
         while let batch = inbox.take(last: rounds == 16) {
             rounds += 1
@@ -418,6 +435,8 @@ final class ServerSharedState: Sendable {
 /// Their work must not block, as every handler's.
 extension EventLoop: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {
-        inbox.enqueue(UnownedJob(job), on: asUnownedTaskExecutor())
+        let fromLoop = isCurrent
+        inbox.enqueue(UnownedJob(job), on: asUnownedTaskExecutor(), fromLoop: fromLoop)
+        if fromLoop { queuedFromLoop = true }
     }
 }

@@ -8,7 +8,8 @@ import Synchronization
 /// The one door into an event loop from other threads: finished async responses, the jobs
 /// of Tasks that run on the loop (it is their task executor), and a stop request, queued
 /// under a short lock. Whoever makes it non-empty wakes the loop through its eventfd,
-/// unless the loop is draining it at that moment and will look again before it stops.
+/// unless the loop is draining it at that moment and will look again before it stops, or
+/// is the loop itself, which drains it before it next sleeps.
 final class LoopInbox: Sendable {
     struct Completion {
         let token: UInt64
@@ -44,11 +45,13 @@ final class LoopInbox: Sendable {
         if wake { _ = eventfd_write(wakeFD, 1) }
     }
 
-    func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor) {
+    /// `fromLoop`: the loop itself queues the job and drains the inbox before it next
+    /// sleeps, so no wake is written (a continuation its own I/O resumed).
+    func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor, fromLoop: Bool = false) {
         let wake: Bool? = state.withLock { state in
             guard !state.closed else { return nil }
             defer { state.batch.jobs.append(job) }
-            return state.batch.isEmpty && !state.draining
+            return state.batch.isEmpty && !state.draining && !fromLoop
         }
         switch wake {
         case nil: Self.runElsewhere([job], executor)

@@ -1,14 +1,19 @@
 import CCurl
+import HTTPCore
 import Synchronization
 
-/// Larder's only way to reach its upstream APIs: libcurl's multi interface on one
-/// dedicated thread, with connections reused across requests and a bound per host.
+/// Larder's only way to reach its upstream APIs: libcurl's multi interface, with
+/// connections reused across requests and a bound per host.
 ///
-/// `fetch` suspends the calling task without blocking any thread; the event loops and
-/// Swift's cooperative pool never wait on the network.
+/// A fetch made by a Task running on an event loop (`LoopExecutor.current`) is driven by
+/// that loop (`CurlLoopGuest`), one multi handle per loop; any other fetch by a multi
+/// handle on the client's own thread (`CurlThread`). `fetch` suspends the calling task
+/// without blocking any thread; the loops and Swift's cooperative pool never wait on
+/// the network.
 public final class UpstreamClient: Sendable {
     public struct Configuration: Sendable {
-        /// TCP connections open to one host at most; further requests queue inside libcurl.
+        /// TCP connections open to one host at most, per multi handle (each event loop that
+        /// fetches, and the client's thread); further requests queue inside libcurl.
         public var maxConnectionsPerHost: Int = 8
         public var userAgent: String = "larder/\(Version.current)"
         /// A PEM bundle of the CAs https upstreams are verified against, instead of the
@@ -22,7 +27,10 @@ public final class UpstreamClient: Sendable {
     }
 
     public let configuration: Configuration
-    private let multi: CurlMulti
+    private let thread: CurlThread
+    private let inFlight = TransferCount()
+    /// Every loop guest made, so `shutdown` can stop them.
+    private let guests = Mutex<[CurlLoopGuest]>([])
     private let nextID = Atomic<Int>(0)
 
     /// libcurl's global initialisation, run once per process before the first handle.
@@ -31,14 +39,17 @@ public final class UpstreamClient: Sendable {
     public init(configuration: Configuration = Configuration()) {
         precondition(Self.globalInit, "curl_global_init failed")
         self.configuration = configuration
-        multi = CurlMulti(maxConnectionsPerHost: configuration.maxConnectionsPerHost)
+        thread = CurlThread(maxConnectionsPerHost: configuration.maxConnectionsPerHost, inFlight: inFlight)
     }
 
     /// Transfers submitted and not yet finished (for readiness checks and tests).
-    public var transfersInFlight: Int { multi.transfersInFlight }
+    public var transfersInFlight: Int { inFlight.value.load(ordering: .relaxed) }
+
+    /// Event loops that have driven a fetch of this client.
+    public var loopsDriving: Int { guests.withLock { $0.count } }
 
     /// Whether the thread driving libcurl is running.
-    public var isAlive: Bool { multi.isAlive }
+    public var isAlive: Bool { thread.isAlive }
 
     /// Sends the request and returns the response, whatever its status. Throws `UpstreamError`
     /// when no response arrived, and `CancellationError` when the task is cancelled (the
@@ -46,19 +57,37 @@ public final class UpstreamClient: Sendable {
     public func fetch(_ request: UpstreamRequest) async throws -> UpstreamResponse {
         let transfer = try Transfer(id: nextID.add(1, ordering: .relaxed).newValue, request: request,
                                     configuration: configuration)
+        let guest = loopGuest()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 transfer.continuation = continuation
-                multi.submit(transfer)
+                if guest?.submit(transfer) != true { thread.submit(transfer) }
             }
         } onCancel: {
-            multi.cancel(transfer)
+            // A transfer the loop guest refused went to the thread, which ignores a cancel
+            // for an id it never had, and the reverse.
+            guest?.cancel(transfer)
+            thread.cancel(transfer)
         }
     }
 
-    /// Fails transfers still in flight with `UpstreamError.shutDown` and stops the thread.
+    /// The guest of the loop this Task runs on, made on first use; nil off every loop.
+    private func loopGuest() -> CurlLoopGuest? {
+        guard let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent else { return nil }
+        let guest = loop.guest(for: ObjectIdentifier(self)) {
+            let guest = CurlLoopGuest(loop: loop, key: ObjectIdentifier(self),
+                                      maxConnectionsPerHost: configuration.maxConnectionsPerHost, inFlight: inFlight)
+            guests.withLock { $0.append(guest) }
+            return guest
+        }
+        return guest as? CurlLoopGuest
+    }
+
+    /// Fails transfers still in flight with `UpstreamError.shutDown`, frees every loop's
+    /// handle and stops the thread.
     public func shutdown() async {
-        await multi.stop()
+        for guest in guests.withLock({ $0 }) { await guest.stop() }
+        await thread.stop()
     }
 }
 

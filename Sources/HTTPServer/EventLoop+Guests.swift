@@ -1,0 +1,84 @@
+import HTTPCore
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+
+/// The guests of one loop (`LoopReactor`): who they are, which descriptors they watch and
+/// when their timers are due. Touched only on the loop's thread.
+struct LoopGuests {
+    /// Marks a watched descriptor's epoll token; connection tokens keep this bit clear
+    /// (their generation would need 2^31 connections to reach it).
+    static let watchFlag: UInt64 = 1 << 63
+
+    var members: [ObjectIdentifier: any LoopGuest] = [:]
+    var watched: [Int32: (key: ObjectIdentifier, events: UInt32)] = [:]
+    var deadlines: [ObjectIdentifier: UInt64] = [:]
+
+    /// How long epoll may wait: the sweep tick, or less when a timer is due sooner.
+    func waitMilliseconds(now: UInt64, tick: Int32) -> Int32 {
+        guard let next = deadlines.values.min() else { return tick }
+        guard next > now else { return 0 }
+        return min(tick, Int32(clamping: (next - now + 999_999) / 1_000_000))
+    }
+}
+
+extension EventLoop: LoopReactor {
+    var isCurrent: Bool { loopThread.load(ordering: .relaxed) == UInt(pthread_self()) }
+
+    func guest(for key: ObjectIdentifier, make: () -> any LoopGuest) -> any LoopGuest {
+        if let guest = guests.members[key] { return guest }
+        let guest = make()
+        guests.members[key] = guest
+        return guest
+    }
+
+    func watch(_ fd: Int32, readable: Bool, writable: Bool, for key: ObjectIdentifier) {
+        let events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
+        let token = LoopGuests.watchFlag | UInt64(UInt32(bitPattern: fd))
+        switch (guests.watched[fd], events) {
+        case (nil, 0):
+            return
+        case (nil, _):
+            _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token)
+            guests.watched[fd] = (key, events)
+        case (_?, 0):
+            _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0, 0)
+            guests.watched[fd] = nil
+        case (let old?, _):
+            if old.events != events { _ = larder_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, events, token) }
+            guests.watched[fd] = (key, events)
+        }
+    }
+
+    func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {
+        guests.deadlines[key] = milliseconds.map { System.monotonicNanoseconds() &+ UInt64(max(0, $0)) &* 1_000_000 }
+    }
+
+    // MARK: Called by the loop
+
+    /// An epoll event for a watched descriptor.
+    func guestEvent(_ fd: Int32, flags: UInt32) {
+        guard let key = guests.watched[fd]?.key, let guest = guests.members[key] else { return }
+        guest.ready(fd, readable: flags & EPOLLIN.rawValue != 0, writable: flags & EPOLLOUT.rawValue != 0,
+                    failed: flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0)
+    }
+
+    /// Fires the timers that are due; a guest may set its timer again from `timerFired`.
+    func fireDueTimers(now: UInt64) {
+        guard !guests.deadlines.isEmpty else { return }
+        let due = guests.deadlines.filter { $0.value <= now }.map(\.key)
+        for key in due {
+            guests.deadlines[key] = nil
+            guests.members[key]?.timerFired()
+        }
+    }
+
+    /// Tells every guest the loop is ending, then forgets them and their descriptors.
+    func endGuests() {
+        let members = guests.members.values
+        for guest in members { guest.loopEnded() }
+        for fd in guests.watched.keys { _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0, 0) }
+        guests = LoopGuests()
+    }
+}
