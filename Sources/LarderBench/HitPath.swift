@@ -10,21 +10,39 @@ import Larder
 /// per hit: run it twice with different counts and divide the difference (what start-up
 /// and warm-up cost cancels out). Valgrind cannot run a process whose main thread sits in
 /// `dispatch_main`, which is why `larder-bench` has a synchronous main.
+///
+/// `miss-path` does the same with a new place in every request, fetched from a simulator
+/// running in a process of its own (`larder upstream-sim --latency 0`), so its loop is
+/// not counted: the instructions of a miss, from the request to the stored answer.
 enum HitPath {
-    static func run(requests: Int, logLevel: String) throws {
-        let settings = try ServeSettings.resolve(
-            flags: ["port": "0", "demo": "true", "log.level": logLevel,
-                    "cache.dir": NSTemporaryDirectory() + "larder-hit-path-\(getpid())"],
-            environment: [:])
+    static func run(requests: Int, logLevel: String, missesFrom simulator: String? = nil) throws {
+        var flags = ["port": "0", "log.level": logLevel, "cache.dir": NSTemporaryDirectory() + "larder-hit-path-\(getpid())"]
+        if let simulator {
+            flags["weather.url"] = simulator + "/v1/forecast"
+            flags["balance.url"] = simulator + "/balance"
+        } else {
+            flags["demo"] = "true"
+        }
+        let settings = try ServeSettings.resolve(flags: flags, environment: [:])
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let service = LarderService(settings: settings)
         try service.start()
         guard let port = service.server?.port else { fatalError("no port") }
         let client = try LoopbackClient(port: port)
-        let request = Array("GET /weather?lat=52.52&lon=13.41 HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
-        // The first asks the simulator; the rest are memory hits.
-        for _ in 0..<(requests + 1) { try client.exchange(request) }
-        print("hit path: \(requests) memory hits through 127.0.0.1:\(port), log level \(logLevel)")
+        func request(_ place: String) -> [UInt8] {
+            Array("GET /weather?\(place) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
+        }
+        guard simulator != nil else {
+            // The first asks the simulator; the rest are memory hits.
+            let hot = request("lat=52.52&lon=13.41")
+            for _ in 0..<(requests + 1) { try client.exchange(hot) }
+            print("hit path: \(requests) memory hits through 127.0.0.1:\(port), log level \(logLevel)")
+            return
+        }
+        for i in 0..<(requests + 1) {
+            try client.exchange(request("lat=\(-80 + i / 100).\(String(i % 100 + 100).dropFirst())&lon=13.41"))
+        }
+        print("miss path: \(requests) misses through 127.0.0.1:\(port), log level \(logLevel)")
     }
 }
 

@@ -31,8 +31,17 @@ case "hit-path":
         print("larder-bench: \(error)")
         exit(1)
     }
+case "miss-path":
+    guard let simulator = argument(2) else {
+        print("usage: larder-bench miss-path REQUESTS SIMULATOR-URL [log level]")
+        exit(1)
+    }
+    do { try HitPath.run(requests: Int(argument(1) ?? "") ?? 1000, logLevel: argument(3) ?? "warning", missesFrom: simulator) } catch {
+        print("larder-bench: \(error)")
+        exit(1)
+    }
 default:
     print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | memory-accounting [entries]"
-          + " | hit-path [requests] [log level]")
+          + " | hit-path [requests] [log level] | miss-path requests simulator-url [log level]")
 }
 exit(0)
