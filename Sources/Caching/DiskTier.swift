@@ -202,6 +202,14 @@ public final class DiskTier: Sendable {
             return true
         }
         guard admitted else { return }
+        // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
+        guard let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent else { return startWrite(bytes, name, record) }
+        loop.afterTurn { [self] in startWrite(bytes, name, record) }
+    }
+
+    /// Hands an admitted write to the write queue.
+    private func startWrite(_ bytes: [UInt8], _ name: EntryName, _ record: DiskCatalog.Record) {
+        let size = bytes.count
         writes.async { [self] in
             let outcome = writeFile(bytes, to: path(for: name))
             let victims = index.withLock { index in

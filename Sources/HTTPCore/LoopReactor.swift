@@ -16,6 +16,11 @@ public protocol LoopReactor: TaskExecutor {
 
     /// Calls the guest's `timerFired` once `milliseconds` have passed; nil cancels the timer.
     func setTimer(milliseconds: Int?, for key: ObjectIdentifier)
+
+    /// Runs `work` once the loop has written the responses this turn finished, before it
+    /// next sleeps: for handing work to other threads (a disk write) without waking them
+    /// ahead of the answer.
+    func afterTurn(_ work: @escaping () -> Void)
 }
 
 /// A component living on one event loop (see `LoopReactor`); called only on that loop's thread.

@@ -55,7 +55,19 @@ extension EventLoop: LoopReactor {
         guests.deadlines[key] = milliseconds.map { System.monotonicNanoseconds() &+ UInt64(max(0, $0)) &* 1_000_000 }
     }
 
+    func afterTurn(_ work: @escaping () -> Void) {
+        afterTurnWork.append(work)
+    }
+
     // MARK: Called by the loop
+
+    func runAfterTurnWork() {
+        while !afterTurnWork.isEmpty {
+            let work = afterTurnWork
+            afterTurnWork = []
+            work.forEach { $0() }
+        }
+    }
 
     /// An epoll event for a watched descriptor.
     func guestEvent(_ fd: Int32, flags: UInt32) {

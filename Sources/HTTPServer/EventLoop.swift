@@ -39,6 +39,8 @@ final class EventLoop: @unchecked Sendable {
     var guests = LoopGuests()
     /// The loop queued a job of its own since it last drained the inbox (no wake was written).
     private var queuedFromLoop = false
+    /// Work for the end of this turn (`afterTurn`).
+    var afterTurnWork: [() -> Void] = []
     /// The loop's thread while it runs (`isCurrent`), 0 otherwise.
     let loopThread = Atomic<UInt>(0)
 
@@ -113,12 +115,14 @@ final class EventLoop: @unchecked Sendable {
                 sweep(now: now)
             }
             if queuedFromLoop { drainInbox(woken: false) }
+            if !afterTurnWork.isEmpty { runAfterTurnWork() }
             if drainDeadline != nil, connections.isEmpty { break }
         }
         shutDownLoop()
     }
 
     private func shutDownLoop() {
+        runAfterTurnWork()
         // Guests first: a job of theirs that arrives later runs elsewhere and finds them ended.
         endGuests()
         loopThread.store(0, ordering: .relaxed)

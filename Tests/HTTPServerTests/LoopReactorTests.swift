@@ -1,0 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPCore
+import HTTPServer
+import Synchronization
+import Testing
+import TestSupport
+
+/// The door an event loop opens to guests (`LoopReactor`): descriptors watched in its
+/// epoll, a timer, the end of the loop, and work put off until the turn's answers are out.
+@Suite struct LoopReactorTests {
+    /// Records what the loop told it, and on which thread.
+    final class RecordingGuest: LoopGuest, @unchecked Sendable {
+        let events = Mutex<[String]>([])
+        let loop: any LoopReactor
+        let pipeRead: Int32
+
+        init(loop: any LoopReactor, pipeRead: Int32) {
+            self.loop = loop
+            self.pipeRead = pipeRead
+        }
+
+        private func record(_ event: String) {
+            events.withLock { $0.append(loop.isCurrent ? event : "\(event) off the loop") }
+        }
+
+        func ready(_ fd: Int32, readable: Bool, writable: Bool, failed: Bool) {
+            var byte: UInt8 = 0
+            let n = read(fd, &byte, 1)
+            record("ready \(fd == pipeRead) \(readable) \(writable) \(n == 1 ? Character(UnicodeScalar(byte)) : "-")")
+            // Watched for one byte only: stop, so the loop does not spin on an empty pipe.
+            loop.watch(fd, readable: false, writable: false, for: ObjectIdentifier(RecordingGuest.self))
+        }
+
+        func timerFired() { record("timer") }
+        func loopEnded() { record("ended") }
+    }
+
+    @Test func aGuestHearsOfItsDescriptorItsTimerAndTheLoopsEnd() async throws {
+        var fds: [Int32] = [0, 0]
+        #expect(pipe(&fds) == 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let guestBox = Mutex<RecordingGuest?>(nil)
+        let pipeRead = fds[0]
+        let handler: HTTPHandler = { _ in
+            .later {
+                guard let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent else {
+                    return HTTPResponse(status: 500, body: "not on a loop")
+                }
+                let key = ObjectIdentifier(RecordingGuest.self)
+                let guest = loop.guest(for: key) { RecordingGuest(loop: loop, pipeRead: pipeRead) } as! RecordingGuest
+                // One guest per loop, under a key of its own choosing: here the type.
+                loop.watch(pipeRead, readable: true, writable: false, for: key)
+                loop.setTimer(milliseconds: 30, for: key)
+                guestBox.withLock { $0 = guest }
+                return HTTPResponse(status: 200, body: "watching")
+            }
+        }
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+        configuration.eventLoops = 1
+        let server = HTTPServer(configuration: configuration, handler: handler)
+        try server.start()
+        let client = try TestClient(port: server.port!)
+        try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+        let response = try await client.readResponse()
+        #expect(response.text == "watching")
+        let guest = try #require(guestBox.withLock { $0 })
+        #expect(await eventually { guest.events.withLock { $0 } == ["timer"] })
+        #expect(write(fds[1], "x", 1) == 1)
+        #expect(await eventually { guest.events.withLock { $0 } == ["timer", "ready true true false x"] })
+        await server.shutdown()
+        #expect(guest.events.withLock { $0 } == ["timer", "ready true true false x", "ended"])
+    }
+
+    @Test func afterTurnWorkRunsOnTheLoopOnceTheAnswerIsWritten() async throws {
+        let clientFD = Atomic<Int32>(-1)
+        let seen = Mutex<[String]>([])
+        let handler: HTTPHandler = { _ in
+            .later {
+                let loop = LoopExecutor.current as? any LoopReactor
+                loop?.afterTurn {
+                    // The answer is in the client's socket already when this runs.
+                    var byte: UInt8 = 0
+                    let waiting = recv(clientFD.load(ordering: .relaxed), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1
+                    seen.withLock { $0.append("on loop \(loop?.isCurrent == true), answer out \(waiting)") }
+                }
+                return HTTPResponse(status: 200, body: "done")
+            }
+        }
+        try await withServer({ $0.eventLoops = 1 }, handler: handler) { _, port in
+            let client = try TestClient(port: port)
+            clientFD.store(client.fd, ordering: .relaxed)
+            try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            let response = try await client.readResponse()
+            #expect(response.text == "done")
+            #expect(await eventually { !seen.withLock { $0 }.isEmpty })
+            #expect(seen.withLock { $0 } == ["on loop true, answer out true"])
+        }
+    }
+}
