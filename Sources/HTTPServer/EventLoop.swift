@@ -19,26 +19,26 @@ final class EventLoop: @unchecked Sendable {
 
     let configuration: HTTPServerConfiguration
     private let limits: Connection.State.Limits
-    private let handler: HTTPHandler
+    let handler: HTTPHandler
     private let shared: ServerSharedState
     private let logger: Logger
     let epfd: Int32
-    private let wakeFD: Int32
+    let wakeFD: Int32
     private var listenerFD: Int32
     private var listenerPaused = false
 
-    private var connections: [Int32: Connection] = [:]
+    var connections: [Int32: Connection] = [:]
     private var generation: UInt64 = 0
     var date = DateHeaderCache()
     private let scratch: UnsafeMutableRawBufferPointer
     private let tick: Int32
     private let onExit: @Sendable () -> Void
 
-    private let inbox: LoopInbox
-    private var drainDeadline: UInt64?
+    let inbox: LoopInbox
+    var drainDeadline: UInt64?
     var guests = LoopGuests()
     /// The loop queued a job of its own since it last drained the inbox (no wake was written).
-    private var queuedFromLoop = false
+    var queuedFromLoop = false
     /// Work for the end of this turn (`afterTurn`).
     var afterTurnWork: [() -> Void] = []
     /// The loop's thread while it runs (`isCurrent`), 0 otherwise.
@@ -65,11 +65,6 @@ final class EventLoop: @unchecked Sendable {
     }
 
     // MARK: Doors from other threads
-
-    /// Hands a finished async response to the loop that owns its connection.
-    func post(token: UInt64, sequence: Int, response: HTTPResponse) {
-        inbox.post(.init(token: token, sequence: sequence, response: response))
-    }
 
     /// Starts a graceful stop: no new connections, in-flight responses finished, idle ones closed.
     func requestStop() {
@@ -135,31 +130,6 @@ final class EventLoop: @unchecked Sendable {
         onExit()
     }
 
-    /// Runs the jobs of the loop's Tasks and files the responses they finished, looking
-    /// again while more arrive (a job often posts a response at once), a bounded number of times.
-    private func drainInbox(woken: Bool) {
-        queuedFromLoop = false
-        if woken {
-            var value: eventfd_t = 0
-            _ = eventfd_read(wakeFD, &value)
-        }
-        var rounds = 0
-        while let batch = inbox.take(last: rounds == 16) {
-            rounds += 1
-            // A stop first: responses finishing in the same batch then already say `Connection: close`.
-            if batch.stopRequested, drainDeadline == nil { beginDrain() }
-            for job in batch.jobs { job.runSynchronously(on: asUnownedTaskExecutor()) }
-            for completion in batch.completions {
-                let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
-                // The connection may have closed while its handler ran.
-                guard let connection = connections[fd], connection.token == completion.token else { continue }
-                connection.state.asyncFinished()
-                connection.complete(completion.sequence, completion.response, date: &date)
-                service(connection)
-            }
-        }
-    }
-
     // MARK: Accepting
 
     private func acceptConnections() {
@@ -211,7 +181,7 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: Graceful stop and timeouts
 
-    private func beginDrain() {
+    func beginDrain() {
         drainDeadline = System.monotonicNanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
         closeListener()
         for connection in Array(connections.values) {
@@ -354,24 +324,6 @@ final class EventLoop: @unchecked Sendable {
         return false
     }
 
-    private func dispatch(_ request: HTTPRequest, on connection: Connection) {
-        let keepAlive = request.keepAlive && !draining && !connection.state.peerClosedWrite
-        let sequence = connection.admit(.init(isHead: request.method == .head, keepAlive: keepAlive, version: request.version))
-        connection.state.requestAdmitted(keepAlive: keepAlive)
-        switch handler(request) {
-        case .now(let response):
-            connection.complete(sequence, response, date: &date)
-        case .later(let work):
-            connection.state.asyncStarted()
-            let token = connection.token
-            // On this loop: its awaits come back here, with no hop through the shared pool.
-            Task(executorPreference: self) { [self] in
-                let response = await LoopExecutor.$current.withValue(self) { await work() }
-                post(token: token, sequence: sequence, response: response)
-            }
-        }
-    }
-
     /// Queues an error response as the connection's last and stops reading requests.
     private func fail(_ connection: Connection, status: Int, detail: String) {
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
@@ -424,23 +376,5 @@ final class EventLoop: @unchecked Sendable {
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
         System.close(connection.fd)
         shared.openConnections.subtract(1, ordering: .relaxed)
-    }
-}
-
-/// State every loop of one server shares: only counters, so the hot path takes no lock.
-final class ServerSharedState: Sendable {
-    let openConnections = Atomic<Int>(0)
-    let acceptedConnections = Atomic<Int>(0)
-}
-
-/// Tasks begun for async handlers run on the loop of their connection: a job is queued in
-/// the inbox and run by the loop thread, so a disk read or an upstream fetch costs one
-/// wake of the loop when it is done instead of hops through the shared pool as well.
-/// Their work must not block, as every handler's.
-extension EventLoop: TaskExecutor {
-    func enqueue(_ job: consuming ExecutorJob) {
-        let fromLoop = isCurrent
-        inbox.enqueue(UnownedJob(job), on: asUnownedTaskExecutor(), fromLoop: fromLoop)
-        if fromLoop { queuedFromLoop = true }
     }
 }

@@ -100,3 +100,9 @@ public final class HTTPServer: Sendable {
         waiters.forEach { $0.resume() }
     }
 }
+
+/// State every loop of one server shares: only counters, so the hot path takes no lock.
+final class ServerSharedState: Sendable {
+    let openConnections = Atomic<Int>(0)
+    let acceptedConnections = Atomic<Int>(0)
+}
