@@ -15,17 +15,6 @@ enum OpenMeteoFormat {
     /// JSON kept on disk by an older build is served.
     static let version = 1
 
-    private struct Answer: Decodable {
-        struct Units: Decodable { let temperature_2m: String? }
-        struct Current: Decodable {
-            let time: String
-            let temperature_2m: Double
-            let weather_code: Int
-        }
-        let current_units: Units?
-        let current: Current
-    }
-
     /// The upstream request for a place.
     static func url(base: String, resource: String) -> String {
         let separator = base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
@@ -37,22 +26,61 @@ enum OpenMeteoFormat {
     /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
     /// `resource` is the place's rounded pair (`52.52,13.41`), as the cache keys it.
     static func json(resource: String, entry: CacheEntry) throws -> String {
-        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)) else {
+        guard let answer = Answer(JSONValue.parse(entry.body)) else {
             throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
         }
-        guard let condition = WeatherCondition.description(of: answer.current.weather_code) else {
-            throw UndecodableAnswer(description: "unknown WMO weather code \(answer.current.weather_code)")
+        guard let condition = WeatherCondition.description(of: answer.weatherCode) else {
+            throw UndecodableAnswer(description: "unknown WMO weather code \(answer.weatherCode)")
         }
-        guard let lastUpdate = isoTime(openMeteo: answer.current.time) else {
-            throw UndecodableAnswer(description: "unreadable time '\(answer.current.time)'")
+        guard let lastUpdate = isoTime(openMeteo: answer.time) else {
+            throw UndecodableAnswer(description: "unreadable time '\(answer.time)'")
         }
-        guard answer.current.temperature_2m.isFinite else { throw UndecodableAnswer(description: "temperature is not finite") }
-        let pair = resource.split(separator: ",", omittingEmptySubsequences: false)
-        guard pair.count == 2 else { throw UndecodableAnswer(description: "no place in '\(resource)'") }
-        let unit = answer.current_units?.temperature_2m ?? "°C"
-        return "{\"latitude\":\(pair[0]),\"longitude\":\(pair[1]),\"temperature\":\(answer.current.temperature_2m),"
-            + "\"temperatureUnit\":\(JSONString.quote(unit)),\"weatherCode\":\(answer.current.weather_code),"
-            + "\"condition\":\(JSONString.quote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}"
+        guard let comma = resource.utf8.firstIndex(of: UInt8(ascii: ",")),
+              !resource.utf8[resource.utf8.index(after: comma)...].contains(UInt8(ascii: ",")) else {
+            throw UndecodableAnswer(description: "no place in '\(resource)'")
+        }
+        // Appended into one reserved buffer: a chain of `+` made and copied a string per piece.
+        var json = "{\"latitude\":"
+        json.reserveCapacity(192)
+        json += resource[..<comma]
+        json += ",\"longitude\":"
+        json += resource[resource.index(after: comma)...]
+        json += ",\"temperature\":\(answer.temperature),\"temperatureUnit\":"
+        json += JSONString.quote(answer.unit)
+        json += ",\"weatherCode\":\(answer.weatherCode),\"condition\":"
+        json += JSONString.quote(condition)
+        json += ",\"lastUpdate\":\"\(lastUpdate)\"}"
+        return json
+    }
+
+    /// What Larder reads of an answer: `current.time`, `current.temperature_2m` (a finite
+    /// number), `current.weather_code` (an exact integer) and, when given, the string
+    /// `current_units.temperature_2m`. Other members are ignored; a required one missing, or
+    /// any of these of another type, makes the answer unusable.
+    private struct Answer {
+        let time: String
+        let temperature: Double
+        let weatherCode: Int
+        let unit: String
+
+        init?(_ document: JSONValue?) {
+            guard let current = document?["current"], let time = current["time"]?.string,
+                  let temperature = current["temperature_2m"]?.double, let weatherCode = current["weather_code"]?.integer else { return nil }
+            self.time = time
+            self.temperature = temperature
+            self.weatherCode = weatherCode
+            switch document?["current_units"] {
+            case nil, .null?:
+                unit = "°C"
+            case let units?:
+                guard case .object = units else { return nil }
+                switch units["temperature_2m"] {
+                case nil, .null?: unit = "°C"
+                case .string(let given)?: unit = given
+                default: return nil
+                }
+            }
+        }
     }
 
     /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`; nil unless it is a real moment
@@ -81,20 +109,16 @@ enum BalanceFormat {
     /// The version of the JSON `json` makes (see `OpenMeteoFormat.version`).
     static let version = 1
 
-    private struct Answer: Decodable {
-        let balance: Double
-        let date: String
-    }
-
     /// Larder's balance JSON for a fetched entry; throws `UndecodableAnswer` when it is not the balance format.
     static func json(entry: CacheEntry) throws -> String {
-        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)), answer.balance.isFinite else {
+        let document = JSONValue.parse(entry.body)
+        guard let balance = document?["balance"]?.double, let text = document?["date"]?.string else {
             throw UndecodableAnswer(description: "the balance upstream's body is not {\"balance\":…,\"date\":…}")
         }
-        guard let date = parseDate(answer.date) else {
-            throw UndecodableAnswer(description: "unreadable balance date '\(answer.date)'")
+        guard let date = parseDate(text) else {
+            throw UndecodableAnswer(description: "unreadable balance date '\(text)'")
         }
-        return "{\"balance\":\(answer.balance),\"lastUpdate\":\"\(isoFormat(date))\"}"
+        return "{\"balance\":\(balance),\"lastUpdate\":\"\(isoFormat(date))\"}"
     }
 
     /// `yyyy-MM-dd HH:mm:ss Z`.
