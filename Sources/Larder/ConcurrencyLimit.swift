@@ -28,22 +28,31 @@ final class ConcurrencyLimit: Sendable {
         return try await work()
     }
 
+    private enum Admission { case now, queued, refused }
+
     private func acquire() async throws {
-        enum Admission { case now, queued, refused }
-        var admission = Admission.refused
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            admission = state.withLock { state in
-                if state.inFlight < limit {
-                    state.inFlight += 1
-                    return .now
-                }
-                guard state.waiting.count < queueLimit else { return .refused }
-                state.waiting.append(continuation)
-                return .queued
+        // A free slot is taken without suspending: a suspension is a trip through the
+        // executor (and, before, a hop of the whole miss) for nothing.
+        var admission = state.withLock { admit(&$0, nil) }
+        if admission == .queued {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                admission = state.withLock { admit(&$0, continuation) }
+                if admission != .queued { continuation.resume() }
             }
-            if admission != .queued { continuation.resume() }
         }
         if admission == .refused { throw Full() }
+    }
+
+    /// Takes a slot, or queues `continuation` when the queue has room: with none given, only
+    /// says whether it would be queued.
+    private func admit(_ state: inout State, _ continuation: CheckedContinuation<Void, Never>?) -> Admission {
+        if state.inFlight < limit {
+            state.inFlight += 1
+            return .now
+        }
+        guard state.waiting.count < queueLimit else { return .refused }
+        if let continuation { state.waiting.append(continuation) }
+        return .queued
     }
 
     /// Hands the slot to the longest waiter, or frees it.
