@@ -75,6 +75,7 @@ public final class DiskTier: Sendable {
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = DispatchQueue(label: "larder.disk.write", qos: .utility)
+    private let temporaryNames = TemporaryNames()
 
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
     /// the index from the regular files there, oldest first to evict, and the catalog from
@@ -312,9 +313,10 @@ public final class DiskTier: Sendable {
 
     /// temp file → write → fsync → rename. On any failure the old entry, if any, stays.
     private func writeFile(_ bytes: [UInt8], to path: String) -> WriteOutcome {
-        let folder = String(path[..<path.lastIndex(of: "/")!])
+        // By bytes: a search by Characters cost more instructions than the write's system calls.
+        let folder = String(path.utf8[..<path.utf8.lastIndex(of: UInt8(ascii: "/"))!])!
         guard ensureDirectory(folder) else { return .failed }
-        let temporary = "\(directory)/tmp/\(UUID().uuidString)"
+        let temporary = "\(directory)/tmp/\(temporaryNames.next())"
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         if fd < 0, errno == ENOENT {
             ensureTemporaryFolder()

@@ -116,6 +116,13 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: directory + "/tmp"))
     }
 
+    @Test func temporaryNamesNeverRepeatInAProcessOrBetweenTwo() {
+        let one = TemporaryNames(), other = TemporaryNames()
+        let names = (0..<1000).map { _ in one.next() } + (0..<1000).map { _ in other.next() }
+        #expect(Set(names).count == 2000)
+        #expect(names.allSatisfy { !$0.contains("/") && !$0.hasPrefix(".") })
+    }
+
     @Test func theWriteQueueIsBoundedInBytes() async throws {
         let size = DiskEntryCodec.encode(key: "k00", entry: sample).count
         let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, writeQueueLimit: size * 2)
