@@ -48,7 +48,7 @@ extension DiskTier {
     /// held a response (rather than a variant index).
     func remove(_ selection: CachePurger.Selection) async -> [EntryName: Bool] {
         await withCheckedContinuation { continuation in
-            writes.async { [self] in
+            writes.add(start: true) { [self] in
                 let removed = index.withLock { index in
                     var names: Set<EntryName>
                     switch selection {

@@ -74,7 +74,7 @@ public final class DiskTier: Sendable {
     let index = Mutex(Index())
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
-    let writes = DispatchQueue(label: "larder.disk.write", qos: .utility)
+    let writes = OrderedWork(label: "larder.disk.write")
     private let temporaryNames = TemporaryNames()
 
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
@@ -204,46 +204,47 @@ public final class DiskTier: Sendable {
         }
         guard admitted else { return }
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
-        guard let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent else { return startWrite(bytes, name, record) }
-        loop.afterTurn { [self] in startWrite(bytes, name, record) }
+        let loop = (LoopExecutor.current as? any LoopReactor).flatMap { $0.isCurrent ? $0 : nil }
+        writes.add(start: loop == nil) { [self] in
+            writeAdmitted(bytes, name, record)
+        }
+        loop?.afterTurn { [writes] in writes.start() }
     }
 
-    /// Hands an admitted write to the write queue.
-    private func startWrite(_ bytes: [UInt8], _ name: EntryName, _ record: DiskCatalog.Record) {
+    /// Writes an admitted entry, on the write queue.
+    private func writeAdmitted(_ bytes: [UInt8], _ name: EntryName, _ record: DiskCatalog.Record) {
         let size = bytes.count
-        writes.async { [self] in
-            let outcome = writeFile(bytes, to: path(for: name))
-            let victims = index.withLock { index in
-                index.pendingBytes -= size
-                switch outcome {
-                case .written:
-                    index.full = false
-                    _ = index.forget(name)
-                    index.clock += 1
-                    let charge = Self.charge(bytes.count)
-                    index.entries[name] = IndexEntry(size: charge, lastUse: index.clock)
-                    index.bytes += charge
-                    index.catalog.add(name, record)
-                    return Self.evict(&index, budget: budget)
-                case .full:
-                    if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
-                    index.full = true
-                    index.failedWrites += 1
-                case .failed:
-                    index.failedWrites += 1
-                    report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
-                }
-                return []
+        let outcome = writeFile(bytes, to: path(for: name))
+        let victims = index.withLock { index in
+            index.pendingBytes -= size
+            switch outcome {
+            case .written:
+                index.full = false
+                _ = index.forget(name)
+                index.clock += 1
+                let charge = Self.charge(bytes.count)
+                index.entries[name] = IndexEntry(size: charge, lastUse: index.clock)
+                index.bytes += charge
+                index.catalog.add(name, record)
+                return Self.evict(&index, budget: budget)
+            case .full:
+                if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
+                index.full = true
+                index.failedWrites += 1
+            case .failed:
+                index.failedWrites += 1
+                report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
             }
-            victims.forEach { unlink(path(for: $0)) }
-            let waiters = index.withLock { index in
-                index.pendingWrites -= 1
-                guard index.pendingWrites == 0 else { return [CheckedContinuation<Void, Never>]() }
-                defer { index.writeWaiters = [] }
-                return index.writeWaiters
-            }
-            waiters.forEach { $0.resume() }
+            return []
         }
+        victims.forEach { unlink(path(for: $0)) }
+        let waiters = index.withLock { index in
+            index.pendingWrites -= 1
+            guard index.pendingWrites == 0 else { return [CheckedContinuation<Void, Never>]() }
+            defer { index.writeWaiters = [] }
+            return index.writeWaiters
+        }
+        waiters.forEach { $0.resume() }
     }
 
     /// Returns when every write started before the call has finished.
@@ -261,7 +262,7 @@ public final class DiskTier: Sendable {
     public func remove(_ key: CacheKey) async {
         let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            writes.async { [self] in
+            writes.add(start: true) { [self] in
                 _ = index.withLock { $0.forget(name) }
                 unlink(path(for: name))
                 continuation.resume()

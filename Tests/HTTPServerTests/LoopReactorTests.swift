@@ -80,9 +80,10 @@ import TestSupport
             .later {
                 let loop = LoopExecutor.current as? any LoopReactor
                 loop?.afterTurn {
-                    // The answer is in the client's socket already when this runs.
-                    var byte: UInt8 = 0
-                    let waiting = recv(clientFD.load(ordering: .relaxed), &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) == 1
+                    // The answer reaches the client while this waits, blocking the loop: so it
+                    // was written before this ran (loopback delivery itself may lag a little).
+                    var client = pollfd(fd: clientFD.load(ordering: .relaxed), events: Int16(POLLIN), revents: 0)
+                    let waiting = poll(&client, 1, 5_000) == 1
                     seen.withLock { $0.append("on loop \(loop?.isCurrent == true), answer out \(waiting)") }
                 }
                 return HTTPResponse(status: 200, body: "done")
@@ -92,10 +93,11 @@ import TestSupport
             let client = try TestClient(port: port)
             clientFD.store(client.fd, ordering: .relaxed)
             try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-            let response = try await client.readResponse()
-            #expect(response.text == "done")
+            // Read only afterwards: a read before would take the bytes the work looks for.
             #expect(await eventually { !seen.withLock { $0 }.isEmpty })
             #expect(seen.withLock { $0 } == ["on loop true, answer out true"])
+            let response = try await client.readResponse()
+            #expect(response.text == "done")
         }
     }
 }
