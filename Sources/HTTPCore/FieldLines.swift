@@ -33,14 +33,20 @@ public struct FieldLines: Sendable {
 
     /// The value of the first line named `name` (any case), for readers such as an access log.
     public func value(_ name: String) -> String? {
-        var start = 0
-        while start < bytes.count {
-            guard let colon = bytes[start...].firstIndex(of: 0x3A), let end = bytes[colon...].firstIndex(of: 0x0D) else { return nil }
-            if HTTPHeaders.namesEqual(FieldText.decode(bytes[start..<colon]), name) {
-                return FieldText.decode(bytes[(colon + 2)..<end])
+        var name = name
+        return name.withUTF8 { wanted in
+            storage.withUnsafeBufferPointer { lines in
+                var start = 0
+                while start < lines.count {
+                    guard let colon = lines[start...].firstIndex(of: 0x3A), let end = lines[colon...].firstIndex(of: 0x0D) else { return nil }
+                    // Compared as bytes, as `HTTPHeaders.namesEqual` compares: no String per name passed.
+                    if colon - start == wanted.count, (0..<wanted.count).allSatisfy({ lines[start + $0] | 0x20 == wanted[$0] | 0x20 }) {
+                        return FieldText.decode(storage[(colon + 2)..<end])
+                    }
+                    start = end + 2
+                }
+                return nil
             }
-            start = end + 2
         }
-        return nil
     }
 }

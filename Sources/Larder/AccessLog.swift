@@ -30,6 +30,8 @@ struct AccessLog: Sendable {
         let level: Logger.Level
         /// own[i]: the handler's fields that sort before `AccessLog.keys[i]` (the last: after all).
         let own: [[UInt8]]
+        /// key[i]: `AccessLog.keys[i]` as the format writes it before a value, made once.
+        let key: [[UInt8]]
 
         init(_ output: LogOutput) {
             self.output = output
@@ -40,6 +42,7 @@ struct AccessLog: Sendable {
                 own[slot] += LogLine.rendered(json: output.writesJSON, key, .metadata(value))
             }
             self.own = own
+            key = AccessLog.keys.map { LogLine.keyPrefix(json: output.writesJSON, $0) }
         }
     }
 
@@ -96,7 +99,8 @@ struct AccessLog: Sendable {
         var line = direct.output.accessLine(level: level, method: request.method.description, target: request.target, status: response.status)
         for (slot, value) in values.enumerated() {
             line.append(rendered: direct.own[slot])
-            line.field(Self.keys[slot], value)
+            line.append(rendered: direct.key[slot])
+            line.write(value)
         }
         for slot in values.count..<direct.own.count { line.append(rendered: direct.own[slot]) }
         LogSink.shared.append(line.finish())
