@@ -33,6 +33,8 @@ final class Connection {
 
     /// epoll interest currently registered.
     var registeredEvents: UInt32 = .max  // .max: not yet registered with epoll
+    /// Waiting in the loop's queue of interest changes.
+    var interestQueued = false
 
     init(fd: Int32, token: UInt64, parser: RequestParser, limits: State.Limits, now: UInt64) {
         self.fd = fd

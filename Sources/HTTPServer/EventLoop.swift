@@ -41,6 +41,8 @@ final class EventLoop: @unchecked Sendable {
     var queuedFromLoop = false
     /// Work for the end of this turn (`afterTurn`).
     var afterTurnWork: [() -> Void] = []
+    /// Connections whose epoll interest changes before the loop next waits.
+    private var interestQueue: [Connection] = []
     /// The loop's thread while it runs (`isCurrent`), 0 otherwise.
     let loopThread = Atomic<UInt>(0)
 
@@ -111,6 +113,7 @@ final class EventLoop: @unchecked Sendable {
             }
             if queuedFromLoop { drainInbox(woken: false) }
             if !afterTurnWork.isEmpty { runAfterTurnWork() }
+            if !interestQueue.isEmpty { applyInterest() }
             if drainDeadline != nil, connections.isEmpty { break }
         }
         shutDownLoop()
@@ -361,14 +364,34 @@ final class EventLoop: @unchecked Sendable {
         updateInterest(connection)
     }
 
-    private func updateInterest(_ connection: Connection) {
+    private func wantedEvents(_ connection: Connection) -> UInt32 {
         var events: UInt32 = 0
         if connection.state.wantsRead(connection.load) { events |= EPOLLIN.rawValue }
         if connection.pendingOutput > 0 { events |= EPOLLOUT.rawValue }
-        guard events != connection.registeredEvents || connection.registeredEvents == UInt32.max else { return }
-        let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
-        connection.registeredEvents = events
+        return events
+    }
+
+    /// Notes that the connection's epoll interest must change; the change is made before the
+    /// loop next waits (`applyInterest`). An answer that goes async and comes back within the
+    /// same turn (a disk hit read from the page cache) then costs no epoll_ctl at all.
+    private func updateInterest(_ connection: Connection) {
+        guard !connection.interestQueued,
+              wantedEvents(connection) != connection.registeredEvents || connection.registeredEvents == UInt32.max else { return }
+        connection.interestQueued = true
+        interestQueue.append(connection)
+    }
+
+    private func applyInterest() {
+        for connection in interestQueue {
+            connection.interestQueued = false
+            guard connections[connection.fd] === connection else { continue }  // closed meanwhile
+            let events = wantedEvents(connection)
+            guard events != connection.registeredEvents || connection.registeredEvents == UInt32.max else { continue }
+            let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+            _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
+            connection.registeredEvents = events
+        }
+        interestQueue.removeAll(keepingCapacity: true)
     }
 
     private func close(_ connection: Connection) {
