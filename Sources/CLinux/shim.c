@@ -2,6 +2,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include "CLinux.h"
 
 int larder_accept_nonblocking(int fd) {
@@ -29,4 +30,9 @@ void larder_set_thread_name(const char *name) {
     strncpy(short_name, name, sizeof short_name - 1);
     short_name[sizeof short_name - 1] = 0;
     pthread_setname_np(pthread_self(), short_name);
+}
+
+long larder_pread_cached(int fd, void *buffer, unsigned long count, long offset) {
+    struct iovec part = { buffer, count };
+    return preadv2(fd, &part, 1, offset, RWF_NOWAIT);
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 import Crypto
 import Dispatch
 import Foundation
@@ -167,8 +168,15 @@ public final class DiskTier: Sendable {
         let name = Self.name(key)
         guard index.withLock({ $0.entries[name] != nil }) else { return nil }
         let path = path(for: name)
-        let decoded: DiskEntryCodec.Decoded? = await withCheckedContinuation { continuation in
-            reads.async { continuation.resume(returning: Self.readFile(path).flatMap(DiskEntryCodec.decodeKeyed)) }
+        let decoded: DiskEntryCodec.Decoded?
+        // On an event loop, a file the page cache holds is read there and then: the hop to a
+        // reader thread and back cost more than the read. Anything else goes to the readers.
+        if let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent, case .read(let bytes) = Self.readFile(path, cachedOnly: true) {
+            decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed)
+        } else {
+            decoded = await withCheckedContinuation { continuation in
+                reads.async { continuation.resume(returning: Self.readFile(path).flatMap(DiskEntryCodec.decodeKeyed)) }
+            }
         }
         guard let decoded, decoded.key == key.text else {
             index.withLock { $0.corruptions += 1 }
@@ -289,20 +297,38 @@ public final class DiskTier: Sendable {
     /// symlink, `O_NONBLOCK` keeps a FIFO from blocking the open, and `fstat` rejects anything
     /// that is not a regular file before a byte is read.
     static func readFile(_ path: String) -> [UInt8]? {
+        guard case .read(let bytes) = readFile(path, cachedOnly: false) else { return nil }
+        return bytes
+    }
+
+    enum FileRead {
+        /// The bytes; nil when the file is missing, not a regular file or unreadable.
+        case read([UInt8]?)
+        /// `cachedOnly`, and the page cache did not hold every byte.
+        case notCached
+    }
+
+    /// `readFile`; with `cachedOnly`, no byte is waited for (`larder_pread_cached`).
+    static func readFile(_ path: String, cachedOnly: Bool) -> FileRead {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        guard fd >= 0 else { return .read(nil) }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 31 else { return nil }
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 31 else { return .read(nil) }
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var offset = 0
         while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                cachedOnly ? larder_pread_cached(fd, buffer.baseAddress! + offset, UInt(buffer.count - offset), offset)
+                           : Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
+            }
             if n < 0, errno == EINTR { continue }
-            guard n > 0 else { return nil }
+            // Not cached (EAGAIN), or a file system that cannot tell (EOPNOTSUPP): the readers' turn.
+            if cachedOnly, n < 0 { return .notCached }
+            guard n > 0 else { return .read(nil) }
             offset += n
         }
-        return bytes
+        return .read(bytes)
     }
 
     private enum WriteOutcome {

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import HTTPCore
 @testable import Caching
@@ -29,4 +30,24 @@ func temporaryDirectory() -> String {
 extension CacheKey: ExpressibleByStringLiteral, ExpressibleByStringInterpolation,
     ExpressibleByUnicodeScalarLiteral, ExpressibleByExtendedGraphemeClusterLiteral {
     public init(stringLiteral resource: String) { self.init(route: "test", resource: resource) }
+}
+
+/// Stands in for an event loop: always "current", keeping after-turn work until told to run it.
+final class HeldTurn: LoopReactor, @unchecked Sendable {
+    /// Touched by the test's own task only.
+    var held: [() -> Void] = []
+    var isCurrent: Bool { true }
+    func guest(for key: ObjectIdentifier, make: () -> any LoopGuest) -> any LoopGuest { make() }
+    func watch(_ fd: Int32, readable: Bool, writable: Bool, for key: ObjectIdentifier) {}
+    func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {}
+    func afterTurn(_ work: @escaping () -> Void) { held.append(work) }
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+    func endTurn() {
+        let work = held
+        held = []
+        work.forEach { $0() }
+    }
 }

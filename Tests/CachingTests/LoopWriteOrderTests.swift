@@ -6,26 +6,6 @@ import Testing
 /// A disk write begun on an event loop reaches the writer thread only after the loop's turn;
 /// it must still keep its place in line before what is asked for later.
 @Suite struct LoopWriteOrderTests {
-    /// Stands in for an event loop: always "current", keeping after-turn work until told to run it.
-    final class HeldTurn: LoopReactor, @unchecked Sendable {
-        /// Touched by the test's own task only.
-        var held: [() -> Void] = []
-        var isCurrent: Bool { true }
-        func guest(for key: ObjectIdentifier, make: () -> any LoopGuest) -> any LoopGuest { make() }
-        func watch(_ fd: Int32, readable: Bool, writable: Bool, for key: ObjectIdentifier) {}
-        func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {}
-        func afterTurn(_ work: @escaping () -> Void) { held.append(work) }
-        func enqueue(_ job: consuming ExecutorJob) {
-            let job = UnownedJob(job)
-            DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
-        }
-        func endTurn() {
-            let work = held
-            held = []
-            work.forEach { $0() }
-        }
-    }
-
     private let sample = entry([("ETag", "\"a\"")], requested: 1, received: 2, body: "kept")
 
     @Test func aRemovalAskedForAfterALoopsWriteRunsAfterIt() async throws {

@@ -19,6 +19,10 @@
 /// Defined in shim.c, which needs _GNU_SOURCE (defining it here would clash with Glibc's module).
 int larder_accept_nonblocking(int fd);
 
+/// pread that fails with EAGAIN rather than wait for the disk: the bytes are read only when
+/// the page cache holds them (preadv2 with RWF_NOWAIT; EOPNOTSUPP where a file system cannot).
+long larder_pread_cached(int fd, void *buffer, unsigned long count, long offset);
+
 /// The peer's IP address as text (IPv4 dotted, IPv6 with IPv4-mapped addresses shown as
 /// IPv4) into out; 0 on success, -1 when there is none (out then holds "").
 int larder_peer_address(int fd, char *out, unsigned long size);

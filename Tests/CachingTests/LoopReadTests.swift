@@ -1,0 +1,67 @@
+import Foundation
+import Glibc
+import HTTPCore
+import Testing
+@testable import Caching
+
+/// A disk hit on an event loop reads the file there when the page cache holds it
+/// (`readFile(cachedOnly:)`), and otherwise leaves it to the reader threads: never waiting
+/// for the disk on the loop, and with the same checks either way.
+@Suite struct LoopReadTests {
+    private let sample = entry([("ETag", "\"a\"")], requested: 1, received: 2, body: "on the loop")
+
+    /// A file written and then dropped from the page cache (`POSIX_FADV_DONTNEED` on a
+    /// clean file), as after a restart or memory pressure.
+    private func uncachedFile() throws -> (path: String, bytes: [UInt8]) {
+        let path = temporaryDirectory() + "-file"
+        let bytes = [UInt8](repeating: 0x61, count: 64 * 1024)
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        fsync(fd)
+        #expect(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0)
+        return (path, bytes)
+    }
+
+    @Test func aFileThePageCacheHoldsIsReadWithoutWaiting() throws {
+        let (path, bytes) = try uncachedFile()
+        _ = DiskTier.readFile(path)  // a reader thread's read brings it into the page cache
+        guard case .read(let read) = DiskTier.readFile(path, cachedOnly: true) else {
+            Issue.record("a cached file was not read")
+            return
+        }
+        #expect(read == bytes)
+    }
+
+    @Test func aFileOnlyOnDiskIsLeftToTheReaders() throws {
+        let (path, bytes) = try uncachedFile()
+        guard case .notCached = DiskTier.readFile(path, cachedOnly: true) else {
+            Issue.record("a file that was not in the page cache was read on the loop")
+            return
+        }
+        #expect(DiskTier.readFile(path) == bytes)
+    }
+
+    @Test func theLoopsReadKeepsEveryCheck() throws {
+        let directory = temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        #expect(mkfifo(directory + "/fifo", 0o644) == 0)
+        #expect(symlink("/etc/hostname", directory + "/link") == 0)
+        FileManager.default.createFile(atPath: directory + "/empty", contents: Data())
+        for name in ["fifo", "link", "empty", "missing"] {
+            guard case .read(nil) = DiskTier.readFile(directory + "/" + name, cachedOnly: true) else {
+                Issue.record("\(name) was read")
+                continue
+            }
+        }
+    }
+
+    @Test func aDiskHitOnALoopIsServedThere() async throws {
+        let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 20)
+        disk.write("key", sample)
+        await disk.waitForWrites()
+        let turn = HeldTurn()
+        let read = await LoopExecutor.$current.withValue(turn) { await disk.readKept("key") }
+        #expect(read?.entry == sample)
+    }
+}
