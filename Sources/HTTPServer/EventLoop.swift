@@ -84,7 +84,8 @@ final class EventLoop: @unchecked Sendable {
         loopThread.store(UInt(pthread_self()), ordering: .relaxed)
 
         while true {
-            let wait = guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: System.monotonicNanoseconds(), tick: tick)
+            // A job the loop queued for itself after its last look at the inbox: no waiting.
+            let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: System.monotonicNanoseconds(), tick: tick)
             let count = epoll_wait(epfd, events, Self.maxEvents, wait)
             if count < 0, larder_errno() != EINTR {
                 logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])
