@@ -146,8 +146,10 @@ def wrk(port, connections, script=None, path=HOT, duration=DURATION, pass_throug
         log.write(" ".join(args) + "\n" + out + "\n")
     rps = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))
     requests = int(re.search(r"(\d+) requests in", out).group(1))
-    p50 = parse_duration_ms(re.search(r"50%\s+(\S+)", out).group(1))
-    p99 = parse_duration_ms(re.search(r"99%\s+(\S+)", out).group(1))
+    # The distribution's own lines: a stdev share such as `87.99%` in the thread stats ends in
+    # `99%` too, and matched first it read `Req/Sec` as the p99.
+    p50 = parse_duration_ms(re.search(r"^\s*50%\s+(\S+)", out, re.M).group(1))
+    p99 = parse_duration_ms(re.search(r"^\s*99%\s+(\S+)", out, re.M).group(1))
     if p50 != p50 or p99 != p99:
         print("    note: unreadable latency figures from wrk:", re.findall(r"(?:50|99)%\s+\S+", out))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
