@@ -171,7 +171,7 @@ public final class DiskTier: Sendable {
         let decoded: DiskEntryCodec.Decoded?
         // On an event loop, a file the page cache holds is read there and then: the hop to a
         // reader thread and back cost more than the read. Anything else goes to the readers.
-        if let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent, case .read(let bytes) = Self.readFile(path, cachedOnly: true) {
+        if LoopExecutor.reactor != nil, case .read(let bytes) = Self.readFile(path, cachedOnly: true) {
             decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed)
         } else {
             decoded = await withCheckedContinuation { continuation in
@@ -212,7 +212,7 @@ public final class DiskTier: Sendable {
         }
         guard admitted else { return }
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
-        let loop = (LoopExecutor.current as? any LoopReactor).flatMap { $0.isCurrent ? $0 : nil }
+        let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
             writeAdmitted(bytes, name, record)
         }

@@ -60,8 +60,6 @@ enum JSONValue: Equatable {
         guard case .string(let text) = self else { return nil }
         return text
     }
-
-    var isNull: Bool { self == .null }
 }
 
 /// The cursor `JSONValue.parse` reads with.

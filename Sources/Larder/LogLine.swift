@@ -90,7 +90,7 @@ struct LogLine {
     }
 
     mutating func field(_ key: String, _ value: Value) {
-        append(rendered: Self.keyPrefix(json: json, key))
+        writeKey(key)
         write(value)
     }
 
@@ -98,16 +98,20 @@ struct LogLine {
     /// that write the same keys every time (`append(rendered:)`, then `write`).
     static func keyPrefix(json: Bool, _ key: String) -> [UInt8] {
         var line = LogLine(json: json)
-        if json {
-            line.append(",")
-            line.quote(key)
-            line.append(":")
-        } else {
-            line.append(" ")
-            line.append(key)
-            line.append("=")
-        }
+        line.writeKey(key)
         return line.bytes
+    }
+
+    private mutating func writeKey(_ key: String) {
+        if json {
+            append(",")
+            quote(key)
+            append(":")
+        } else {
+            append(" ")
+            append(key)
+            append("=")
+        }
     }
 
     /// A field's value, after its key.

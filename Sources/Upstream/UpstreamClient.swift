@@ -73,7 +73,7 @@ public final class UpstreamClient: Sendable {
 
     /// The guest of the loop this Task runs on, made on first use; nil off every loop.
     private func loopGuest() -> CurlLoopGuest? {
-        guard let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent else { return nil }
+        guard let loop = LoopExecutor.reactor else { return nil }
         let guest = loop.guest(for: ObjectIdentifier(self)) {
             let guest = CurlLoopGuest(loop: loop, key: ObjectIdentifier(self),
                                       maxConnectionsPerHost: configuration.maxConnectionsPerHost, inFlight: inFlight)

@@ -45,7 +45,7 @@ import TestSupport
         let pipeRead = fds[0]
         let handler: HTTPHandler = { _ in
             .later {
-                guard let loop = LoopExecutor.current as? any LoopReactor, loop.isCurrent else {
+                guard let loop = LoopExecutor.reactor else {
                     return HTTPResponse(status: 500, body: "not on a loop")
                 }
                 let key = ObjectIdentifier(RecordingGuest.self)
@@ -78,7 +78,7 @@ import TestSupport
         let seen = Mutex<[String]>([])
         let handler: HTTPHandler = { _ in
             .later {
-                let loop = LoopExecutor.current as? any LoopReactor
+                let loop = LoopExecutor.current
                 loop?.afterTurn {
                     // The answer reaches the client while this waits, blocking the loop: so it
                     // was written before this ran (loopback delivery itself may lag a little).

@@ -19,7 +19,7 @@ import TestSupport
     private func front(_ client: UpstreamClient, _ url: String, _ outcomes: Outcomes) -> HTTPHandler {
         return { _ in
             .later {
-                let loop = LoopExecutor.current as? any LoopReactor
+                let loop = LoopExecutor.current
                 outcomes.onLoop.withLock { $0.append(loop?.isCurrent == true) }
                 do {
                     let response = try await client.fetch(UpstreamRequest(url: url, timeout: .seconds(30)))
