@@ -33,20 +33,31 @@ public struct FieldLines: Sendable {
 
     /// The value of the first line named `name` (any case), for readers such as an access log.
     public func value(_ name: String) -> String? {
+        valueOctets(name).map(FieldText.decode)
+    }
+
+    /// The octets of the first line named `name` (any case), read in place: no String is
+    /// made (the access log reads `Cache-Status` on every answer).
+    public func valueOctets(_ name: String) -> ArraySlice<UInt8>? {
         var name = name
-        return name.withUTF8 { wanted in
+        let range: Range<Int>? = name.withUTF8 { wanted in
             storage.withUnsafeBufferPointer { lines in
                 var start = 0
                 while start < lines.count {
-                    guard let colon = lines[start...].firstIndex(of: 0x3A), let end = lines[colon...].firstIndex(of: 0x0D) else { return nil }
+                    // Every line is `name: value\r\n`, as `add` wrote it.
+                    var end = start
+                    while end < lines.count, lines[end] != 0x0D { end += 1 }
+                    let colon = start + wanted.count
                     // Compared as bytes, as `HTTPHeaders.namesEqual` compares: no String per name passed.
-                    if colon - start == wanted.count, (0..<wanted.count).allSatisfy({ lines[start + $0] | 0x20 == wanted[$0] | 0x20 }) {
-                        return FieldText.decode(storage[(colon + 2)..<end])
+                    if colon + 1 < end, lines[colon] == 0x3A,
+                       (0..<wanted.count).allSatisfy({ lines[start + $0] | 0x20 == wanted[$0] | 0x20 }) {
+                        return (colon + 2)..<end
                     }
                     start = end + 2
                 }
                 return nil
             }
         }
+        return range.map { storage[$0] }
     }
 }

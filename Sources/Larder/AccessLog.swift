@@ -23,26 +23,34 @@ struct AccessLog: Sendable {
     /// are then written as bytes straight to it, without a metadata dictionary per line.
     private let direct: Direct?
 
-    /// What the fast path needs, read once: the handler, its level, and its own fields
-    /// rendered, placed by key among the access line's.
+    /// What the fast path needs, read once: where lines go, the level, each level's line
+    /// head, and the handler's own fields rendered and placed by key among the access line's.
     private struct Direct: Sendable {
-        let output: LogOutput
+        let sink: LogSink
         let level: Logger.Level
-        /// own[i]: the handler's fields that sort before `AccessLog.keys[i]` (the last: after all).
-        let own: [[UInt8]]
-        /// key[i]: `AccessLog.keys[i]` as the format writes it before a value, made once.
-        let key: [[UInt8]]
+        let heads: (info: LogLine.Head, warning: LogLine.Head, error: LogLine.Head)
+        /// before[i]: the handler's fields that sort before `AccessLog.keys[i]`, then that
+        /// key as the format writes it before a value.
+        let before: [[UInt8]]
+        /// after[n]: the handler's fields that sort after the first n keys (all that are left
+        /// once n access fields are written).
+        let after: [[UInt8]]
 
         init(_ output: LogOutput) {
-            self.output = output
+            sink = output.sink
             level = output.logLevel
+            heads = (output.lineHead(level: .info), output.lineHead(level: .warning), output.lineHead(level: .error))
             var own = Array(repeating: [UInt8](), count: AccessLog.keys.count + 1)
             for (key, value) in output.sortedMetadata where !AccessLog.keys.contains(key) {
                 let slot = AccessLog.keys.firstIndex { key < $0 } ?? AccessLog.keys.count
                 own[slot] += LogLine.rendered(json: output.writesJSON, key, .metadata(value))
             }
-            self.own = own
-            key = AccessLog.keys.map { LogLine.keyPrefix(json: output.writesJSON, $0) }
+            before = AccessLog.keys.indices.map { own[$0] + LogLine.keyPrefix(json: output.writesJSON, AccessLog.keys[$0]) }
+            after = own.indices.map { Array(own[$0...].joined()) }
+        }
+
+        func head(_ level: Logger.Level) -> LogLine.Head {
+            level == .info ? heads.info : level == .warning ? heads.warning : heads.error
         }
     }
 
@@ -81,29 +89,33 @@ struct AccessLog: Sendable {
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         guard (direct?.level ?? logger.logLevel) <= level else { return response }
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
-        var values: [LogLine.Value] = [
-            .integer(request.method == .head ? 0 : response.body.count),
-            .text(response.lines.value("cache-status") ?? "-"),
-            .text(request.clientAddress),
-            .thousandths(Int((duration.seconds * 1_000_000).rounded())),
-            .text(id),
-            .text(series.label(route)),
-            .integer(response.status),
-        ]
-        if let upstream { values.append(.metadata(.stringConvertible(upstream))) }
+        /// The fields in key order, each given with its slot in `keys`.
+        func fields(_ put: (Int, LogLine.Value) -> Void) {
+            put(0, .integer(request.method == .head ? 0 : response.body.count))
+            put(1, response.lines.valueOctets("cache-status").map { .octets($0) } ?? .text("-"))
+            put(2, .text(request.clientAddress))
+            put(3, .thousandths(Int((duration.seconds * 1_000_000).rounded())))
+            put(4, .text(id))
+            put(5, .text(series.label(route)))
+            put(6, .integer(response.status))
+            if let upstream { put(7, .metadata(.stringConvertible(upstream))) }
+        }
         guard let direct else {
-            let metadata = Dictionary(uniqueKeysWithValues: zip(Self.keys, values).map { ($0, $1.metadata) })
+            var metadata: Logger.Metadata = [:]
+            fields { metadata[Self.keys[$0]] = $1.metadata }
             logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
             return response
         }
-        var line = direct.output.accessLine(level: level, method: request.method.description, target: request.target, status: response.status)
-        for (slot, value) in values.enumerated() {
-            line.append(rendered: direct.own[slot])
-            line.append(rendered: direct.key[slot])
+        var line = LogLine(head: direct.head(level))
+        line.writeAccessMessage(method: request.method.description, target: request.target, status: response.status)
+        var written = 0
+        fields { slot, value in
+            line.append(rendered: direct.before[slot])
             line.write(value)
+            written += 1
         }
-        for slot in values.count..<direct.own.count { line.append(rendered: direct.own[slot]) }
-        LogSink.shared.append(line.finish())
+        line.append(rendered: direct.after[written])
+        direct.sink.append(line.finish())
         return response
     }
 

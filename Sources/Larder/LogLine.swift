@@ -19,6 +19,9 @@ struct LogLine {
         /// as Swift prints a Double of that value.
         case thousandths(Int)
         case metadata(Logger.MetadataValue)
+        /// A header field's octets, read in place (obs-text stands for ISO-8859-1, as in
+        /// `FieldText`): the access log's `cache_status` costs no String.
+        case octets(ArraySlice<UInt8>)
 
         /// The same value for a log handler other than `LogOutput`.
         var metadata: Logger.MetadataValue {
@@ -27,6 +30,7 @@ struct LogLine {
             case .integer(let number): .stringConvertible(number)
             case .thousandths(let count): .stringConvertible(Double(count) / 1000)
             case .metadata(let value): value
+            case .octets(let octets): .string(FieldText.decode(octets))
             }
         }
     }
@@ -34,15 +38,52 @@ struct LogLine {
     private(set) var bytes: [UInt8] = []
     private let json: Bool
 
+    /// What every line of one format, level and logger starts with, around its timestamp:
+    /// made once by a writer of many lines (the access log), so a line costs two copies.
+    struct Head: Sendable {
+        fileprivate let beforeTime: [UInt8]
+        fileprivate let afterTime: [UInt8]
+        fileprivate let json: Bool
+
+        init(json: Bool, level: Logger.Level, label: String) {
+            self.json = json
+            var before = LogLine(json: json)
+            var after = LogLine(json: json)
+            if json {
+                before.append("{\"time\":\"")
+                after.append("\",\"level\":\"")
+                after.append(level.rawValue)
+                after.append("\",\"logger\":")
+                after.quote(label)
+                after.append(",\"message\":")
+            } else {
+                before.append("time=")
+                after.append(" level=")
+                after.append(level.rawValue)
+                after.append(" msg=")
+            }
+            beforeTime = before.bytes
+            afterTime = after.bytes
+        }
+    }
+
     init(json: Bool, level: Logger.Level, label: String, message: String) {
-        self.init(json: json, level: level, label: label)
+        self.init(head: Head(json: json, level: level, label: label))
         quote(message, bare: !json)
+    }
+
+    /// The line up to the message, which comes next.
+    init(head: Head) {
+        json = head.json
+        bytes.reserveCapacity(320)
+        bytes.append(contentsOf: head.beforeTime)
+        Self.appendTimestamp(to: &bytes)
+        bytes.append(contentsOf: head.afterTime)
     }
 
     /// An access line's message, `METHOD TARGET STATUS`, written without making it a String
     /// first (the spaces in it always quote it, in either format).
-    init(json: Bool, level: Logger.Level, label: String, method: String, target: String, status: Int) {
-        self.init(json: json, level: level, label: label)
+    mutating func writeAccessMessage(method: String, target: String, status: Int) {
         bytes.append(0x22)
         escape(method)
         bytes.append(0x20)
@@ -50,27 +91,6 @@ struct LogLine {
         bytes.append(0x20)
         DecimalText.append(status, to: &bytes)
         bytes.append(0x22)
-    }
-
-    /// The line up to the message, which comes next.
-    private init(json: Bool, level: Logger.Level, label: String) {
-        self.json = json
-        bytes.reserveCapacity(320)
-        if json {
-            append("{\"time\":\"")
-            Self.appendTimestamp(to: &bytes)
-            append("\",\"level\":\"")
-            append(level.rawValue)
-            append("\",\"logger\":")
-            quote(label)
-            append(",\"message\":")
-        } else {
-            append("time=")
-            Self.appendTimestamp(to: &bytes)
-            append(" level=")
-            append(level.rawValue)
-            append(" msg=")
-        }
     }
 
     /// Bytes already formatted for this line's format (fields rendered once, ahead of time).
@@ -118,6 +138,10 @@ struct LogLine {
     mutating func write(_ value: Value) {
         switch value {
         case .text(let text): quote(text, bare: !json)
+        case .octets(let octets):
+            // Text above ASCII is written as the UTF-8 of the characters it stands for.
+            guard octets.allSatisfy({ $0 < 0x80 }) else { return quote(FieldText.decode(octets), bare: !json) }
+            octets.withUnsafeBufferPointer { quote(utf8: $0, bare: !json) }
         case .integer(let number): DecimalText.append(number, to: &bytes)
         case .thousandths(let count): appendThousandths(count)
         case .metadata(let metadata):
@@ -155,45 +179,48 @@ struct LogLine {
     /// controls is written as it is.
     private mutating func quote(_ text: String, bare: Bool = false) {
         var text = text
-        let done = bare && text.withUTF8 { source in
-            guard !source.isEmpty else { return false }
-            for byte in source where byte <= 0x20 || byte == 0x22 || byte == 0x3D || byte == 0x5C || byte == 0x7F { return false }
+        text.withUTF8 { quote(utf8: $0, bare: bare) }
+    }
+
+    private mutating func quote(utf8 source: UnsafeBufferPointer<UInt8>, bare: Bool) {
+        if bare, !source.isEmpty,
+           !source.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 == 0x7F }) {
             bytes.append(contentsOf: source)
-            return true
+            return
         }
-        guard !done else { return }
         bytes.append(0x22)
-        escape(text)
+        escape(utf8: source)
         bytes.append(0x22)
+    }
+
+    private mutating func escape(_ text: String) {
+        var text = text
+        text.withUTF8 { escape(utf8: $0) }
     }
 
     /// The inside of a JSON string. Runs of bytes that need no escape are copied whole:
     /// a byte-by-byte append was most of an access line's cost.
-    private mutating func escape(_ text: String) {
-        var text = text
-        text.withUTF8 { source in
-            var run = 0
-            for index in source.indices {
-                let byte = source[index]
-                guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
-                bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run..<index]))
-                run = index + 1
-                switch byte {
-                case 0x22: bytes.append(0x5C); bytes.append(0x22)
-                case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-                case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
-                case 0x0D: bytes.append(0x5C); bytes.append(0x72)
-                case 0x09: bytes.append(0x5C); bytes.append(0x74)
-                default:
-                    bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30])
-                    bytes.append(Hex.digits[Int(byte >> 4)])
-                    bytes.append(Hex.digits[Int(byte & 0xF)])
-                }
+    private mutating func escape(utf8 source: UnsafeBufferPointer<UInt8>) {
+        var run = 0
+        for index in source.indices {
+            let byte = source[index]
+            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run..<index]))
+            run = index + 1
+            switch byte {
+            case 0x22: bytes.append(0x5C); bytes.append(0x22)
+            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
+            case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
+            case 0x0D: bytes.append(0x5C); bytes.append(0x72)
+            case 0x09: bytes.append(0x5C); bytes.append(0x74)
+            default:
+                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30])
+                bytes.append(Hex.digits[Int(byte >> 4)])
+                bytes.append(Hex.digits[Int(byte & 0xF)])
             }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run...]))
         }
+        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run...]))
     }
-
 
     private mutating func appendThousandths(_ count: Int) {
         if count < 0 { bytes.append(0x2D) }

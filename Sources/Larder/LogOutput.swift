@@ -14,11 +14,18 @@ public struct LogOutput: LogHandler {
     public var metadata: Logger.Metadata = [:]
     private let label: String
     private let json: Bool
+    /// Where lines go: the process's standard output, or a test's pipe.
+    let sink: LogSink
 
     public init(label: String, level: Logger.Level, format: ServeSettings.LogFormat) {
+        self.init(label: label, level: level, format: format, sink: .shared)
+    }
+
+    init(label: String, level: Logger.Level, format: ServeSettings.LogFormat, sink: LogSink) {
         self.label = label
         self.logLevel = level
         self.json = format == .json
+        self.sink = sink
     }
 
     /// Installs this handler for every logger of the process.
@@ -43,13 +50,13 @@ public struct LogOutput: LogHandler {
         fields.sort { $0.0 < $1.0 }
         var line = LogLine(json: json, level: event.level, label: label, message: event.message.description)
         for (key, value) in fields { line.field(key, .metadata(value)) }
-        LogSink.shared.append(line.finish())
+        sink.append(line.finish())
     }
 
-    /// A line begun with an access line's message, for `AccessLog`'s fast path, which adds
-    /// its fields (and this handler's, `sortedMetadata` rendered once) itself, in key order.
-    func accessLine(level: Logger.Level, method: String, target: String, status: Int) -> LogLine {
-        LogLine(json: json, level: level, label: label, method: method, target: target, status: status)
+    /// How this handler's lines at `level` begin, for `AccessLog`'s fast path, which writes
+    /// the rest (and this handler's fields, `sortedMetadata` rendered once) itself, in key order.
+    func lineHead(level: Logger.Level) -> LogLine.Head {
+        LogLine.Head(json: json, level: level, label: label)
     }
 
     var writesJSON: Bool { json }

@@ -22,7 +22,26 @@ import Testing
         #expect(lines.value("AGE") == "0")
         #expect(lines.value("x-request-id") == "ab-1")
         #expect(lines.value("age2") == nil)
+        #expect(lines.value("ag") == nil && lines.value("cache") == nil && lines.value("cache-status:") == nil)
         #expect(FieldLines().value("age") == nil)
+        var empty = FieldLines()
+        empty.add("Vary", "")
+        empty.add("Age", 7)
+        #expect(empty.value("vary") == "" && empty.value("age") == "7")
+    }
+
+    @Test func decimalTextWritesWhatStringDoes() {
+        var values = [0, 1, 9, 10, 99, 100, 999, 1000, 65535, -1, -10, -1234, Int.max, Int.min, Int.max - 1, Int.min + 1]
+        var power = 1
+        for _ in 0..<18 {
+            power *= 10
+            values += [power - 1, power, power + 1, -power]
+        }
+        for value in values {
+            var out: [UInt8] = [0x41]
+            DecimalText.append(value, to: &out)
+            #expect(String(decoding: out, as: UTF8.self) == "A\(value)")
+        }
     }
 
     @Test func commonMethodsAreReadFromTheirBytesAndOthersKeepTheirName() {

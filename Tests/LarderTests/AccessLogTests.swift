@@ -84,3 +84,62 @@ extension AccessLogLevelTests {
         #expect(Result(rawValue: HTTPResponse(status: 404).annotation) == Result.none)
     }
 }
+
+/// The access line is written two ways: straight to bytes when the logger is Larder's own
+/// output (always, outside tests), and through swift-log's metadata otherwise. Both must
+/// say the same, field for field, whatever fields the handler carries of its own.
+extension AccessLogLevelTests {
+    /// A handler that only passes events on, so `AccessLog` takes its swift-log path.
+    struct Forwarding: LogHandler {
+        var output: LogOutput
+        var logLevel: Logger.Level { get { output.logLevel } set { output.logLevel = newValue } }
+        var metadata: Logger.Metadata { get { output.metadata } set { output.metadata = newValue } }
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { output[metadataKey: key] }
+            set { output[metadataKey: key] = newValue }
+        }
+        func log(event: LogEvent) { output.log(event: event) }
+    }
+
+    @Test func theDirectAccessLineSaysWhatTheSwiftLogPathSays() throws {
+        var router = Router()
+        router.get("/weather") { request in
+            var response = HTTPResponse(status: request.query == "late" ? 502 : 200, body: "{\"t\":1}")
+                .noting(CacheStatus(hit: true, ttl: 12, detail: .memory), age: 3)
+            if request.query == "miss" { response.headers.add("Server-Timing", "upstream;dur=12.5") }
+            return .now(response)
+        }
+        for format in [ServeSettings.LogFormat.text, .json] {
+            let pipe = LogSinkTests.Pipe()
+            let sink = LogSink(fd: pipe.write)
+            var output = LogOutput(label: "larder", level: .info, format: format, sink: sink)
+            // Fields of the handler's own that sort before, between and after the access fields.
+            output.metadata = ["aaa": "first", "cache_zz": "two words", "trace": "t-1", "zzz": .stringConvertible(3)]
+            let series = RequestSeries(routes: ["/weather"])
+            let direct = AccessLog(logger: Logger(label: "larder") { _ in output }, series: series, passThrough: nil)
+            let viaMetadata = AccessLog(logger: Logger(label: "larder") { _ in Forwarding(output: output) }, series: series, passThrough: nil)
+            let targets = ["/weather?miss", "/weather?hit", "/weather?late", "/nowhere?a=\"b\"", "/weather?%22q%5C"]
+            for target in targets {
+                for log in [direct, viaMetadata] {
+                    var request = HTTPRequest(method: .get, target: target, headers: [("X-Request-Id", "id-\(target.utf8.count)")])
+                    request.clientAddress = "192.0.2.7"
+                    guard case .now(let response) = log.wrap(router)(request) else { Issue.record("not answered now"); return }
+                    #expect(response.lines.value("x-request-id") == "id-\(target.utf8.count)")
+                }
+            }
+            sink.flush()
+            let lines = pipe.text { $0.split(separator: "\n").count == 2 * targets.count }.split(separator: "\n")
+            try #require(lines.count == 2 * targets.count)
+            // The time and the measured duration differ between any two lines; the rest may not.
+            let varying = try Regex(format == .json ? #""(time|duration_ms)":("[^"]*"|[0-9.]+)"# : #"(time|duration_ms)=\S+"#)
+            for pair in stride(from: 0, to: lines.count, by: 2) {
+                let (fast, slow) = (lines[pair].replacing(varying, with: ""), lines[pair + 1].replacing(varying, with: ""))
+                #expect(fast == slow)
+                #expect(fast.contains("first") && fast.contains("two words") && fast.contains("192.0.2.7"))
+            }
+            #expect(lines[0].contains(format == .json ? "\"upstream_ms\":12.5" : " upstream_ms=12.5"))
+            #expect(lines[2].contains(format == .json ? "\"cache_status\":\"larder; hit; ttl=12; detail=memory\"" : " cache_status=\"larder; hit; ttl=12; detail=memory\""))
+            #expect(lines[4].contains("level=error") || lines[4].contains("\"level\":\"error\""))
+        }
+    }
+}
