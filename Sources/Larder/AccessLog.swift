@@ -89,7 +89,7 @@ struct AccessLog: Sendable {
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         guard (direct?.level ?? logger.logLevel) <= level else { return response }
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
-        /// The fields in key order, each given with its slot in `keys`.
+        // The fields in key order, each with its slot in `keys`: one list for both paths.
         func fields(_ put: (Int, LogLine.Value) -> Void) {
             put(0, .integer(request.method == .head ? 0 : response.body.count))
             put(1, response.lines.valueOctets("cache-status").map { .octets($0) } ?? .text("-"))
