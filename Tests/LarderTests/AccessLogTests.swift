@@ -1,5 +1,6 @@
 import Caching
 import Foundation
+import HTTPCore
 import HTTPServer
 import Logging
 import Testing
@@ -41,6 +42,13 @@ import TestSupport
         #expect(written(json: true, .metadata(.stringConvertible(0.25))) == "0.25")
         #expect(written(json: true, .metadata(.string("200"))) == "\"200\"")
         #expect(written(json: true, .text("200")) == "\"200\"")
+        // Field octets read in place write as the text they stand for (obs-text as ISO-8859-1).
+        for json in [false, true] {
+            for octets: [UInt8] in [[0x61, 0x3B, 0x20, 0x62], [0x68, 0x69], [0x63, 0x61, 0x66, 0xE9], []] {
+                #expect(written(json: json, .octets(octets[...])) == written(json: json, .text(FieldText.decode(octets))))
+            }
+        }
+        #expect(written(json: true, .octets([0x63, 0xE9][...])) == "\"c\u{E9}\"")
         // Thousandths read as Swift prints the Double of the same value.
         for count in [0, 1, 10, 100, 1000, 1234, 2000, 2500, 999_999, 1_000_001, -1500] {
             #expect(written(json: true, .thousandths(count)) == String(Double(count) / 1000))
