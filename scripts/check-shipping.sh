@@ -3,7 +3,7 @@
 # against the Compose specification, the Kubernetes manifests against the Kubernetes
 # schemas and checkov's policies, the alert rules with promtool, and the Dockerfile's exact
 # release build command,
-# whose binary must start, serve /livez, pass `larder healthcheck` (and fail it against a
+# whose binary must start with the one event loop asked for, serve /livez, pass `larder healthcheck` (and fail it against a
 # closed port), and exit 0 on SIGTERM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,9 +33,12 @@ work=$(mktemp -d)
 trap 'kill "${LARDER_PID:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
-start_larder "$work" "$larder" serve --port 0 --cache-dir "$work/cache"
+start_larder "$work" "$larder" serve --port 0 --cache-dir "$work/cache" --event-loops 1
 port=$LARDER_PORT
 curl -fsS "http://127.0.0.1:$port/livez" > /dev/null
+# --event-loops 1: one loop thread serves the port (each is named larder-loop-N).
+loops=$(cat /proc/"$LARDER_PID"/task/*/comm | grep -c '^larder-loop-' || true)
+[ "$loops" = 1 ] || { echo "--event-loops 1 started $loops loop threads"; exit 1; }
 "$larder" healthcheck --url "http://127.0.0.1:$port/readyz"
 closed=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()')
 if "$larder" healthcheck --url "http://127.0.0.1:$closed/readyz"; then
@@ -45,4 +48,4 @@ kill -TERM "$LARDER_PID"
 status=0
 wait "$LARDER_PID" || status=$?
 [ "$status" = 0 ] || { echo "SIGTERM exit status $status"; cat "$work/log"; exit 1; }
-echo "release binary: serves /livez, healthcheck 0 (live) and 1 (closed port), SIGTERM exit 0"
+echo "release binary: serves /livez on the one loop asked for, healthcheck 0 (live) and 1 (closed port), SIGTERM exit 0"

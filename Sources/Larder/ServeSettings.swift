@@ -23,6 +23,9 @@ public struct ServeSettings: Sendable, Equatable {
     public var upstreamTimeout: Duration = .seconds(5)
     /// Requests in flight to one upstream at most (each built-in upstream, each pass-through origin).
     public var upstreamConcurrency = 16
+    /// Event loops serving the public port, one thread each; nil = one per CPU. Fewer leave
+    /// cores to what shares the machine (a sidecar's application, a load generator).
+    public var eventLoops: Int?
     /// The first pause of an upstream that fails without naming one (doubled up to 60 s while failures continue).
     public var upstreamBackoff: Duration = .seconds(5)
     /// At most one client-forced refresh per key of a built-in route in this interval; 0 = no limit.
@@ -114,6 +117,9 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("upstream.concurrency", "a whole number from 1 to 1024", { Int($0).flatMap { (1...1024).contains($0) ? $0 : nil } }) {
             s.upstreamConcurrency = v
         }
+        if let v = try read("event.loops", "a whole number from 1 to 256", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
+            s.eventLoops = v
+        }
         if let v = try read("upstream.backoff", "a duration from 1s to 60s", {
             SettingValues.duration($0).flatMap { $0 >= .seconds(1) && $0 <= .seconds(60) ? $0 : nil }
         }) { s.upstreamBackoff = v }
@@ -188,6 +194,7 @@ public struct ServeSettings: Sendable, Equatable {
             "weather_ttl_s": seconds(weatherTTL), "balance_ttl_s": seconds(balanceTTL),
             "stale_while_revalidate_s": seconds(staleWhileRevalidate), "stale_if_error_s": seconds(staleIfError),
             "upstream_timeout_s": seconds(upstreamTimeout), "upstream_concurrency": .stringConvertible(upstreamConcurrency),
+            "event_loops": .stringConvertible(serverConfiguration.eventLoops),
             "upstream_backoff_s": seconds(upstreamBackoff), "refresh_min_interval_s": seconds(refreshMinInterval),
             "coordinate_precision": .stringConvertible(coordinatePrecision), "log_level": .string(logLevel),
             "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
@@ -207,7 +214,9 @@ public struct ServeSettings: Sendable, Equatable {
 
     /// The server's part of these settings.
     public var serverConfiguration: HTTPServerConfiguration {
-        HTTPServerConfiguration(host: host, port: port)
+        var configuration = HTTPServerConfiguration(host: host, port: port)
+        if let eventLoops { configuration.eventLoops = eventLoops }
+        return configuration
     }
 }
 

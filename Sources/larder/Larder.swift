@@ -68,6 +68,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Serve stale this long when the upstream fails; 0 = never (LARDER_STALE_IF_ERROR, default 24h).") var staleIfError: String?
     @Option(help: "Whole upstream exchange (LARDER_UPSTREAM_TIMEOUT, default 5s).") var upstreamTimeout: String?
     @Option(help: "Requests in flight to one upstream at most; the rest wait in a queue of 1024 (LARDER_UPSTREAM_CONCURRENCY, default 16).") var upstreamConcurrency: String?
+    @Option(help: "Event loops serving the port, one thread each (LARDER_EVENT_LOOPS, 1 to 256, default one per CPU).") var eventLoops: String?
     @Option(help: "First pause of an upstream that answers 429/503 without Retry-After or fails 5 times in a row, doubled up to 60s while failures continue (LARDER_UPSTREAM_BACKOFF, default 5s).") var upstreamBackoff: String?
     @Option(help: "At most one client-forced refresh (no-cache, max-age=0) per key of /weather and /balance in this time; 0 = no limit (LARDER_REFRESH_MIN_INTERVAL, default 5s).") var refreshMinInterval: String?
     @Option(help: "PEM file of the CAs https upstreams are verified against (LARDER_CA_FILE, default: the system's).") var caFile: String?
@@ -103,6 +104,7 @@ struct Serve: AsyncParsableCommand {
         flags["stale.if.error"] = staleIfError
         flags["upstream.timeout"] = upstreamTimeout
         flags["upstream.concurrency"] = upstreamConcurrency
+        flags["event.loops"] = eventLoops
         flags["upstream.backoff"] = upstreamBackoff
         flags["refresh.min.interval"] = refreshMinInterval
         flags["ca.file"] = caFile

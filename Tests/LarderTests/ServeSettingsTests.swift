@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Testing
 @testable import Larder
 import Redis
@@ -26,7 +27,8 @@ import Redis
                       ["ca.file": "/nonexistent/ca.pem"], ["ca.file": "/tmp"], ["upstream.backoff": "0"], ["upstream.backoff": "61s"],
                       ["upstream.backoff": "soon"], ["redis.url": "http://redis:6379"], ["redis.url": "redis://"],
                       ["redis.url": "redis://h:70000"], ["redis.url": "redis://h/x"], ["redis.timeout": "0"], ["redis.timeout": "11s"],
-                      ["redis.prefix": ""], ["redis.prefix": "has space"]])
+                      ["redis.prefix": ""], ["redis.prefix": "has space"],
+                      ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])
@@ -62,6 +64,18 @@ import Redis
         #expect(try ServeSettings.resolve(flags: [:], environment: ["LARDER_UPSTREAM_BACKOFF": "2s"]).upstreamBackoff == .seconds(2))
         #expect(try ServeSettings.resolve(flags: ["upstream.backoff": "1500ms"], environment: ["LARDER_UPSTREAM_BACKOFF": "2s"])
             .upstreamBackoff == .milliseconds(1500))
+    }
+
+    @Test func eventLoopsAreOnePerCPUUnlessGiven() throws {
+        let perCPU = HTTPServerConfiguration(host: "127.0.0.1", port: 0).eventLoops
+        let unset = try ServeSettings.resolve(flags: [:], environment: [:])
+        #expect(unset.eventLoops == nil)
+        #expect(unset.serverConfiguration.eventLoops == perCPU)
+        #expect(unset.summary["event_loops"] == .stringConvertible(perCPU))
+        let one = try ServeSettings.resolve(flags: [:], environment: ["LARDER_EVENT_LOOPS": "1"])
+        #expect(one.serverConfiguration.eventLoops == 1)
+        #expect(one.summary["event_loops"] == .stringConvertible(1))
+        #expect(try ServeSettings.resolve(flags: ["event.loops": "3"], environment: ["LARDER_EVENT_LOOPS": "1"]).serverConfiguration.eventLoops == 3)
     }
 
     @Test func routesComeFromRepeatedFlagsOrTheEnvironmentList() throws {
