@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """make bench: Larder against nginx proxy_cache (and static nginx), side by side in one run.
 
-Loopback only, bounded in time (about seven minutes), every process started is stopped by
+Loopback only, bounded in time (about twelve minutes with 10 s runs), every process started is stopped by
 pid. Only ratios measured in the same run count: these machines are shared and noisy.
 Server CPU time per request comes from /proc, because wrk needs a core of its own here.
+
+Every server runs in a session of its own (as a service runs in a cgroup of its own), so
+with the kernel's autogroup scheduling a two-worker server and wrk contend for the same two
+cores by group. A second, smaller table gives each server one worker (Larder
+`--event-loops 1`, nginx `worker_processes 1`): the server has a core and wrk the other.
 """
 import concurrent.futures
 import json
@@ -235,9 +240,16 @@ def main():
                        + ["--log-level", "info"], f"{work}/larder-logged.log")
         passthrough = start([LARDER, "serve", "--port", str(pass_port), "--cache-dir", f"{work}/larder-pass", "--log-level", "warning",
                              "--route", f"/v1=http://127.0.0.1:{sim_port}"], f"{work}/larder-pass.log")
+        # One event loop each, beside nginx with one worker: a core for the server, one for wrk.
+        one_port, one_logged_port = free_port(), free_port()
+        one = start([LARDER, "serve", "--port", str(one_port), "--cache-dir", f"{work}/larder-one", "--event-loops", "1"] + upstream,
+                    f"{work}/larder-one.log")
+        one_logged = start([LARDER, "serve", "--port", str(one_logged_port), "--cache-dir", f"{work}/larder-one-logged", "--event-loops", "1"]
+                           + upstream[:-2] + ["--log-level", "info"], f"{work}/larder-one-logged.log")
         disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
                      f"{work}/larder-disk.log")
         proxy_port, static_port, proxy_logged_port = free_port(), free_port(), free_port()
+        one_proxy_port, one_static_port, one_proxy_logged_port = free_port(), free_port(), free_port()
         body = None
         template = open(os.path.join(ROOT, "bench", "nginx.conf.template")).read()
         proxy_location = ("proxy_pass http://simulator/v1/forecast?latitude=$arg_lat&longitude=$arg_lon&current=temperature_2m,weather_code;\n"
@@ -248,16 +260,20 @@ def main():
         wait_for(disk_port, "/livez")
         wait_for(pass_port, "/livez")
         wait_for(logged_port, "/livez")
+        wait_for(one_port, "/livez")
+        wait_for(one_logged_port, "/livez")
         body = get(larder_port, HOT).decode()
         static_location = "default_type application/json;\n            return 200 '" + body.replace("'", "\\'") + "';"
         nginx = {}
         for mode, port, location in [("proxy", proxy_port, proxy_location), ("static", static_port, static_location),
-                                     ("proxy-logged", proxy_logged_port, proxy_location)]:
+                                     ("proxy-logged", proxy_logged_port, proxy_location),
+                                     ("one-proxy", one_proxy_port, proxy_location), ("one-static", one_static_port, static_location),
+                                     ("one-proxy-logged", one_proxy_logged_port, proxy_location)]:
             conf = f"{work}/nginx-{mode}.conf"
             text = template
-            access_log = f"access_log {work}/{mode}-access.log;" if mode == "proxy-logged" else "access_log off;"
+            access_log = f"access_log {work}/{mode}-access.log;" if mode.endswith("proxy-logged") else "access_log off;"
             for key, value in {"work": work, "mode": mode, "port": str(port), "sim_port": str(sim_port), "location": location,
-                               "access_log": access_log}.items():
+                               "access_log": access_log, "workers": "1" if mode.startswith("one-") else "2"}.items():
                 text = text.replace("{" + key + "}", value)
             open(conf, "w").write(text)
             nginx[mode] = start([NGINX, "-c", conf, "-p", work], f"{work}/nginx-{mode}.log")
@@ -269,6 +285,9 @@ def main():
         warm("larder (logged)", logged_port, sim_port, [HOT])
         warm("nginx proxy_cache (logged)", proxy_logged_port, sim_port, [HOT])
         warm("larder (disk hits)", disk_port, sim_port, KEYS + [HOT])
+        for name, port in [("larder, one loop", one_port), ("larder (logged), one loop", one_logged_port),
+                           ("nginx proxy_cache, one worker", one_proxy_port), ("nginx proxy_cache (logged), one worker", one_proxy_logged_port)]:
+            warm(name, port, sim_port, [HOT])
         warm("larder pass-through", pass_port, sim_port, PASS_KEYS + [PASS_HOT])
         if get(pass_port, PASS_HOT) != get(proxy_port, HOT):
             raise SystemExit("Larder's pass-through route and nginx proxy_cache do not serve the same body")
@@ -287,6 +306,14 @@ def main():
                 for name, proc, port in [("larder (logged)", logged, logged_port),
                                          ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port)]:
                     rows.append(measure(name, proc, port, connections, "hot key") | {"round": rep})
+        one_peers = [("larder", one, one_port), ("nginx proxy_cache", nginx["one-proxy"], one_proxy_port),
+                     ("nginx static", nginx["one-static"], one_static_port), ("larder (logged)", one_logged, one_logged_port),
+                     ("nginx proxy_cache (logged)", nginx["one-proxy-logged"], one_proxy_logged_port)]
+        for rep in (1, 2):
+            print(f"one worker each, round {rep}")
+            for connections in (64, 256):
+                for name, proc, port in one_peers:
+                    rows.append(measure(name, proc, port, connections, "hot key") | {"round": rep, "layout": "one"})
         print("disk hits (memory tier of 64 KiB, 1,000 keys)")
         for connections in (64, 256):
             rows.append(measure("larder (disk hits)", disk, disk_port, connections, "1000 keys") | {"round": 1})
@@ -306,31 +333,44 @@ def main():
 
 
 def report(rows, miss, idle, after):
-    def best(peer, scenario, connections):
-        candidates = [r for r in rows if r["peer"] == peer and r["scenario"] == scenario and r["connections"] == connections]
+    def best(peer, scenario, connections, layout):
+        candidates = [r for r in rows if r["peer"] == peer and r["scenario"] == scenario and r["connections"] == connections
+                      and r.get("layout", "two") == layout]
         return max(candidates, key=lambda r: r["rps"]) if candidates else None
 
+    def table(layout, scenarios):
+        out = ["| scenario | connections | peer | req/s | p50 ms | p99 ms | server CPU µs/req | RSS MiB | Larder / nginx proxy_cache | Larder / static nginx |",
+               "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        for scenario in scenarios:
+            for connections in (64, 256):
+                larder, proxy, static = (best(p, scenario, connections, layout) for p in ("larder", "nginx proxy_cache", "nginx static"))
+                passthrough = best("larder pass-through", scenario, connections, layout)
+                logged = best("larder (logged)", scenario, connections, layout)
+                proxy_logged = best("nginx proxy_cache (logged)", scenario, connections, layout)
+                for row in (larder, passthrough, proxy, static, logged, proxy_logged, best("larder (disk hits)", scenario, connections, layout)):
+                    if row is None:
+                        continue
+                    ratios = ["", ""]
+                    if row is larder or row is passthrough:
+                        ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
+                    if row is logged and proxy_logged:
+                        ratios = [f"logged/logged {row['rps'] / proxy_logged['rps']:.2f}×", ""]
+                    if row["peer"] == "larder (disk hits)":
+                        ratios = [f"disk/memory {row['rps'] / larder['rps']:.2f}×", ""]
+                    out.append(f"| {scenario} | {connections} | {row['peer']} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} | "
+                               f"{row['cpu_us']:.1f} | {row['rss']:.1f} | {ratios[0]} | {ratios[1]} |")
+        return out
+
+    try:
+        autogroup = "on" if open("/proc/sys/kernel/sched_autogroup_enabled").read().strip() == "1" else "off"
+    except OSError:
+        autogroup = "not in this kernel"
     lines = ["# make bench", "", f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {os.cpu_count()} cores, wrk -t1, {DURATION} s runs,"
-             " best of two interleaved rounds.", "",
-             "| scenario | connections | peer | req/s | p50 ms | p99 ms | server CPU µs/req | RSS MiB | Larder / nginx proxy_cache | Larder / static nginx |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for scenario in ("hot key", "1000 keys"):
-        for connections in (64, 256):
-            larder, proxy, static = (best(p, scenario, connections) for p in ("larder", "nginx proxy_cache", "nginx static"))
-            passthrough = best("larder pass-through", scenario, connections)
-            logged, proxy_logged = best("larder (logged)", scenario, connections), best("nginx proxy_cache (logged)", scenario, connections)
-            for row in (larder, passthrough, proxy, static, logged, proxy_logged, best("larder (disk hits)", scenario, connections)):
-                if row is None:
-                    continue
-                ratios = ["", ""]
-                if row is larder or row is passthrough:
-                    ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
-                if row is logged and proxy_logged:
-                    ratios = [f"logged/logged {row['rps'] / proxy_logged['rps']:.2f}×", ""]
-                if row["peer"] == "larder (disk hits)":
-                    ratios = [f"disk/memory {row['rps'] / larder['rps']:.2f}×", ""]
-                lines.append(f"| {scenario} | {connections} | {row['peer']} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} | "
-                             f"{row['cpu_us']:.1f} | {row['rss']:.1f} | {ratios[0]} | {ratios[1]} |")
+             f" best of two interleaved rounds; each server in a session of its own, autogroup scheduling {autogroup}.", "",
+             "Two workers each (Larder: one event loop per CPU; nginx: worker_processes 2):", ""]
+    lines += table("two", ("hot key", "1000 keys"))
+    lines += ["", "One worker each (Larder --event-loops 1; nginx worker_processes 1), hot key:", ""]
+    lines += table("one", ("hot key",))
     lines += ["", f"Miss path, 100 sequential cold keys, overhead over the raw simulator: p50 {miss[0]:.2f} ms, p99 {miss[1]:.2f} ms.",
               f"10,000 idle keep-alive connections: Larder RSS {idle[0]:.1f} MiB before, {idle[1]:.1f} MiB while held.",
               "RSS after load: " + ", ".join(f"{name} {value:.1f} MiB" for name, value in after.items()) + "."]
