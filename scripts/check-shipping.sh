@@ -2,9 +2,8 @@
 # Shipping checks that need no Docker engine: hadolint on the Dockerfile, the compose file
 # against the Compose specification, the Kubernetes manifests against the Kubernetes
 # schemas and checkov's policies, the alert rules with promtool, and the Dockerfile's exact
-# release build command,
-# whose binary must start with the one event loop asked for, serve /livez, pass `larder healthcheck` (and fail it against a
-# closed port), and exit 0 on SIGTERM.
+# release build command, whose binary must start with the one event loop asked for, serve
+# /livez, pass `larder healthcheck` (and fail it against a closed port), and exit 0 on SIGTERM.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.tools/venv

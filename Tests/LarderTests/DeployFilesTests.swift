@@ -55,6 +55,23 @@ import Testing
 }
 
 extension DeployFilesTests {
+    /// A container sees every CPU of its host: each file runs as many event loops as its CPU
+    /// limit allows, not one per host CPU.
+    @Test func eventLoopsMatchTheCPULimit() throws {
+        let deployment = try Self.read("deploy/kubernetes/deployment.yaml")
+        let kubernetesLoops = try #require(deployment.firstMatch(of: /name: LARDER_EVENT_LOOPS, value: "(\d+)"/)?.output.1)
+        let kubernetesLimit = try #require(deployment.firstMatch(of: /limits:\s+cpu: "(\d+)"/)?.output.1)
+        #expect(kubernetesLoops == kubernetesLimit)
+        for path in ["docker-compose.yml", "docker-compose.replicas.yml"] {
+            let compose = try Self.read(path)
+            let loops = try #require(compose.firstMatch(of: /LARDER_EVENT_LOOPS: \$\{LARDER_EVENT_LOOPS:-(\d+)\}/)?.output.1, "\(path)")
+            // The first CPU limit in each file is Larder's service (the simulator's and Redis's follow).
+            let limit = try #require(compose.firstMatch(of: /limits: \{cpus: "(\d+)"/)?.output.1, "\(path)")
+            #expect(loops == limit, "\(path)")
+            #expect(try ServeSettings.resolve(flags: [:], environment: ["LARDER_EVENT_LOOPS": String(loops)]).eventLoops == Int(loops))
+        }
+    }
+
     @Test func bothComposeServicesAreHardened() throws {
         let compose = try Self.read("docker-compose.yml")
         for line in ["read_only: true", "cap_drop: [ALL]", "security_opt: [\"no-new-privileges:true\"]", "tmpfs: [\"/tmp:size=16m\"]",
