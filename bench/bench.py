@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """make bench: Larder against nginx proxy_cache (and static nginx), side by side in one run.
 
-Loopback only, bounded in time (about twelve minutes with 10 s runs), every process started is stopped by
-pid. Only ratios measured in the same run count: these machines are shared and noisy.
+Loopback only, bounded in time (about twelve minutes with 10 s runs), every process started
+is stopped by pid. Only ratios measured in the same run count: these machines are shared
+and noisy.
 Server CPU time per request comes from /proc, because wrk needs a core of its own here.
 
 Every server runs in a session of its own (as a service runs in a cgroup of its own), so
