@@ -39,8 +39,12 @@ public final class HTTPServer: Sendable {
     public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
 
     /// Binds every listener and starts the loops. Throws if any listener cannot bind,
-    /// leaving nothing running.
+    /// leaving nothing running. From here on the process ignores SIGPIPE.
     public func start() throws(SystemError) {
+        // Peers vanish. The loops' sends say MSG_NOSIGNAL, but what else the process writes
+        // does not: hiredis writes with write(2), and standard output is a pipe whose reader
+        // may die. A server stays up and sees EPIPE instead, as nginx and Redis do.
+        larder_ignore_broken_pipes()
         let count = max(1, configuration.eventLoops)
         var listeners: [Int32] = []
         do {

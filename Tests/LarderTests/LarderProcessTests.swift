@@ -27,6 +27,39 @@ import TestSupport
         #expect(await client.waitForClose(within: .seconds(5)))
     }
 
+    /// Standard output is often a pipe whose reader can go away (`larder serve | head`, a
+    /// log shipper that dies). The next log line then meets a broken pipe, and the process
+    /// must go on serving rather than die of SIGPIPE.
+    @Test func aStandardOutputWhoseReaderIsGoneDoesNotStopTheServer() async throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // the child gets only its stdout, a dup
+        _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
+        let larder = try LarderProcess(["serve", "--port", "0", "--log-level", "info"], stdout: .descriptor(ends[1]))
+        close(ends[1])
+        // The listening line comes first; then the reader goes away.
+        var text = ""
+        var port: Int?
+        let deadline = ContinuousClock.now + .seconds(30)
+        while port == nil, ContinuousClock.now < deadline {
+            var chunk = [UInt8](repeating: 0, count: 4096)
+            let n = read(ends[0], &chunk, chunk.count)
+            if n > 0 { text += String(decoding: chunk[0..<n], as: UTF8.self) } else { try await Task.sleep(for: .milliseconds(20)) }
+            port = text.firstMatch(of: /listening on http:\/\/[^\s]+:(\d+)/).flatMap { Int($0.1) }
+        }
+        close(ends[0])
+        let listening = try #require(port, "no listening line: \(text)")
+        for _ in 0..<3 {
+            // Each answer's access line goes to the broken pipe within the writer's 5 ms batch.
+            let client = try TestClient(port: listening)
+            try client.send("GET /livez HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try await client.readResponse().status == 200)
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+    }
+
     @Test func accessLinesAreLogfmtOrJSONWithNumbersAndEchoTheRequestID() async throws {
         for format in ["text", "json"] {
             let larder = try LarderProcess(["serve", "--port", "0", "--log-format", format, "--log-level", "INFO"])

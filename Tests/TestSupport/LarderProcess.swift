@@ -25,14 +25,16 @@ public final class LarderProcess: @unchecked Sendable {
 
     /// Starts `larder` with `arguments`. Its cache directory defaults (through
     /// `LARDER_CACHE_DIR`) to a fresh folder, so no test writes into the repository.
-    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "larder") throws {
+    /// `stdout` replaces the output file (`output` is then empty).
+    public init(_ arguments: [String], environment: [String: String] = [:], executable: String = "larder",
+                stdout: ChildProcess.Stream? = nil) throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("larder-test-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         outputPath = folder + "/stdout"
         errorPath = folder + "/stderr"
         let variables = ["PATH": "/usr/bin:/bin", "LARDER_CACHE_DIR": folder + "/cache"].merging(environment) { $1 }
         pid = try ChildProcess.spawn(Self.path(of: executable), arguments, environment: variables,
-                                     stdout: .file(outputPath), stderr: .file(errorPath))
+                                     stdout: stdout ?? .file(outputPath), stderr: .file(errorPath))
     }
 
     deinit {

@@ -68,4 +68,11 @@ static inline void larder_malloc_configure(int mmap_threshold, int max_arenas) {
     mallopt(M_ARENA_MAX, max_arenas);
 }
 
+/// SIGPIPE ignored, unless the process has a handler of its own for it: a write to a peer
+/// that has gone then fails with EPIPE instead of ending the process.
+static inline void larder_ignore_broken_pipes(void) {
+    struct sigaction current;
+    if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
+}
+
 #endif
