@@ -109,7 +109,7 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
             }
             for (i, client) in clients.enumerated() {
                 let response = try await client.readResponse()
-                #expect(response.status == 200 && response.text == "/echo?c=\(i)")
+                #expect(response.status == 200 && response.text == "/echo?c=\(i)", "\(i): \(response.status) \(response.text)")
             }
         }
     }

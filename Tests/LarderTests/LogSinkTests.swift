@@ -68,8 +68,9 @@ import Testing
         let rest = pipe.available()
         let all = text + rest
         let written = all.split(separator: "\n").filter { $0.hasPrefix("xxx") }.count
-        let dropped = all.firstMatch(of: /fell behind: (\d+) lines dropped/).flatMap { Int($0.1) }
-        #expect(dropped != nil && dropped! > 0)
-        #expect(written + (dropped ?? 0) == 5000)
+        // One report per stall: a slow machine's writer may catch up between appends and stall again.
+        let dropped = all.matches(of: /fell behind: (\d+) lines dropped/).compactMap { Int($0.1) }.reduce(0, +)
+        #expect(dropped > 0)
+        #expect(written + dropped == 5000)
     }
 }
