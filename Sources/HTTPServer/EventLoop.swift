@@ -140,10 +140,9 @@ final class EventLoop: @unchecked Sendable {
         // Guests first: a job of theirs that arrives later runs elsewhere and finds them ended.
         endGuests()
         loopThread.store(0, ordering: .relaxed)
-        inbox.close(executor: asUnownedTaskExecutor())
+        inbox.close(executor: asUnownedTaskExecutor())  // closes wakeFD, which the inbox owns from here on
         for connection in Array(connections.values) { close(connection) }
         closeListener()
-        System.close(wakeFD)
         System.close(epfd)
         scratch.deallocate()
         onExit()

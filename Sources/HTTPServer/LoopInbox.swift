@@ -10,6 +10,11 @@ import Synchronization
 /// under a short lock. Whoever makes it non-empty wakes the loop through its eventfd,
 /// unless the loop is draining it at that moment and will look again before it stops, or
 /// is the loop itself, which drains it before it next sleeps.
+///
+/// The inbox owns the eventfd from the loop's end on: `close` closes it under the lock, and
+/// every wake is written under the lock while it is open. A wake that comes later (a
+/// handler finishing after its loop, a second stop) then writes nothing, rather than eight
+/// bytes into whatever the process opened next under the same number.
 final class LoopInbox: Sendable {
     struct Completion {
         let token: UInt64
@@ -37,56 +42,60 @@ final class LoopInbox: Sendable {
 
     init(wakeFD: Int32) { self.wakeFD = wakeFD }
 
+    /// A response finished after the loop ended is dropped: its connection is gone.
     func post(_ completion: Completion) {
-        let wake = state.withLock { state in
-            defer { state.batch.completions.append(completion) }
-            return state.batch.isEmpty && !state.draining
+        state.withLock { state in
+            guard !state.closed else { return }
+            if state.batch.isEmpty && !state.draining { wake() }
+            state.batch.completions.append(completion)
         }
-        if wake { _ = eventfd_write(wakeFD, 1) }
     }
 
     /// `fromLoop`: the loop itself queues the job and drains the inbox before it next
     /// sleeps, so no wake is written (a continuation its own I/O resumed).
     func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor, fromLoop: Bool = false) {
-        let wake: Bool? = state.withLock { state in
-            guard !state.closed else { return nil }
-            defer { state.batch.jobs.append(job) }
-            return state.batch.isEmpty && !state.draining && !fromLoop
+        let queued = state.withLock { state in
+            guard !state.closed else { return false }
+            if state.batch.isEmpty && !state.draining && !fromLoop { wake() }
+            state.batch.jobs.append(job)
+            return true
         }
-        switch wake {
-        case nil: Self.runElsewhere([job], executor)
-        case true?: _ = eventfd_write(wakeFD, 1)
-        case false?: break
-        }
+        if !queued { Self.runElsewhere([job], executor) }
     }
 
     func requestStop() {
-        state.withLock { $0.batch.stopRequested = true }
-        _ = eventfd_write(wakeFD, 1)
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.batch.stopRequested = true
+            wake()
+        }
     }
+
+    /// Under the lock, so `close` cannot close the eventfd between the check and the write.
+    private func wake() { _ = eventfd_write(wakeFD, 1) }
 
     /// Takes everything queued and marks the inbox as being drained; nil, and the drain
     /// over, once nothing is left. `last` ends the drain even so (the loop has other work):
     /// then the loop is woken to come back.
     func take(last: Bool = false) -> Batch? {
-        let (batch, wake): (Batch?, Bool) = state.withLock { state in
+        state.withLock { state in
             if state.batch.isEmpty && !state.batch.stopRequested || last {
                 state.draining = false
-                return (nil, !state.batch.isEmpty || state.batch.stopRequested)
+                if !state.batch.isEmpty || state.batch.stopRequested { wake() }
+                return nil
             }
             state.draining = true
             defer { state.batch = Batch() }
-            return (state.batch, false)
+            return state.batch
         }
-        if wake { _ = eventfd_write(wakeFD, 1) }
-        return batch
     }
 
-    /// The loop has ended: jobs queued or still to come run on dispatch threads, so no
-    /// Task that began on the loop is left suspended forever.
+    /// The loop has ended: the eventfd is closed, and jobs queued or still to come run on
+    /// dispatch threads, so no Task that began on the loop is left suspended forever.
     func close(executor: UnownedTaskExecutor) {
         let jobs = state.withLock { state in
             state.closed = true
+            System.close(wakeFD)
             defer { state.batch.jobs = [] }
             return state.batch.jobs
         }
