@@ -170,7 +170,9 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
             }
             let elapsed = ContinuousClock.now - start
             #expect(elapsed >= .milliseconds(290))
-            #expect(elapsed < .seconds(3))  // the timeout plus a generous margin for a shared machine
+            // Without the timeout the fetch would wait for the server's own 20 s limit; a loaded
+            // machine (CI, or the whole suite under strace) has taken 6 s to see the 300 ms one.
+            #expect(elapsed < .seconds(10))
         }
     }
 
