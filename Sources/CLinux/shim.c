@@ -36,3 +36,7 @@ long larder_pread_cached(int fd, void *buffer, unsigned long count, long offset)
     struct iovec part = { buffer, count };
     return preadv2(fd, &part, 1, offset, RWF_NOWAIT);
 }
+
+int larder_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

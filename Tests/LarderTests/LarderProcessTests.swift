@@ -60,6 +60,21 @@ import TestSupport
         #expect(await larder.waitForExit() == 0)
     }
 
+    /// Tests spawn children (larder, openssl, redis-server) while other tests hold sockets
+    /// opened without CLOEXEC; a child must not keep them, or closing one sends nothing.
+    @Test func aSpawnedChildKeepsNoDescriptorOfTheTestProcess() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)  // inheritable
+        defer { ends.forEach { close($0) } }
+        let listing = FileManager.default.temporaryDirectory.appendingPathComponent("larder-fds-\(UUID().uuidString)").path
+        defer { unlink(listing) }
+        let child = try ChildProcess.spawn("/bin/ls", ["/proc/self/fd"], stdout: .file(listing))
+        #expect(ChildProcess.wait(child) == 0)
+        let numbers = Set(String(decoding: LarderProcess.contents(of: listing), as: UTF8.self).split(separator: "\n").compactMap { Int32($0) })
+        #expect(numbers.contains(0) && numbers.contains(1) && numbers.contains(2))
+        #expect(numbers.isDisjoint(with: ends), "\(numbers.sorted())")
+    }
+
     @Test func accessLinesAreLogfmtOrJSONWithNumbersAndEchoTheRequestID() async throws {
         for format in ["text", "json"] {
             let larder = try LarderProcess(["serve", "--port", "0", "--log-format", format, "--log-level", "INFO"])

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLinux
 
 /// Starts programs for tests with `posix_spawn`, with the environment and standard streams
 /// given explicitly. Foundation's `Process.run` is not used: it copies the process's own
@@ -27,6 +28,11 @@ public enum ChildProcess {
             case .descriptor(let source): posix_spawn_file_actions_adddup2(&actions, source, fd)
             }
         }
+        // Nothing else of the test process's goes with the child. Descriptors opened without
+        // CLOEXEC (a raw test server's accepted socket, hiredis's and curl's sockets) would
+        // otherwise live on in a child spawned meanwhile, and a close in the test would send
+        // no FIN or reset while that child runs.
+        larder_spawn_close_from(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
         let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {

@@ -50,7 +50,7 @@ public final class LarderProcess: @unchecked Sendable {
 
     /// A file's bytes with plain read(2): this Foundation's file reading leaks its buffer
     /// (LeakSanitizer reports it under `make sanitize`), and these files are read in loops.
-    static func contents(of path: String) -> [UInt8] {
+    public static func contents(of path: String) -> [UInt8] {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return [] }
         defer { close(fd) }

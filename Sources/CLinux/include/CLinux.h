@@ -10,6 +10,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <spawn.h>
 #include <time.h>
 #include <malloc.h>
 #include <stddef.h>
@@ -32,6 +33,10 @@ int larder_peer_address(int fd, char *out, unsigned long size);
 uint32_t larder_crc32c(uint32_t crc, const void *data, size_t length);
 /// The same by table alone, so tests can hold the hardware path to it.
 uint32_t larder_crc32c_portable(uint32_t crc, const void *data, size_t length);
+
+/// posix_spawn_file_actions_addclosefrom_np (glibc 2.34): the child keeps no descriptor
+/// numbered `from` or above. Defined in shim.c, for the same reason as accept4.
+int larder_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 
 /// Names the calling thread (visible in top -H and perf); at most 15 characters are kept.
 void larder_set_thread_name(const char *name);
