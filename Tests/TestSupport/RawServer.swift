@@ -98,10 +98,24 @@ public final class RawServer: Sendable {
     }
 }
 
-/// A loopback port with nothing listening on it.
+/// A loopback port with nothing listening on it, for an origin that cannot be reached.
+/// The socket stays bound, never listening, for the rest of the run: connections to the
+/// port are refused, and no other test's server or client can take the port meanwhile (a
+/// port closed at once was taken under load, and the "unreachable" origin answered).
 public func closedPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    defer { close(fd) }
+    boundLoopbackPort().port
+}
+
+/// A loopback port free at the moment of asking, for a server a test starts (which may
+/// find it taken by then and must try another).
+public func freePort() -> Int {
+    let (fd, port) = boundLoopbackPort()
+    close(fd)
+    return port
+}
+
+private func boundLoopbackPort() -> (fd: Int32, port: Int) {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
@@ -112,5 +126,5 @@ public func closedPort() -> Int {
             _ = getsockname(fd, $0, &length)
         }
     }
-    return Int(UInt16(bigEndian: address.sin_port))
+    return (fd, Int(UInt16(bigEndian: address.sin_port)))
 }

@@ -25,7 +25,7 @@ public final class RedisServer: @unchecked Sendable {
         port = 0
         // A port found free can be taken before redis binds it: try a few.
         for _ in 0..<5 {
-            port = closedPort()
+            port = freePort()
             if try await launch() { return }
         }
         throw TestClientError("redis-server did not start: \(log)")
