@@ -55,7 +55,7 @@ private final class Probe: Sendable {
                 do {
                     response = try await client.readResponse()
                 } catch {
-                    // Which answer stalled, and whether its handler had begun, for a failure seen once in CI.
+                    // Which answer failed, and whether its handler had begun: a stall says where it stopped.
                     Issue.record("answer \(index + 1) of 32: \(error); \(probe.started.load(ordering: .relaxed)) begun")
                     return
                 }
