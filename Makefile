@@ -28,6 +28,7 @@ $(VENV)/.installed: scripts/requirements-checks.txt
 	touch $@
 
 CHECKOV_VENV := .tools/checkov-venv
+TEST_TMP := $(CURDIR)/.build/test-tmp
 
 $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 	python3 -m venv $(CHECKOV_VENV)
@@ -40,7 +41,10 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 ## rules, the Dockerfile's release build).
 test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 	$(SWIFT) build --build-tests
-	timeout 20m $(SWIFT) test --skip-build 2>&1 | tee .build/swift-test.log
+	@# The tests' temporary folders (caches, logs, redis and TLS files: about 125 MB a run) go
+	@# to one ignored folder, emptied here, rather than piling up in /tmp run after run.
+	rm -rf $(TEST_TMP) 2>/dev/null || true; mkdir -p $(TEST_TMP)
+	TMPDIR=$(TEST_TMP) timeout 20m $(SWIFT) test --skip-build 2>&1 | tee .build/swift-test.log
 	@# The fuzz targets' smoke: each over its corpus, then seeded mutations (`make fuzz` runs libFuzzer).
 	timeout 5m "$$($(SWIFT) build --show-bin-path)/larder-fuzz" --seconds 1.5
 	scripts/check-api.sh
