@@ -3,7 +3,8 @@
 /// Their I/O then needs no thread of its own, and a finished exchange wakes only the loop
 /// its Task runs on. The two modules meet here and know nothing else of each other.
 ///
-/// Every method but `isCurrent` must be called on the loop's thread.
+/// Every method but `isCurrent` is for the loop's thread. A Task that outlived its loop runs
+/// elsewhere: there `watch` and `setTimer` do nothing and `afterTurn` runs its work at once.
 public protocol LoopReactor: TaskExecutor {
     /// True on the loop's own thread, while the loop runs.
     var isCurrent: Bool { get }

@@ -33,7 +33,10 @@ extension EventLoop: LoopReactor {
         return guest
     }
 
+    /// Off the loop's thread (a Task that outlived its loop runs elsewhere) nothing is
+    /// watched: the epoll set may be closed, and its number another descriptor by now.
     func watch(_ fd: Int32, readable: Bool, writable: Bool, for key: ObjectIdentifier) {
+        guard isCurrent else { return }
         let events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
         let token = LoopGuests.watchFlag | UInt64(UInt32(bitPattern: fd))
         switch (guests.watched[fd], events) {
@@ -52,10 +55,15 @@ extension EventLoop: LoopReactor {
     }
 
     func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {
+        guard isCurrent else { return }
         guests.deadlines[key] = milliseconds.map { System.monotonicNanoseconds() &+ UInt64(max(0, $0)) &* 1_000_000 }
     }
 
+    /// Off the loop's thread there is no turn to wait for: the work runs now. A Task that
+    /// outlived its loop (a disk write after a fetch finished past the stop) would otherwise
+    /// leave it in a list no turn will ever run.
     func afterTurn(_ work: @escaping () -> Void) {
+        guard isCurrent else { return work() }
         afterTurnWork.append(work)
     }
 
