@@ -76,24 +76,12 @@ import TestSupport
     /// A Task that outlives its loop (its answer finished past the stop's grace period) runs
     /// elsewhere; work it puts off to the end of the turn must still run, as no turn will.
     @Test func afterTurnWorkOfATaskThatOutlivedItsLoopRunsAtOnce() async throws {
-        let gate = Atomic<Bool>(false)
+        let gate = Gate(open: false)
         let ran = Atomic<Bool>(false)
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
-        configuration.eventLoops = 1
-        configuration.shutdownGracePeriod = .milliseconds(100)
-        let server = HTTPServer(configuration: configuration) { _ in
-            .later {
-                while !gate.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(5)) }
-                LoopExecutor.current?.afterTurn { ran.store(true, ordering: .relaxed) }
-                return HTTPResponse(status: 200, body: "late")
-            }
+        _ = try await stopWhileAnAnswerIsMade(gate: gate) {
+            LoopExecutor.current?.afterTurn { ran.store(true, ordering: .relaxed) }
         }
-        try server.start()
-        let client = try TestClient(port: server.port!)
-        try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
-        await server.shutdown()  // the loop ends with the answer still being made
-        gate.store(true, ordering: .relaxed)
+        gate.open()
         #expect(await eventually(timeout: .seconds(5)) { ran.load(ordering: .relaxed) })
     }
 

@@ -1,10 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Synchronization
 import Testing
 import TestSupport
-@testable import HTTPServer
+import HTTPServer
 
 /// A server that has stopped owns no descriptor any more, and must not write to one: its
 /// numbers are the next ones the process opens (another connection, a log pipe). A second
@@ -13,22 +12,9 @@ import TestSupport
 /// connection's server read as a request that is not HTTP.
 @Suite(.timeLimit(.minutes(1))) struct StoppedServerTests {
     @Test func aLateAnswerAndASecondStopWriteNothingToDescriptorsOpenedSince() async throws {
-        let gate = Atomic<Bool>(false)
-        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
-        configuration.eventLoops = 1
-        configuration.shutdownGracePeriod = .milliseconds(100)
-        let server = HTTPServer(configuration: configuration) { _ in
-            .later {
-                while !gate.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(5)) }
-                return HTTPResponse(status: 200, body: "late")
-            }
-        }
-        try server.start()
-        let client = try TestClient(port: server.port!)
-        try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-        try await Task.sleep(for: .milliseconds(100))
+        let gate = Gate(open: false)
         // The loop ends at the grace period with the answer still being made.
-        await server.shutdown()
+        let server = try await stopWhileAnAnswerIsMade(gate: gate)
         // The numbers the loop freed (its listener, epoll and eventfd) go to what the process
         // opens next: pairs of sockets here, every end of which would show a stray write.
         var pairs: [[Int32]] = []
@@ -38,7 +24,7 @@ import TestSupport
             try #require(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0, &ends) == 0)
             pairs.append(ends)
         }
-        gate.store(true, ordering: .relaxed)  // the answer is finished after its loop ended
+        gate.open()  // the answer is finished after its loop ended
         await server.shutdown()  // and the server is stopped again
         try await Task.sleep(for: .milliseconds(200))
         for end in pairs.joined() {

@@ -25,6 +25,28 @@ public func withServer<T>(
     }
 }
 
+/// Starts a one-loop server, asks it once, and stops it while the answer is still being made:
+/// the loop ends at a 100 ms grace period and the handler's Task lives on, held by `gate`.
+/// Once the gate opens, `late` runs in that Task (elsewhere: its loop has ended), then it answers.
+public func stopWhileAnAnswerIsMade(gate: Gate, late: @escaping @Sendable () -> Void = {}) async throws -> HTTPServer {
+    var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
+    configuration.eventLoops = 1
+    configuration.shutdownGracePeriod = .milliseconds(100)
+    let server = HTTPServer(configuration: configuration) { _ in
+        .later {
+            await gate.wait()
+            late()
+            return HTTPResponse(status: 200, body: "late")
+        }
+    }
+    try server.start()
+    let client = try TestClient(port: server.port!)
+    try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+    try await Task.sleep(for: .milliseconds(100))
+    await server.shutdown()
+    return server
+}
+
 /// Polls `condition` until it holds or `timeout` passes: for waiting on progress another
 /// thread or task makes on its own (a background refresh, a gate reached).
 public func eventually(timeout: Duration = .seconds(10), _ condition: () async -> Bool) async -> Bool {
