@@ -47,15 +47,32 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
 
     /// The first value of the field, if present.
     public subscript(name: String) -> String? {
-        fields.first { HTTPHeaders.namesEqual($0.name, name) }?.value
+        index(of: name, from: 0).map { fields[$0].value }
     }
 
     /// Every value of the field, in order.
     public func values(_ name: String) -> [String] {
-        // A plain loop: every request asks for a few fields it does not have.
         var found: [String] = []
-        for field in fields where HTTPHeaders.namesEqual(field.name, name) { found.append(field.value) }
+        var next = index(of: name, from: 0)
+        while let i = next {
+            found.append(fields[i].value)
+            next = index(of: name, from: i + 1)
+        }
         return found
+    }
+
+    /// The position of the first field named `name` at or after `start`. Every request asks
+    /// for several fields it does not have: names are read in place (a copied field costs
+    /// two retains and two releases) and most differ from `name` in length alone.
+    @inlinable
+    func index(of name: String, from start: Int) -> Int? {
+        let length = name.utf8.count
+        var i = start
+        while i < fields.count {
+            if fields[i].name.utf8.count == length, Self.sameLetters(fields[i].name, name) { return i }
+            i += 1
+        }
+        return nil
     }
 
     public mutating func reserveCapacity(_ n: Int) { fields.reserveCapacity(n) }
@@ -74,10 +91,15 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
     }
 
     /// ASCII case-insensitive comparison without allocating.
-    @inlinable
+    @inlinable @inline(__always)
     public static func namesEqual(_ a: String, _ b: String) -> Bool {
-        // Most names asked about differ in length: no copy, no scan.
-        guard a.utf8.count == b.utf8.count else { return false }
+        // Most names asked about differ in length: no copy, no scan, no call.
+        a.utf8.count == b.utf8.count && sameLetters(a, b)
+    }
+
+    /// `namesEqual` for names of the same length.
+    @usableFromInline
+    static func sameLetters(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
         return a.withUTF8 { x in
             b.withUTF8 { y in

@@ -12,22 +12,30 @@ public enum TargetPath {
     /// `%HH` escape: decoding around such a `%` could make a new escape (`%4%41` → `%4A`)
     /// that the next hop would decode again into a path Larder never matched.
     public static func normalized(_ target: String) -> String? {
+        guard needsWork(target) else { return target }
         let bytes = target.utf8
         let queryStart = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
-        let path = bytes[bytes.startIndex..<queryStart]
-        guard path.first == UInt8(ascii: "/"), needsWork(path) else { return target }
-        guard let decoded = decodeUnreserved(path), let normalized = removeDotSegments(decoded) else { return nil }
+        guard let decoded = decodeUnreserved(bytes[bytes.startIndex..<queryStart]), let normalized = removeDotSegments(decoded) else {
+            return nil
+        }
         return String(decoding: normalized, as: UTF8.self) + target[queryStart...]
     }
 
-    /// Most paths have neither `%` nor a dot segment: they go through untouched.
-    private static func needsWork(_ path: Substring.UTF8View) -> Bool {
-        var previous: UInt8 = 0
-        for byte in path {
-            if byte == UInt8(ascii: "%") || (byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/")) { return true }
-            previous = byte
+    /// Whether the target's path would change (or be refused) when normalised. Most paths
+    /// have neither `%` nor a dot segment, and every request asks: one pass over the bytes
+    /// up to the query.
+    public static func needsWork(_ target: String) -> Bool {
+        var target = target
+        return target.withUTF8 { bytes in
+            guard bytes.first == UInt8(ascii: "/") else { return false }
+            var previous: UInt8 = 0
+            for byte in bytes {
+                if byte == UInt8(ascii: "?") { return false }
+                if byte == UInt8(ascii: "%") || (byte == UInt8(ascii: ".") && previous == UInt8(ascii: "/")) { return true }
+                previous = byte
+            }
+            return false
         }
-        return false
     }
 
     /// ALPHA / DIGIT / "-" / "." / "_" / "~"

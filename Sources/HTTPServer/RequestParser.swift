@@ -255,9 +255,10 @@ struct RequestParser {
         }
         method = HTTPMethod(bytes: methodBytes)
         let rawTarget = String(decoding: targetBytes, as: UTF8.self)
-        if rawTarget.hasPrefix("/") {
+        // On the bytes: every request asks, and String's prefix test goes by characters.
+        if targetBytes.first == 0x2F {
             target = rawTarget
-        } else if rawTarget == "*", method == .options {
+        } else if targetBytes.count == 1, targetBytes.first == 0x2A, method == .options {
             target = rawTarget
         } else if let absolute = Self.originForm(ofAbsolute: rawTarget) {
             target = absolute.target

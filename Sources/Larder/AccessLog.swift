@@ -69,25 +69,29 @@ struct AccessLog: Sendable {
             let start = ContinuousClock.now
             let id = requestIDs.id(for: request.headers["x-request-id"])
             switch router.handle(request) {
-            case .now(let response):
-                return .now(record(request, response, id: id, start))
+            case .now(var response):
+                record(request, &response, id: id, start)
+                return .now(response)
             case .later(let work):
                 return .later {
-                    record(request, await work(), id: id, start)
+                    var response = await work()
+                    record(request, &response, id: id, start)
+                    return response
                 }
             }
         }
     }
 
-    private func record(_ request: HTTPRequest, _ response: consuming HTTPResponse, id: String, _ start: ContinuousClock.Instant) -> HTTPResponse {
-        var response = response
-        response.lines.add("X-Request-Id", id)
+    /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
+    /// the response per request was a measurable part of the hit path.
+    private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, id: RequestIDs.ID, _ start: ContinuousClock.Instant) {
+        response.lines.add("X-Request-Id", id.append)
         let duration = ContinuousClock.now - start
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
         let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
         series.record(route, status: response.status, result: result, duration: duration)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
-        guard (direct?.level ?? logger.logLevel) <= level else { return response }
+        guard (direct?.level ?? logger.logLevel) <= level else { return }
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
         // The fields in key order, each with its slot in `keys`: one list for both paths.
         func fields(_ put: (Int, LogLine.Value) -> Void) {
@@ -95,7 +99,7 @@ struct AccessLog: Sendable {
             put(1, response.lines.valueOctets("cache-status").map { .octets($0) } ?? .text("-"))
             put(2, .text(request.clientAddress))
             put(3, .thousandths(Int((duration.seconds * 1_000_000).rounded())))
-            put(4, .text(id))
+            put(4, response.lines.valueOctets("x-request-id").map { .octets($0) } ?? .text("-"))
             put(5, .text(series.label(route)))
             put(6, .integer(response.status))
             if let upstream { put(7, .metadata(.stringConvertible(upstream))) }
@@ -104,7 +108,7 @@ struct AccessLog: Sendable {
             var metadata: Logger.Metadata = [:]
             fields { metadata[Self.keys[$0]] = $1.metadata }
             logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
-            return response
+            return
         }
         var line = LogLine(head: direct.head(level))
         line.writeAccessMessage(method: request.method.description, target: request.target, status: response.status)
@@ -116,7 +120,6 @@ struct AccessLog: Sendable {
         }
         line.append(rendered: direct.after[written])
         direct.sink.append(line.finish())
-        return response
     }
 
     /// The `dur` of the `upstream` metric in a Server-Timing value.
@@ -131,26 +134,32 @@ struct AccessLog: Sendable {
 /// made of a random prefix per process and a counter (unique, and no system call per request).
 final class RequestIDs: Sendable {
     /// Up to 8 hex digits.
-    private let prefix = String(UInt64.random(in: .min ... .max) & 0xFFFF_FFFF, radix: 16)
+    private let prefix = Array(String(UInt64.random(in: .min ... .max) & 0xFFFF_FFFF, radix: 16).utf8)
     private let next = Atomic<UInt64>(0)
 
-    func id(for given: String?) -> String {
-        if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { return given }
-        let n = next.add(1, ordering: .relaxed).newValue
-        // Written into a fixed buffer: up to 15 bytes make a String without an allocation.
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 8 + 1 + 16) { text in
-            var count = 0
-            for byte in prefix.utf8 { text[count] = byte; count += 1 }
-            text[count] = 0x2D
-            count += 1
-            var digits = 1
-            while digits < 16, n >> (4 * digits) != 0 { digits += 1 }
-            for i in stride(from: digits - 1, through: 0, by: -1) {
-                text[count] = Hex.digits[Int((n >> (4 * UInt64(i))) & 0xF)]
-                count += 1
+    /// A request's id, written straight into the response: a made one is never a String.
+    enum ID {
+        case given(String)
+        case made(prefix: [UInt8], number: UInt64)
+
+        func append(to out: inout [UInt8]) {
+            switch self {
+            case .given(let text):
+                out.append(contentsOf: text.utf8)
+            case .made(let prefix, let n):
+                out.append(contentsOf: prefix)
+                out.append(0x2D)
+                var digits = 1
+                while digits < 16, n >> (4 * digits) != 0 { digits += 1 }
+                for i in stride(from: digits - 1, through: 0, by: -1) {
+                    out.append(Hex.digits[Int((n >> (4 * UInt64(i))) & 0xF)])
+                }
             }
-            return String(decoding: UnsafeBufferPointer(rebasing: text[..<count]), as: UTF8.self)
         }
     }
 
+    func id(for given: String?) -> ID {
+        if let given, (1...128).contains(given.utf8.count), given.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) { return .given(given) }
+        return .made(prefix: prefix, number: next.add(1, ordering: .relaxed).newValue)
+    }
 }

@@ -30,9 +30,10 @@ struct LarderRoutes: Sendable {
         }
     }
 
-    /// One part of an answer: the route, its cache, and the cache request for it.
+    /// One part of an answer: the route's name (for its errors), its cache, and the cache
+    /// request for it. Not the whole route: a copy of its closures per request is not free.
     private struct Part {
-        let route: BuiltInRoute
+        let name: String
         let cache: Cache
         let request: CacheRequest
     }
@@ -47,7 +48,7 @@ struct LarderRoutes: Sendable {
         case .failure(let problem):
             return .failure(HTTPResponseError(CachedResponse.badParameter(problem)))
         case .success(let resource):
-            return .success(Part(route: mounted.route, cache: cache,
+            return .success(Part(name: mounted.route.name, cache: cache,
                                  request: CacheRequest(resource: resource, directives: RequestDirectives(request))))
         }
     }
@@ -58,7 +59,7 @@ struct LarderRoutes: Sendable {
         return .later { [self] in
             switch await part.cache.answer(part.request) {
             case .success(let answer): respond(answer, request: request)
-            case .failure(let failure): CachedResponse.failure(failure, part: part.route.name)
+            case .failure(let failure): CachedResponse.failure(failure, part: part.name)
             }
         }
     }
@@ -84,8 +85,8 @@ struct LarderRoutes: Sendable {
             async let ba = b.cache.answer(b.request)
             switch (await wa, await ba) {
             case (.success(let wa), .success(let ba)): return overview(wa, ba, request: request)
-            case (.failure(let failure), _): return CachedResponse.failure(failure, part: w.route.name)
-            case (_, .failure(let failure)): return CachedResponse.failure(failure, part: b.route.name)
+            case (.failure(let failure), _): return CachedResponse.failure(failure, part: w.name)
+            case (_, .failure(let failure)): return CachedResponse.failure(failure, part: b.name)
             }
         }
     }

@@ -78,6 +78,25 @@ extension AccessLogLevelTests {
 }
 
 extension AccessLogLevelTests {
+    @Test func madeRequestIDsAreDistinctAndUsableGivenOnesAreKept() {
+        let ids = RequestIDs()
+        func text(_ id: RequestIDs.ID) -> String {
+            var bytes: [UInt8] = []
+            id.append(to: &bytes)
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        let made = (0..<20).map { _ in text(ids.id(for: nil)) }
+        #expect(Set(made).count == 20)
+        // One prefix per process, then the counter in hex.
+        let prefix = made[0].split(separator: "-")[0]
+        #expect(made.allSatisfy { $0.wholeMatch(of: #/[0-9a-f]{1,8}-[0-9a-f]{1,16}/#) != nil && $0.hasPrefix(prefix + "-") })
+        #expect(made[15].hasSuffix("-10"))
+        #expect(text(ids.id(for: "given-1")) == "given-1")
+        for unusable in ["", "two words", String(repeating: "x", count: 129), "caf\u{E9}"] {
+            #expect(text(ids.id(for: unusable)).hasPrefix(prefix + "-"), "\(unusable)")
+        }
+    }
+
     @Test func theCacheResultFollowsCacheStatus() {
         typealias Result = RequestSeries.CacheResult
         #expect(Result(CacheStatus(hit: true, ttl: 12, detail: .memory)) == .hit)
@@ -88,7 +107,9 @@ extension AccessLogLevelTests {
         #expect(Result(CacheStatus(forward: .miss, detail: .backoff)) == .miss)
         #expect(Result.standIn.counted == .stale && Result.hit.counted == .hit)
         // What the access log reads: the note on the response, none when nothing noted it.
-        #expect(HTTPResponse(status: 200).noting(CacheStatus(hit: true, ttl: 1)).annotation == Result.hit.rawValue)
+        var noted = HTTPResponse(status: 200)
+        noted.note(CacheStatus(hit: true, ttl: 1))
+        #expect(noted.annotation == Result.hit.rawValue)
         #expect(Result(rawValue: HTTPResponse(status: 404).annotation) == Result.none)
     }
 }
@@ -113,7 +134,7 @@ extension AccessLogLevelTests {
         var router = Router()
         router.get("/weather") { request in
             var response = HTTPResponse(status: request.query == "late" ? 502 : 200, body: "{\"t\":1}")
-                .noting(CacheStatus(hit: true, ttl: 12, detail: .memory), age: 3)
+            response.note(CacheStatus(hit: true, ttl: 12, detail: .memory), age: 3)
             if request.query == "miss" { response.headers.add("Server-Timing", "upstream;dur=12.5") }
             return .now(response)
         }
