@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPCore
 
 /// What a handler answers: a response now, on the event loop thread (the cache-hit path),
@@ -16,20 +13,16 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) -> HTTPHandlerResult
 /// Exact path → handler per method. Unknown paths are 404 (or go to `fallback`), a known
 /// path with another method is 405 with `Allow`; HEAD is served by the GET handler.
 public struct Router: Sendable {
-    /// A short list, searched by length and bytes: hashing the path of every request cost
-    /// more than comparing it with the few paths a server has.
-    private var routes: [(path: String, byMethod: [HTTPMethod: HTTPHandler])] = []
+    private var routes = PathTable<[HTTPMethod: HTTPHandler]>()
     /// Handles paths with no route of their own (pass-through routes plug in here).
     public var fallback: HTTPHandler?
 
     public init() {}
 
     public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) {
-        if let index = routes.firstIndex(where: { $0.path == path }) {
-            routes[index].byMethod[method] = handler
-        } else {
-            routes.append((path, [method: handler]))
-        }
+        var byMethod = routes[path] ?? [:]
+        byMethod[method] = handler
+        routes[path] = byMethod
     }
 
     public mutating func get(_ path: String, _ handler: @escaping HTTPHandler) {
@@ -37,7 +30,7 @@ public struct Router: Sendable {
     }
 
     /// Every path with a route of its own, sorted.
-    public var paths: [String] { routes.map(\.path).sorted() }
+    public var paths: [String] { routes.paths.sorted() }
 
     /// Routes the request by its normalised path (`TargetPath`), which is also the target
     /// every handler sees: what is matched is what is keyed and forwarded.
@@ -52,7 +45,7 @@ public struct Router: Sendable {
     }
 
     private func route(_ request: HTTPRequest) -> HTTPHandlerResult {
-        guard let byMethod = handlers(at: request.path) else {
+        guard let byMethod = routes.value(at: request.path) else {
             if let fallback { return fallback(request) }
             return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())
         }
@@ -62,17 +55,6 @@ public struct Router: Sendable {
         let allow = Self.allowed(byMethod.keys)
         return .now(ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow).")
             .response(extraHeaders: [("Allow", allow)]))
-    }
-
-    private func handlers(at path: Substring) -> [HTTPMethod: HTTPHandler]? {
-        var path = path
-        return path.withUTF8 { wanted in
-            for route in routes where route.path.utf8.count == wanted.count {
-                var known = route.path
-                if known.withUTF8({ wanted.isEmpty || memcmp($0.baseAddress!, wanted.baseAddress!, wanted.count) == 0 }) { return route.byMethod }
-            }
-            return nil
-        }
     }
 
     static func allowed(_ methods: Dictionary<HTTPMethod, HTTPHandler>.Keys) -> String {

@@ -25,7 +25,8 @@ struct AccessLog: Sendable {
 
     /// What the fast path needs, read once: where lines go, the level, each level's line
     /// head, and the handler's own fields rendered and placed by key among the access line's.
-    private struct Direct: Sendable {
+    /// A class: as a struct, its many arrays were copied and released on every line.
+    private final class Direct: Sendable {
         let sink: LogSink
         let level: Logger.Level
         let heads: (info: LogLine.Head, warning: LogLine.Head, error: LogLine.Head)

@@ -1,4 +1,5 @@
 import Caching
+import HTTPCore
 import Synchronization
 
 /// The series every request touches: `larder_http_requests_total` by route and status and
@@ -45,7 +46,7 @@ final class RequestSeries: Sendable {
     private static let histogramWidth = bounds.count + 3
 
     private let labels: [String]
-    private let index: [Substring: Int]
+    private let index: PathTable<Int>
     /// Both tables flat, so a request costs two array indexes: `requests[route][status]`
     /// at `route * statuses.count + status − 100`, `durations[route][result][cell]` at
     /// `(route * results + result) * histogramWidth + cell`.
@@ -56,7 +57,9 @@ final class RequestSeries: Sendable {
 
     init(routes: [String]) {
         labels = routes + [Self.passThroughLabel, Self.otherLabel]
-        index = Dictionary(labels.enumerated().map { (Substring($1), $0) }, uniquingKeysWith: { first, _ in first })
+        var index = PathTable<Int>()
+        for (i, label) in labels.enumerated() where index[label] == nil { index[label] = i }
+        self.index = index
         requests = (0..<(labels.count * Self.statuses.count)).map { _ in AtomicCell() }
         durations = (0..<(labels.count * CacheResult.allCases.count * Self.histogramWidth)).map { _ in AtomicCell() }
         boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
@@ -65,7 +68,7 @@ final class RequestSeries: Sendable {
     /// The route a request counts under; `passThrough` says whether a pass-through route
     /// covers its path (asked only for a path without a route of its own).
     func route(of path: Substring, passThrough: @autoclosure () -> Bool) -> Route {
-        if let known = index[path] { return Route(index: known) }
+        if let known = index.value(at: path) { return Route(index: known) }
         return Route(index: labels.count - (passThrough() ? 2 : 1))
     }
 

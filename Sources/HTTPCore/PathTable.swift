@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A handful of exact paths, each with a value, looked up by a request's path. Every request
+/// asks (the router, the request series), and comparing its bytes with the few paths a
+/// server has, by length first, costs less than hashing it once.
+public struct PathTable<Value> {
+    @usableFromInline var entries: [(path: String, value: Value)] = []
+
+    public init() {}
+
+    /// Every path, in the order first added.
+    public var paths: [String] { entries.map(\.path) }
+
+    /// The value of an exact path; setting adds the path or replaces its value.
+    public subscript(path: String) -> Value? {
+        get { entries.first { $0.path == path }?.value }
+        set {
+            let index = entries.firstIndex { $0.path == path }
+            switch (index, newValue) {
+            case (let i?, let value?): entries[i].value = value
+            case (let i?, nil): entries.remove(at: i)
+            case (nil, let value?): entries.append((path, value))
+            case (nil, nil): break
+            }
+        }
+    }
+
+    /// The value of the path a request asks for, compared byte for byte (no normalising).
+    /// Inlinable, so it is specialised where it is used: generic, it cost more than a hash.
+    @inlinable
+    public func value(at path: Substring) -> Value? {
+        var path = path
+        let found: Int? = path.withUTF8 { wanted in
+            for i in entries.indices where entries[i].path.utf8.count == wanted.count {
+                var known = entries[i].path
+                if known.withUTF8({ wanted.isEmpty || memcmp($0.baseAddress!, wanted.baseAddress!, wanted.count) == 0 }) {
+                    return i
+                }
+            }
+            return nil
+        }
+        return found.map { entries[$0].value }
+    }
+}
+
+extension PathTable: Sendable where Value: Sendable {}
