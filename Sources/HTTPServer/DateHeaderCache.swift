@@ -1,11 +1,18 @@
 import HTTPCore
 
-/// The `Date` header line, rendered once per second per event loop rather than per response.
+/// The `Date` header line, rendered once per second per event loop rather than per response,
+/// and the clock read once per turn of the loop that answers something, not per response.
 struct DateHeaderCache {
     private var second = -1
+    private var checked = false
     private(set) var line: [UInt8] = []
 
+    /// A new turn of the loop: its first response reads the clock again.
+    mutating func newTurn() { checked = false }
+
     mutating func current() -> [UInt8] {
+        guard !checked else { return line }
+        checked = true
         let now = System.wallSeconds()
         if now != second {
             second = now
