@@ -62,6 +62,7 @@ let package = Package(
         .target(
             name: "Larder",
             dependencies: [
+                "CLinux",
                 "HTTPCore",
                 "HTTPServer",
                 "Upstream",
@@ -95,7 +96,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "TestSupport"]),
         .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "TestSupport"]),
-        .testTarget(name: "LarderTests", dependencies: ["HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: ["CLinux", "HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -25,6 +25,8 @@ int larder_peer_address(int fd, char *out, unsigned long size) {
     return -1;
 }
 
+_Thread_local unsigned larder_loop_slot = 0;
+
 void larder_set_thread_name(const char *name) {
     char short_name[16];
     strncpy(short_name, name, sizeof short_name - 1);

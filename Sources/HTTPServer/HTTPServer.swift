@@ -66,7 +66,10 @@ public final class HTTPServer: Sendable {
                 $0.running = loops.count
             }
             for (index, loop) in loops.enumerated() {
-                LoopThread.start(name: "larder-loop-\(index)") { loop.run() }
+                LoopThread.start(name: "larder-loop-\(index)") {
+                    larder_set_loop_slot(UInt32(index + 1))
+                    loop.run()
+                }
             }
         } catch {
             listeners.forEach(System.close)

@@ -14,9 +14,12 @@ final class LarderMetrics: Sendable {
     /// Totals counted inside the tiers, as last copied into their counters.
     private let lastTotals = Mutex<[String: Int]>([:])
     private let series = Mutex<RequestSeries?>(nil)
-    /// lookups[tier ordinal][result ordinal]: atomic cells, on the hit path.
-    private let lookups = CacheStatus.Tier.allCases.map { _ in CacheStatus.Result.allCases.map { _ in AtomicCell() } }
-    private let collapsed = AtomicCell()
+    /// Lookups by tier and result, at `tier ordinal × results + result ordinal`, then the
+    /// collapsed count: striped per loop, on the hit path.
+    private let lookups = StripedCounters(count: CacheStatus.Tier.allCases.count * CacheStatus.Result.allCases.count + 1)
+    private static let collapsedCell = CacheStatus.Tier.allCases.count * CacheStatus.Result.allCases.count
+
+    private static func lookupCell(_ tier: Int, _ result: Int) -> Int { tier * CacheStatus.Result.allCases.count + result }
     private static let tiers = CacheStatus.Tier.allCases
     private static let upstreamBuckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
                                                       .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
@@ -64,25 +67,26 @@ final class LarderMetrics: Sendable {
         // A memory hit (most answers) passed no tier; `allCases` is built anew on each use, so it is read once.
         if tier != .memory, tier != .upstream || status.forward == .miss {
             for passed in Self.tiers[..<tier.ordinal] where passed != .redis || sharedTier {
-                lookups[passed.ordinal][CacheStatus.Result.miss.ordinal].add(1)
+                lookups.add(Self.lookupCell(passed.ordinal, CacheStatus.Result.miss.ordinal))
             }
         }
-        lookups[tier.ordinal][status.result.ordinal].add(1)
-        if status.collapsed { collapsed.add(1) }
+        lookups.add(Self.lookupCell(tier.ordinal, status.result.ordinal))
+        if status.collapsed { lookups.add(Self.collapsedCell) }
     }
 
     private func renderLookups() -> String {
         var lines: [String] = []
         for tier in CacheStatus.Tier.allCases {
             for result in CacheStatus.Result.allCases {
-                let count = lookups[tier.ordinal][result.ordinal].current
+                let count = lookups[Self.lookupCell(tier.ordinal, result.ordinal)]
                 if count > 0 { lines.append("\(MetricFamily.cacheLookups.name){tier=\"\(tier.rawValue)\",result=\"\(result.rawValue)\"} \(count)") }
             }
         }
         var text = ""
         RequestSeries.family(.cacheLookups, type: "counter", lines, into: &text)
-        if collapsed.current > 0 {
-            RequestSeries.family(.cacheCollapsed, type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed.current)"], into: &text)
+        let collapsed = lookups[Self.collapsedCell]
+        if collapsed > 0 {
+            RequestSeries.family(.cacheCollapsed, type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed)"], into: &text)
         }
         return text
     }

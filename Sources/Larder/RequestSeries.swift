@@ -47,11 +47,12 @@ final class RequestSeries: Sendable {
 
     private let labels: [String]
     private let index: PathTable<Int>
-    /// Both tables flat, so a request costs two array indexes: `requests[route][status]`
-    /// at `route * statuses.count + status − 100`, `durations[route][result][cell]` at
-    /// `(route * results + result) * histogramWidth + cell`.
-    private let requests: [AtomicCell]
-    private let durations: [AtomicCell]
+    /// Both tables flat and striped per loop, so a request costs two indexes and adds to
+    /// its own loop's cache lines: `requests[route][status]` at `route * statuses.count +
+    /// status − 100`, `durations[route][result][cell]` at `(route * results + result) *
+    /// histogramWidth + cell`.
+    private let requests: StripedCounters
+    private let durations: StripedCounters
     /// The bucket bounds in nanoseconds, compared with a duration without a Double.
     private let boundsNanoseconds: [Int]
 
@@ -60,8 +61,8 @@ final class RequestSeries: Sendable {
         var index = PathTable<Int>()
         for (i, label) in labels.enumerated() where index[label] == nil { index[label] = i }
         self.index = index
-        requests = (0..<(labels.count * Self.statuses.count)).map { _ in AtomicCell() }
-        durations = (0..<(labels.count * CacheResult.allCases.count * Self.histogramWidth)).map { _ in AtomicCell() }
+        requests = StripedCounters(count: labels.count * Self.statuses.count)
+        durations = StripedCounters(count: labels.count * CacheResult.allCases.count * Self.histogramWidth)
         boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
     }
 
@@ -76,24 +77,24 @@ final class RequestSeries: Sendable {
 
     /// Counts one answered request and its duration.
     func record(_ route: Route, status: Int, result: CacheResult, duration: Duration) {
-        if Self.statuses.contains(status) { requestCell(route: route.index, offset: status - Self.statuses.lowerBound).add(1) }
+        if Self.statuses.contains(status) { requests.add(requestCell(route: route.index, offset: status - Self.statuses.lowerBound)) }
         let first = durationsStart(route: route.index, result: Int(result.counted.rawValue))
         let (seconds, attoseconds) = duration.components
         let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         var bucket = 0
         while bucket < boundsNanoseconds.count, nanoseconds > boundsNanoseconds[bucket] { bucket += 1 }
-        durations[first + bucket].add(1)
-        durations[first + Self.bounds.count + 1].add(1)
-        durations[first + Self.bounds.count + 2].add(nanoseconds)
+        durations.add(first + bucket)
+        durations.add(first + Self.bounds.count + 1)
+        durations.add(first + Self.bounds.count + 2, nanoseconds)
     }
 
-    private func requestCell(route: Int, offset: Int) -> AtomicCell { requests[route * Self.statuses.count + offset] }
+    private func requestCell(route: Int, offset: Int) -> Int { route * Self.statuses.count + offset }
 
     private func durationsStart(route: Int, result: Int) -> Int { (route * CacheResult.allCases.count + result) * Self.histogramWidth }
 
-    private func durationCells(route: Int, result: Int) -> ArraySlice<AtomicCell> {
+    private func durationCells(route: Int, result: Int) -> [Int] {
         let first = durationsStart(route: route, result: result)
-        return durations[first..<(first + Self.histogramWidth)]
+        return (first..<(first + Self.histogramWidth)).map { durations[$0] }
     }
 
     // MARK: Exposition
@@ -104,9 +105,9 @@ final class RequestSeries: Sendable {
         var lines: [String] = []
         for route in labels.indices {
             for offset in 0..<Self.statuses.count {
-                let cell = requestCell(route: route, offset: offset)
-                guard cell.current > 0 else { continue }
-                lines.append("\(MetricFamily.httpRequests.name){route=\"\(labels[route])\",status=\"\(Self.statuses.lowerBound + offset)\"} \(cell.current)")
+                let count = requests[requestCell(route: route, offset: offset)]
+                guard count > 0 else { continue }
+                lines.append("\(MetricFamily.httpRequests.name){route=\"\(labels[route])\",status=\"\(Self.statuses.lowerBound + offset)\"} \(count)")
             }
         }
         Self.family(.httpRequests, type: "counter", lines, into: &text)
@@ -114,17 +115,17 @@ final class RequestSeries: Sendable {
         lines = []
         for route in labels.indices {
             for result in CacheResult.allCases.indices {
-                let cells = Array(durationCells(route: route, result: result))
-                guard cells[Self.bounds.count + 1].current > 0 else { continue }
+                let cells = durationCells(route: route, result: result)
+                guard cells[Self.bounds.count + 1] > 0 else { continue }
                 let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheResult.allCases[result].label)\""
                 var cumulative = 0
                 for (bucket, bound) in Self.bounds.enumerated() {
-                    cumulative += cells[bucket].current
+                    cumulative += cells[bucket]
                     lines.append("\(MetricFamily.httpRequestDuration.name)_bucket{\(labelSet),le=\"\(bound)\"} \(cumulative)")
                 }
-                let count = cells[Self.bounds.count + 1].current
+                let count = cells[Self.bounds.count + 1]
                 lines.append("\(MetricFamily.httpRequestDuration.name)_bucket{\(labelSet),le=\"+Inf\"} \(count)")
-                lines.append("\(MetricFamily.httpRequestDuration.name)_sum{\(labelSet)} \(Double(cells[Self.bounds.count + 2].current) / 1e9)")
+                lines.append("\(MetricFamily.httpRequestDuration.name)_sum{\(labelSet)} \(Double(cells[Self.bounds.count + 2]) / 1e9)")
                 lines.append("\(MetricFamily.httpRequestDuration.name)_count{\(labelSet)} \(count)")
             }
         }
@@ -138,11 +139,4 @@ final class RequestSeries: Sendable {
         text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(type)\n"
         for line in lines { text += line + "\n" }
     }
-}
-
-/// One counter on the hit path: an atomic add, read at scrape time.
-final class AtomicCell: Sendable {
-    private let value = Atomic<Int>(0)
-    func add(_ amount: Int) { value.add(amount, ordering: .relaxed) }
-    var current: Int { value.load(ordering: .relaxed) }
 }

@@ -80,4 +80,16 @@ static inline void larder_ignore_broken_pipes(void) {
     if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_DFL) signal(SIGPIPE, SIG_IGN);
 }
 
+/// Which event loop the calling thread runs, counting from 1; 0 on every other thread.
+/// Counters every request adds to keep one stripe per loop, so two loops never write the
+/// same cache line. Defined in shim.c.
+extern _Thread_local unsigned larder_loop_slot;
+static inline unsigned larder_get_loop_slot(void) { return larder_loop_slot; }
+static inline void larder_set_loop_slot(unsigned slot) { larder_loop_slot = slot; }
+
+/// A relaxed atomic add and load on a counter cell in memory Swift allocated (Swift's
+/// `Atomic` cannot live in raw memory).
+static inline void larder_counter_add(long *cell, long amount) { __atomic_fetch_add(cell, amount, __ATOMIC_RELAXED); }
+static inline long larder_counter_load(const long *cell) { return __atomic_load_n(cell, __ATOMIC_RELAXED); }
+
 #endif

@@ -1,0 +1,43 @@
+import CLinux
+import Foundation
+
+/// Counters every request adds to (the request series, cache lookups), one stripe per event
+/// loop plus one for every other thread, each stripe on cache lines of its own. Two loops
+/// adding to one shared cell pass its cache line between cores on every request; striped,
+/// each loop's add stays on its own core, and a scrape sums the stripes.
+final class StripedCounters: @unchecked Sendable {
+    /// Counters per stripe.
+    let count: Int
+    private let stripes: Int
+    /// Cells from one stripe to the next: `count` rounded up to whole 64-byte lines.
+    private let stride: Int
+    private let cells: UnsafeMutablePointer<Int>
+
+    /// One stripe per CPU (a loop each, by default) and one for other threads; more loops
+    /// than that share stripes, which stays correct (every add is atomic), only slower.
+    static let defaultStripes = min(64, ProcessInfo.processInfo.activeProcessorCount + 1)
+
+    init(count: Int, stripes: Int = StripedCounters.defaultStripes) {
+        self.count = count
+        self.stripes = max(1, stripes)
+        let perLine = 64 / MemoryLayout<Int>.stride
+        stride = (count + perLine - 1) / perLine * perLine
+        cells = UnsafeMutableRawPointer.allocate(byteCount: max(1, stride * self.stripes) * MemoryLayout<Int>.stride, alignment: 64)
+            .bindMemory(to: Int.self, capacity: stride * self.stripes)
+        cells.initialize(repeating: 0, count: stride * self.stripes)
+    }
+
+    deinit { cells.deallocate() }
+
+    func add(_ index: Int, _ amount: Int = 1) {
+        let stripe = Int(larder_get_loop_slot()) % stripes
+        larder_counter_add(cells + (stripe * stride + index), amount)
+    }
+
+    /// The total of one counter over every stripe.
+    subscript(index: Int) -> Int {
+        var total = 0
+        for stripe in 0..<stripes { total &+= larder_counter_load(cells + (stripe * stride + index)) }
+        return total
+    }
+}
