@@ -86,7 +86,7 @@ struct AccessLog: Sendable {
     /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
     /// the response per request was a measurable part of the hit path.
     private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, id: RequestIDs.ID, _ start: ContinuousClock.Instant) {
-        response.lines.add("X-Request-Id", id.append)
+        let idOctets = response.lines.add("X-Request-Id", id.append)
         let duration = ContinuousClock.now - start
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
         let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
@@ -100,7 +100,7 @@ struct AccessLog: Sendable {
             put(1, response.lines.valueOctets("cache-status").map { .octets($0) } ?? .text("-"))
             put(2, .text(request.clientAddress))
             put(3, .thousandths(Int((duration.seconds * 1_000_000).rounded())))
-            put(4, response.lines.valueOctets("x-request-id").map { .octets($0) } ?? .text("-"))
+            put(4, .octets(response.lines.bytes[idOctets]))
             put(5, .text(series.label(route)))
             put(6, .integer(response.status))
             if let upstream { put(7, .metadata(.stringConvertible(upstream))) }
