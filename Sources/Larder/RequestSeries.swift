@@ -1,12 +1,12 @@
 import Caching
 import HTTPCore
-import Synchronization
 
 /// The series every request touches: `larder_http_requests_total` by route and status and
 /// `larder_http_request_duration_seconds` by route and cache result. Kept in fixed tables of
-/// atomic cells made once at start, so recording is an array index and an atomic add (no
-/// label strings, no lock, no hash), and written out at scrape time with only the series
-/// that have counted something (no wall of zeros).
+/// atomic cells made once at start, one stripe per event loop, so recording is an index and
+/// an atomic add to the loop's own cache lines (no label strings, no lock, no hash), and
+/// summed and written out at scrape time with only the series that have counted something
+/// (no wall of zeros).
 ///
 /// Route labels are the router's own paths, plus `pass-through` for every path a
 /// pass-through route answers and `other` for the rest.
