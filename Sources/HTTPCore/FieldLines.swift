@@ -59,8 +59,7 @@ public struct FieldLines: Sendable {
         var start = 0
         while start < lines.count {
             // Every line is `name: value\r\n`, as `add` wrote it; its end is found by memchr.
-            let end = memchr(base + start, 0x0D, lines.count - start).map { UnsafePointer<UInt8>($0.assumingMemoryBound(to: UInt8.self)) - base }
-                ?? lines.count
+            let end = memchr(base + start, 0x0D, lines.count - start).map { UnsafeRawPointer(base).distance(to: $0) } ?? lines.count
             let colon = start + wanted.count
             // Compared as bytes, as `HTTPHeaders.namesEqual` compares: no String per name passed.
             if colon + 1 < end, lines[colon] == 0x3A, (0..<wanted.count).allSatisfy({ lines[start + $0] | 0x20 == wanted[$0] | 0x20 }) {

@@ -94,8 +94,7 @@ final class EventLoop: @unchecked Sendable {
             let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: System.monotonicNanoseconds(), tick: tick)
             let count = busy && wait != 0 ? pollYieldingFirst(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
             busy = count > 0
-            turnTime = System.monotonicNanoseconds()
-            date.newTurn()
+            beginTurn()
             if count < 0, larder_errno() != EINTR {
                 logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])
                 break
@@ -143,9 +142,14 @@ final class EventLoop: @unchecked Sendable {
         return epoll_wait(epfd, events, Self.maxEvents, wait)
     }
 
-    private func shutDownLoop() {
+    /// A turn's one clock read for its stamps, and the `Date` line due for a look.
+    private func beginTurn() {
         turnTime = System.monotonicNanoseconds()
         date.newTurn()
+    }
+
+    private func shutDownLoop() {
+        beginTurn()
         runAfterTurnWork()
         // Guests first: a job of theirs that arrives later runs elsewhere and finds them ended.
         endGuests()

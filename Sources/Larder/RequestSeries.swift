@@ -58,8 +58,9 @@ final class RequestSeries: Sendable {
 
     init(routes: [String]) {
         labels = routes + [Self.passThroughLabel, Self.otherLabel]
+        // Only the routes' own paths: a request's path is never `pass-through` or `other`.
         var index = PathTable<Int>()
-        for (i, label) in labels.enumerated() where index[label] == nil { index[label] = i }
+        for (i, route) in routes.enumerated() where index[route] == nil { index[route] = i }
         self.index = index
         requests = StripedCounters(count: labels.count * Self.statuses.count)
         durations = StripedCounters(count: labels.count * CacheResult.allCases.count * Self.histogramWidth)
