@@ -37,6 +37,7 @@ final class EventLoop: @unchecked Sendable {
     private var turnTime: UInt64 = System.monotonicNanoseconds()
     private let scratch: UnsafeMutableRawBufferPointer
     private let tick: Int32
+    private var idlePolling: IdlePolling
     private let onExit: @Sendable () -> Void
 
     let inbox: LoopInbox
@@ -67,6 +68,7 @@ final class EventLoop: @unchecked Sendable {
         let shortest = min(configuration.headerReadTimeout, configuration.idleTimeout, configuration.writeStallTimeout,
                            configuration.bodyProgressTimeout)
         tick = Int32(clamping: max(5, min(1000, shortest.nanoseconds / 4_000_000)))
+        idlePolling = IdlePolling(limit: configuration.idlePollLimit.nanoseconds)
         _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, listenerFD, EPOLLIN.rawValue, Self.listenerToken) }
         _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, Self.wakeToken) }
     }
@@ -92,7 +94,7 @@ final class EventLoop: @unchecked Sendable {
         while true {
             // A job the loop queued for itself after its last look at the inbox: no waiting.
             let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: System.monotonicNanoseconds(), tick: tick)
-            let count = busy && wait != 0 ? pollYieldingFirst(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
+            let count = busy && wait != 0 ? pollBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
             busy = count > 0
             beginTurn()
             if count < 0, larder_errno() != EINTR {
@@ -130,16 +132,21 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// The wait of a loop that has just handled events. Under load the next request is
-    /// usually a moment away, often from a client on the same cores: sleeping in `epoll_wait`
-    /// and being woken again cost a context switch for every two or three requests, more than
-    /// a cached answer itself. So the loop looks without waiting; finding nothing, it lets
-    /// every other runnable thread go first (`sched_yield`, a no-op on an idle core) and only
-    /// then sleeps. An idle loop sleeps at once, as before: nothing spins.
-    private func pollYieldingFirst(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
-        let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
-        guard ready == 0 else { return ready }
-        sched_yield()
-        return epoll_wait(epfd, events, Self.maxEvents, wait)
+    /// usually a moment away, and sleeping in `epoll_wait` and being woken again costs more
+    /// than a cached answer. So the loop looks without waiting, once and then for as long as
+    /// `idlePolling` has learnt pays, letting every other runnable thread of the process go
+    /// first between looks (`sched_yield`, a no-op on an idle core); only then does it
+    /// sleep. A loop that was idle already sleeps at once.
+    private func pollBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
+        let idleSince = System.monotonicNanoseconds()
+        repeat {
+            let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
+            guard ready == 0 else { return ready }
+            sched_yield()
+        } while System.monotonicNanoseconds() &- idleSince < idlePolling.window
+        let ready = epoll_wait(epfd, events, Self.maxEvents, wait)
+        idlePolling.woke(afterIdling: System.monotonicNanoseconds() &- idleSince)
+        return ready
     }
 
     /// A turn's one clock read for its stamps, and the `Date` line due for a look.

@@ -7,9 +7,9 @@ import Synchronization
 import Testing
 import TestSupport
 
-/// A loop that has just served looks again before it sleeps, yielding the core first
-/// (`EventLoop.pollYieldingFirst`): that must stay a look, never a spin. An idle loop with
-/// open keep-alive connections sleeps, and costs next to no CPU.
+/// A loop that has just served polls for more before it sleeps (`IdlePolling`): while
+/// requests come close together it sleeps far less often than it answers, and once they
+/// stop it sleeps, with open keep-alive connections, and costs next to no CPU.
 @Suite(.timeLimit(.minutes(1))) struct LoopIdleTests {
     /// CPU time (user and system) of one thread of this process, in clock ticks.
     static func cpuTicks(thread: Int32) -> Int? {
@@ -27,6 +27,45 @@ import TestSupport
         let n = readlink("/proc/thread-self", &path, path.count - 1)
         guard n > 0 else { return 0 }
         return Int32(String(decoding: path[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last ?? "") ?? 0
+    }
+
+    /// Voluntary context switches of one thread of this process: each is a sleep.
+    static func sleeps(thread: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/self/task/\(thread)/status", encoding: .utf8) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("voluntary_ctxt_switches:") }
+        return line.flatMap { Int($0.split(separator: ":").last?.trimmingCharacters(in: .whitespaces) ?? "") }
+    }
+
+    /// A caller that sends one request at a time, as most services calling Larder do.
+    @Test func aLoopPollingBetweenOneClientsRequestsHardlyEverSleeps() async throws {
+        func sleepsPerRequest(pollLimit: Duration) async throws -> Double {
+            let loopThread = Atomic<Int32>(0)
+            let handler: HTTPHandler = { _ in
+                loopThread.store(Self.threadID(), ordering: .relaxed)
+                return .now(HTTPResponse(status: 200, body: "ok"))
+            }
+            return try await withServer({ $0.eventLoops = 1; $0.idlePollLimit = pollLimit }, handler: handler) { _, port in
+                let client = try TestClient(port: port)
+                try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                #expect(try await client.readResponse().text == "ok")
+                let thread = loopThread.load(ordering: .relaxed)
+                let before = try #require(Self.sleeps(thread: thread))
+                let requests = 200
+                for _ in 0..<requests {
+                    try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                    #expect(try await client.readResponse().text == "ok")
+                }
+                return Double(try #require(Self.sleeps(thread: thread)) - before) / Double(requests)
+            }
+        }
+        // A limit of a second: every pause of the client is far shorter, even on a machine
+        // busy with other tests (where the loop's yields hand its core to them for a while),
+        // so the loop learns at once to poll across all of them.
+        let polling = try await sleepsPerRequest(pollLimit: .seconds(1))
+        let sleeping = try await sleepsPerRequest(pollLimit: .zero)
+        // Without polling, the loop sleeps after a good share of its answers: half or more
+        // on a quiet machine (after one look and one yield the client has sometimes sent again).
+        #expect(polling <= 0.05, "sleeps per request: \(polling) polling, \(sleeping) without")
     }
 
     @Test func aLoopThatHasJustServedSleepsOnceNothingComes() async throws {
