@@ -13,12 +13,12 @@ enum SettingValues {
         return wholeNumber(text)
     }
 
-    /// Whole seconds, or with `ms`, `s`, `m`, `h`. Never negative.
+    /// Whole seconds, or with `us`, `ms`, `s`, `m`, `h`. Never negative.
     static func duration(_ text: String) -> Duration? {
-        let units: [(String, Int64)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
-        for (suffix, milliseconds) in units where text.hasSuffix(suffix) {
-            guard let n = wholeNumber(String(text.dropLast(suffix.count))), Int64(n) < Int64.max / milliseconds else { return nil }
-            return .milliseconds(Int64(n) * milliseconds)
+        let units: [(String, Int64)] = [("us", 1), ("ms", 1000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000)]
+        for (suffix, microseconds) in units where text.hasSuffix(suffix) {
+            guard let n = wholeNumber(String(text.dropLast(suffix.count))), Int64(n) < Int64.max / microseconds else { return nil }
+            return .microseconds(Int64(n) * microseconds)
         }
         return wholeNumber(text).map { .seconds($0) }
     }
