@@ -38,6 +38,7 @@ final class EventLoop: @unchecked Sendable {
     private let scratch: UnsafeMutableRawBufferPointer
     private let tick: Int32
     private var idlePolling: IdlePolling
+    private var turnYielding = TurnYielding()
     private let onExit: @Sendable () -> Void
 
     let inbox: LoopInbox
@@ -131,14 +132,22 @@ final class EventLoop: @unchecked Sendable {
         shutDownLoop()
     }
 
-    /// The wait of a loop that has just handled events. Under load the next request is
-    /// usually a moment away, and sleeping in `epoll_wait` and being woken again costs more
-    /// than a cached answer. So the loop looks without waiting, once and then for as long as
-    /// `idlePolling` has learnt pays, letting every other runnable thread of the process go
-    /// first between looks (`sched_yield`, a no-op on an idle core); only then does it
-    /// sleep. A loop that was idle already sleeps at once.
+    /// The wait of a loop that has just handled events. First it gives its core away
+    /// (`sched_yield`) when `turnYielding` says so, so a thread waiting for that core runs
+    /// now rather than at the next tick. Then, since under load the next request is usually
+    /// a moment away and sleeping in `epoll_wait` and being woken again costs more than a
+    /// cached answer, it looks without waiting, once and then for as long as `idlePolling`
+    /// has learnt pays, letting every other runnable thread of the process go first between
+    /// looks (a yield is a no-op on an idle core); only then does it sleep. A loop that was
+    /// idle already sleeps at once.
     private func pollBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
-        let idleSince = System.monotonicNanoseconds()
+        var idleSince = System.monotonicNanoseconds()
+        if turnYielding.isDue(at: idleSince) {
+            sched_yield()
+            let back = System.monotonicNanoseconds()
+            turnYielding.yielded(at: idleSince, backAt: back)
+            idleSince = back
+        }
         repeat {
             let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
             guard ready == 0 else { return ready }
