@@ -14,8 +14,9 @@
 /// with no yields: 4 ms at first, doubling with each late yield up to 256 ms, and cleared
 /// by a yield that comes back in time.
 struct TurnYielding {
-    /// A yield that took longer than this met CPU-bound work, in nanoseconds. Generous for
-    /// a thread that answers and blocks again (a client at 64 connections: tens of µs).
+    /// A yield that took longer than this met CPU-bound work, in nanoseconds: a thread that
+    /// handles what it was woken for and blocks again is back well within it, as wrk at 64
+    /// connections was (at 256 its batches often outlast it, and the loops pause).
     static let longest: UInt64 = 1_000_000
     static let firstPause: UInt64 = 4_000_000
     static let longestPause: UInt64 = 256_000_000
