@@ -56,7 +56,7 @@ extension EventLoop: LoopReactor {
 
     func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {
         guard isCurrent else { return }
-        guests.deadlines[key] = milliseconds.map { System.monotonicNanoseconds() &+ UInt64(max(0, $0)) &* 1_000_000 }
+        guests.deadlines[key] = milliseconds.map { MonotonicClock.nanoseconds() &+ UInt64(max(0, $0)) &* 1_000_000 }
     }
 
     /// Off the loop's thread there is no turn to wait for: the work runs now. A Task that

@@ -34,7 +34,7 @@ final class EventLoop: @unchecked Sendable {
     /// the turn's closing work, and stamped on every read, write and wait of the turn. A read
     /// per request was seven clock reads per cached answer; a stamp up to one turn early
     /// moves a timeout of seconds by microseconds.
-    private var turnTime: UInt64 = System.monotonicNanoseconds()
+    private var turnTime: UInt64 = MonotonicClock.nanoseconds()
     private let scratch: UnsafeMutableRawBufferPointer
     private let tick: Int32
     private var idlePolling: IdlePolling
@@ -87,14 +87,14 @@ final class EventLoop: @unchecked Sendable {
         let events = UnsafeMutableRawPointer.allocate(byteCount: larder_epoll_event_size() * Int(Self.maxEvents), alignment: 16)
             .bindMemory(to: epoll_event.self, capacity: Int(Self.maxEvents))
         defer { events.deallocate() }
-        var lastSweep = System.monotonicNanoseconds()
+        var lastSweep = MonotonicClock.nanoseconds()
         let tickNanoseconds = UInt64(tick) * 1_000_000
         loopThread.store(UInt(pthread_self()), ordering: .relaxed)
         var busy = false
 
         while true {
             // A job the loop queued for itself after its last look at the inbox: no waiting.
-            let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: System.monotonicNanoseconds(), tick: tick)
+            let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: MonotonicClock.nanoseconds(), tick: tick)
             let count = busy && wait != 0 ? pollBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
             busy = count > 0
             beginTurn()
@@ -117,7 +117,7 @@ final class EventLoop: @unchecked Sendable {
                     handleEvent(connection, flags: flags)
                 }
             }
-            let now = System.monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             turnTime = now
             fireDueTimers(now: now)
             if now &- lastSweep >= tickNanoseconds {
@@ -141,10 +141,10 @@ final class EventLoop: @unchecked Sendable {
     /// looks (a yield is a no-op on an idle core); only then does it sleep. A loop that was
     /// idle already sleeps at once.
     private func pollBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
-        var idleSince = System.monotonicNanoseconds()
+        var idleSince = MonotonicClock.nanoseconds()
         if turnYielding.isDue(at: idleSince) {
             sched_yield()
-            let back = System.monotonicNanoseconds()
+            let back = MonotonicClock.nanoseconds()
             turnYielding.yielded(at: idleSince, backAt: back)
             idleSince = back
         }
@@ -152,15 +152,15 @@ final class EventLoop: @unchecked Sendable {
             let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
             guard ready == 0 else { return ready }
             sched_yield()
-        } while System.monotonicNanoseconds() &- idleSince < idlePolling.window
+        } while MonotonicClock.nanoseconds() &- idleSince < idlePolling.window
         let ready = epoll_wait(epfd, events, Self.maxEvents, wait)
-        idlePolling.woke(afterIdling: System.monotonicNanoseconds() &- idleSince)
+        idlePolling.woke(afterIdling: MonotonicClock.nanoseconds() &- idleSince)
         return ready
     }
 
     /// A turn's one clock read for its stamps, and the `Date` line due for a look.
     private func beginTurn() {
-        turnTime = System.monotonicNanoseconds()
+        turnTime = MonotonicClock.nanoseconds()
         date.newTurn()
     }
 
@@ -202,7 +202,7 @@ final class EventLoop: @unchecked Sendable {
             shared.acceptedConnections.add(1, ordering: .relaxed)
             let open = shared.openConnections.add(1, ordering: .relaxed).newValue
             generation += 1
-            let now = System.monotonicNanoseconds()
+            let now = MonotonicClock.nanoseconds()
             let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
                                         parser: RequestParser(configuration: configuration), limits: limits, now: now)
             connections[fd] = connection
@@ -230,7 +230,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: Graceful stop and timeouts
 
     func beginDrain() {
-        drainDeadline = System.monotonicNanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
+        drainDeadline = MonotonicClock.nanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
         closeListener()
         for connection in Array(connections.values) {
             // A request the kernel already holds for us was received: read it, so it is
@@ -404,7 +404,7 @@ final class EventLoop: @unchecked Sendable {
             return
         }
         shutdown(connection.fd, Int32(SHUT_WR))
-        connection.state.lingerStarted(at: System.monotonicNanoseconds())
+        connection.state.lingerStarted(at: MonotonicClock.nanoseconds())
         connection.input = InputBuffer()
         updateInterest(connection)
     }

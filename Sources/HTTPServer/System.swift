@@ -64,13 +64,6 @@ enum System {
         }
     }
 
-    /// Monotonic time in nanoseconds, for deadlines.
-    static func monotonicNanoseconds() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) &* 1_000_000_000 &+ UInt64(ts.tv_nsec)
-    }
-
     /// Wall-clock seconds since the epoch, coarse: cheap enough to call per loop iteration.
     static func wallSeconds() -> Int {
         var ts = timespec()

@@ -67,7 +67,7 @@ struct AccessLog: Sendable {
 
     func wrap(_ router: Router) -> HTTPHandler {
         { request in
-            let start = ContinuousClock.now
+            let start = MonotonicClock.nanoseconds()
             let id = requestIDs.id(for: request.headers["x-request-id"])
             switch router.handle(request) {
             case .now(var response):
@@ -85,12 +85,12 @@ struct AccessLog: Sendable {
 
     /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
     /// the response per request was a measurable part of the hit path.
-    private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, id: RequestIDs.ID, _ start: ContinuousClock.Instant) {
+    private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, id: RequestIDs.ID, _ start: UInt64) {
         let idOctets = response.lines.add("X-Request-Id", id.append)
-        let duration = ContinuousClock.now - start
+        let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
         let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
         let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
-        series.record(route, status: response.status, result: result, duration: duration)
+        series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         guard (direct?.level ?? logger.logLevel) <= level else { return }
         let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
@@ -99,7 +99,7 @@ struct AccessLog: Sendable {
             put(0, .integer(request.method == .head ? 0 : response.body.count))
             put(1, response.lines.valueOctets("cache-status").map { .octets($0) } ?? .text("-"))
             put(2, .text(request.clientAddress))
-            put(3, .thousandths(Int((duration.seconds * 1_000_000).rounded())))
+            put(3, .thousandths((nanoseconds + 500) / 1000))  // microseconds: thousandths of a ms
             put(4, .octets(response.lines.bytes[idOctets]))
             put(5, .text(series.label(route)))
             put(6, .integer(response.status))

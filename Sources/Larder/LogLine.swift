@@ -182,9 +182,13 @@ struct LogLine {
         text.withUTF8 { quote(utf8: $0, bare: bare) }
     }
 
+    /// What a bare logfmt value cannot hold: controls, space, `"`, `=`, `\` and DEL.
+    private static let quoted = ByteSet(below: 0x21, 0x22, 0x3D, 0x5C, 0x7F)
+    /// What a JSON string escapes: controls, `"` and `\`.
+    private static let escaped = ByteSet(below: 0x20, 0x22, 0x5C, 0x5C, 0x5C)
+
     private mutating func quote(utf8 source: UnsafeBufferPointer<UInt8>, bare: Bool) {
-        if bare, !source.isEmpty,
-           !source.contains(where: { $0 <= 0x20 || $0 == 0x22 || $0 == 0x3D || $0 == 0x5C || $0 == 0x7F }) {
+        if bare, !source.isEmpty, Self.quoted.firstIndex(in: source, from: 0) == nil {
             bytes.append(contentsOf: source)
             return
         }
@@ -198,15 +202,14 @@ struct LogLine {
         text.withUTF8 { escape(utf8: $0) }
     }
 
-    /// The inside of a JSON string. Runs of bytes that need no escape are copied whole:
-    /// a byte-by-byte append was most of an access line's cost.
+    /// The inside of a JSON string. Runs of bytes that need no escape are found a word at a
+    /// time and copied whole: a byte-by-byte append was most of an access line's cost.
     private mutating func escape(utf8 source: UnsafeBufferPointer<UInt8>) {
         var run = 0
-        for index in source.indices {
-            let byte = source[index]
-            guard byte < 0x20 || byte == 0x22 || byte == 0x5C else { continue }
+        while let index = Self.escaped.firstIndex(in: source, from: run) {
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run..<index]))
             run = index + 1
+            let byte = source[index]
             switch byte {
             case 0x22: bytes.append(0x5C); bytes.append(0x22)
             case 0x5C: bytes.append(0x5C); bytes.append(0x5C)

@@ -77,11 +77,9 @@ final class RequestSeries: Sendable {
     func label(_ route: Route) -> String { labels[route.index] }
 
     /// Counts one answered request and its duration.
-    func record(_ route: Route, status: Int, result: CacheResult, duration: Duration) {
+    func record(_ route: Route, status: Int, result: CacheResult, nanoseconds: Int) {
         if Self.statuses.contains(status) { requests.add(requestCell(route: route.index, offset: status - Self.statuses.lowerBound)) }
         let first = durationsStart(route: route.index, result: Int(result.counted.rawValue))
-        let (seconds, attoseconds) = duration.components
-        let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
         var bucket = 0
         while bucket < boundsNanoseconds.count, nanoseconds > boundsNanoseconds[bucket] { bucket += 1 }
         durations.add(first + bucket)
