@@ -183,9 +183,9 @@ struct LogLine {
     }
 
     /// What a bare logfmt value cannot hold: controls, space, `"`, `=`, `\` and DEL.
-    private static let quoted = ByteSet(below: 0x21, 0x22, 0x3D, 0x5C, 0x7F)
+    static let quoted = ByteSet(below: 0x21, 0x22, 0x3D, 0x5C, 0x7F)
     /// What a JSON string escapes: controls, `"` and `\`.
-    private static let escaped = ByteSet(below: 0x20, 0x22, 0x5C, 0x5C, 0x5C)
+    static let escaped = ByteSet(below: 0x20, 0x22, 0x5C, 0x5C, 0x5C)
 
     private mutating func quote(utf8 source: UnsafeBufferPointer<UInt8>, bare: Bool) {
         if bare, !source.isEmpty, Self.quoted.firstIndex(in: source, from: 0) == nil {

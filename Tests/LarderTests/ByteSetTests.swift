@@ -4,7 +4,8 @@ import Testing
 /// `ByteSet` finds the same first member as a byte-by-byte search, wherever it sits in a
 /// word and whatever surrounds it (bytes above ASCII, members of the other kind).
 @Suite struct ByteSetTests {
-    let sets = [ByteSet(below: 0x21, 0x22, 0x3D, 0x5C, 0x7F), ByteSet(below: 0x20, 0x22, 0x5C, 0x5C, 0x5C)]
+    /// The sets the log lines search with.
+    let sets = [LogLine.quoted, LogLine.escaped]
 
     func naive(_ set: ByteSet, _ bytes: [UInt8], from start: Int = 0) -> Int? {
         bytes.indices.first { $0 >= start && set.contains(bytes[$0]) }
