@@ -23,35 +23,41 @@ struct AccessLog: Sendable {
     /// are then written as bytes straight to it, without a metadata dictionary per line.
     private let direct: Direct?
 
-    /// What the fast path needs, read once: where lines go, the level, each level's line
-    /// head, and the handler's own fields rendered and placed by key among the access line's.
-    /// A class: as a struct, its many arrays were copied and released on every line.
+    /// What the fast path needs, read once: where lines go, the level, and the pieces every
+    /// line is made of (`RenderedPieces`): each level's line head, and the handler's own
+    /// fields rendered and placed by key among the access line's.
     private final class Direct: Sendable {
         let sink: LogSink
         let level: Logger.Level
-        let heads: (info: LogLine.Head, warning: LogLine.Head, error: LogLine.Head)
-        /// before[i]: the handler's fields that sort before `AccessLog.keys[i]`, then that
-        /// key as the format writes it before a value.
-        let before: [[UInt8]]
-        /// after[n]: the handler's fields that sort after the first n keys (all that are left
-        /// once n access fields are written).
-        let after: [[UInt8]]
+        let writesJSON: Bool
+        /// before(i): the handler's fields that sort before `AccessLog.keys[i]`, then that
+        /// key as the format writes it before a value; after(n): the handler's fields that
+        /// sort after the first n keys (all that are left once n access fields are written);
+        /// then the heads of `info`, `warning` and `error` lines, each in two parts.
+        let pieces: RenderedPieces
 
         init(_ output: LogOutput) {
             sink = output.sink
             level = output.logLevel
-            heads = (output.lineHead(level: .info), output.lineHead(level: .warning), output.lineHead(level: .error))
+            writesJSON = output.writesJSON
             var own = Array(repeating: [UInt8](), count: AccessLog.keys.count + 1)
             for (key, value) in output.sortedMetadata where !AccessLog.keys.contains(key) {
                 let slot = AccessLog.keys.firstIndex { key < $0 } ?? AccessLog.keys.count
                 own[slot] += LogLine.rendered(json: output.writesJSON, key, .metadata(value))
             }
-            before = AccessLog.keys.indices.map { own[$0] + LogLine.keyPrefix(json: output.writesJSON, AccessLog.keys[$0]) }
-            after = own.indices.map { Array(own[$0...].joined()) }
+            let before = AccessLog.keys.indices.map { own[$0] + LogLine.keyPrefix(json: output.writesJSON, AccessLog.keys[$0]) }
+            let after = own.indices.map { Array(own[$0...].joined()) }
+            let heads = [Logger.Level.info, .warning, .error].map(output.lineHead).flatMap { [$0.beforeTime, $0.afterTime] }
+            pieces = RenderedPieces(before + after + heads)
         }
 
-        func head(_ level: Logger.Level) -> LogLine.Head {
-            level == .info ? heads.info : level == .warning ? heads.warning : heads.error
+        func before(_ slot: Int) -> UnsafeRawBufferPointer { pieces[slot] }
+        func after(_ written: Int) -> UnsafeRawBufferPointer { pieces[AccessLog.keys.count + written] }
+
+        /// A new line of `level` (info, warning or error), up to its message.
+        func line(_ level: Logger.Level) -> LogLine {
+            let head = 2 * AccessLog.keys.count + 1 + (level == .info ? 0 : level == .warning ? 2 : 4)
+            return LogLine(json: writesJSON, beforeTime: pieces[head], afterTime: pieces[head + 1])
         }
     }
 
@@ -111,16 +117,16 @@ struct AccessLog: Sendable {
             logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
             return
         }
-        var line = LogLine(head: direct.head(level))
+        var line = direct.line(level)
         line.writeAccessMessage(method: request.method.description, target: request.target, status: response.status)
         var written = 0
         fields { slot, value in
-            line.append(rendered: direct.before[slot])
+            line.append(rendered: direct.before(slot))
             line.write(value)
             written += 1
         }
-        line.append(rendered: direct.after[written])
-        direct.sink.append(line.finish())
+        line.append(rendered: direct.after(written))
+        line.finish(into: direct.sink)
     }
 
     /// The `dur` of the `upstream` metric in a Server-Timing value.

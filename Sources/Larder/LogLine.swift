@@ -10,7 +10,7 @@ import Synchronization
 /// key=value`, a value quoted when it is empty or holds a space, `"`, `=`, `\` or a
 /// control) or one JSON object (numbers as numbers). Written straight into a byte buffer,
 /// with no String per field, because every request's access line goes through here.
-struct LogLine {
+struct LogLine: ~Copyable {
     /// A field's value as the line writes it.
     enum Value {
         case text(String)
@@ -35,15 +35,15 @@ struct LogLine {
         }
     }
 
-    private(set) var bytes: [UInt8] = []
+    private var bytes: LineBuffer
     private let json: Bool
 
     /// What every line of one format, level and logger starts with, around its timestamp:
     /// made once by a writer of many lines (the access log), so a line costs two copies.
     struct Head: Sendable {
-        fileprivate let beforeTime: [UInt8]
-        fileprivate let afterTime: [UInt8]
-        fileprivate let json: Bool
+        let beforeTime: [UInt8]
+        let afterTime: [UInt8]
+        let json: Bool
 
         init(json: Bool, level: Logger.Level, label: String) {
             self.json = json
@@ -62,8 +62,8 @@ struct LogLine {
                 after.append(level.rawValue)
                 after.append(" msg=")
             }
-            beforeTime = before.bytes
-            afterTime = after.bytes
+            beforeTime = before.bytes.array
+            afterTime = after.bytes.array
         }
     }
 
@@ -74,11 +74,20 @@ struct LogLine {
 
     /// The line up to the message, which comes next.
     init(head: Head) {
-        json = head.json
-        bytes.reserveCapacity(320)
-        bytes.append(contentsOf: head.beforeTime)
-        Self.appendTimestamp(to: &bytes)
-        bytes.append(contentsOf: head.afterTime)
+        self.init(json: head.json, capacity: 512)
+        head.beforeTime.withUnsafeBytes { before in head.afterTime.withUnsafeBytes { start(before: before, after: $0) } }
+    }
+
+    /// The line up to the message, from a head's two parts kept elsewhere (`RenderedPieces`).
+    init(json: Bool, beforeTime: UnsafeRawBufferPointer, afterTime: UnsafeRawBufferPointer) {
+        self.init(json: json, capacity: 512)
+        start(before: beforeTime, after: afterTime)
+    }
+
+    private mutating func start(before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer) {
+        bytes.append(before)
+        appendTimestamp()
+        bytes.append(after)
     }
 
     /// An access line's message, `METHOD TARGET STATUS`, written without making it a String
@@ -89,24 +98,25 @@ struct LogLine {
         bytes.append(0x20)
         escape(target)
         bytes.append(0x20)
-        DecimalText.append(status, to: &bytes)
+        append(decimal: status)
         bytes.append(0x22)
     }
 
     /// Bytes already formatted for this line's format (fields rendered once, ahead of time).
-    mutating func append(rendered: [UInt8]) {
-        bytes.append(contentsOf: rendered)
+    mutating func append(rendered: UnsafeRawBufferPointer) {
+        bytes.append(rendered)
     }
 
     /// The field as this format writes it, for `append(rendered:)`.
     static func rendered(json: Bool, _ key: String, _ value: Value) -> [UInt8] {
         var line = LogLine(json: json)
         line.field(key, value)
-        return line.bytes
+        return line.bytes.array
     }
 
-    private init(json: Bool) {
+    private init(json: Bool, capacity: Int = 64) {
         self.json = json
+        bytes = LineBuffer(capacity: capacity)
     }
 
     mutating func field(_ key: String, _ value: Value) {
@@ -119,7 +129,7 @@ struct LogLine {
     static func keyPrefix(json: Bool, _ key: String) -> [UInt8] {
         var line = LogLine(json: json)
         line.writeKey(key)
-        return line.bytes
+        return line.bytes.array
     }
 
     private mutating func writeKey(_ key: String) {
@@ -142,13 +152,13 @@ struct LogLine {
             // Text above ASCII is written as the UTF-8 of the characters it stands for.
             guard octets.allSatisfy({ $0 < 0x80 }) else { return quote(FieldText.decode(octets), bare: !json) }
             octets.withUnsafeBufferPointer { quote(utf8: $0, bare: !json) }
-        case .integer(let number): DecimalText.append(number, to: &bytes)
+        case .integer(let number): append(decimal: number)
         case .thousandths(let count): appendThousandths(count)
         case .metadata(let metadata):
             if case .stringConvertible(let convertible) = metadata {
                 switch convertible {
                 case let number as Int:
-                    DecimalText.append(number, to: &bytes)
+                    append(decimal: number)
                     return
                 case let number as Double where number.isFinite:
                     append(String(number))
@@ -162,16 +172,30 @@ struct LogLine {
 
     /// The finished line, newline included.
     mutating func finish() -> [UInt8] {
+        end()
+        return bytes.array
+    }
+
+    /// Finishes the line and queues it, without a copy of its own.
+    consuming func finish(into sink: LogSink) {
+        end()
+        bytes.withBytes { sink.append($0) }
+    }
+
+    private mutating func end() {
         if json { append("}") }
         append("\n")
-        return bytes
+    }
+
+    private mutating func append(decimal value: Int) {
+        DecimalText.withDigits(value) { bytes.append($0) }
     }
 
     // MARK: Writing
 
     private mutating func append(_ text: String) {
         var text = text
-        text.withUTF8 { bytes.append(contentsOf: $0) }
+        text.withUTF8 { bytes.append($0) }
     }
 
     /// A JSON string: `"` and `\` escaped, controls as `\n`, `\r`, `\t` or `\u00XX`. With
@@ -189,7 +213,7 @@ struct LogLine {
 
     private mutating func quote(utf8 source: UnsafeBufferPointer<UInt8>, bare: Bool) {
         if bare, !source.isEmpty, Self.quoted.firstIndex(in: source, from: 0) == nil {
-            bytes.append(contentsOf: source)
+            bytes.append(source)
             return
         }
         bytes.append(0x22)
@@ -207,7 +231,7 @@ struct LogLine {
     private mutating func escape(utf8 source: UnsafeBufferPointer<UInt8>) {
         var run = 0
         while let index = Self.escaped.firstIndex(in: source, from: run) {
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run..<index]))
+            bytes.append(UnsafeBufferPointer(rebasing: source[run..<index]))
             run = index + 1
             let byte = source[index]
             switch byte {
@@ -217,18 +241,18 @@ struct LogLine {
             case 0x0D: bytes.append(0x5C); bytes.append(0x72)
             case 0x09: bytes.append(0x5C); bytes.append(0x74)
             default:
-                bytes.append(contentsOf: [0x5C, 0x75, 0x30, 0x30])
+                append("\\u00")
                 bytes.append(Hex.digits[Int(byte >> 4)])
                 bytes.append(Hex.digits[Int(byte & 0xF)])
             }
         }
-        bytes.append(contentsOf: UnsafeBufferPointer(rebasing: source[run...]))
+        bytes.append(UnsafeBufferPointer(rebasing: source[run...]))
     }
 
     private mutating func appendThousandths(_ count: Int) {
         if count < 0 { bytes.append(0x2D) }
         let magnitude = count.magnitude
-        DecimalText.append(Int(magnitude / 1000), to: &bytes)
+        append(decimal: Int(magnitude / 1000))
         bytes.append(0x2E)
         var fraction = Int(magnitude % 1000)
         if fraction == 0 {
@@ -242,7 +266,7 @@ struct LogLine {
         }
         let digits = fraction < 10 ? 1 : fraction < 100 ? 2 : 3
         for _ in digits..<width { bytes.append(0x30) }
-        DecimalText.append(fraction, to: &bytes)
+        append(decimal: fraction)
     }
 
     // MARK: Time
@@ -252,11 +276,11 @@ struct LogLine {
     private static let secondText = Mutex<(second: Int, text: [UInt8])>((-1, []))
 
     /// RFC 3339 UTC time with milliseconds.
-    static func appendTimestamp(to out: inout [UInt8]) {
+    private mutating func appendTimestamp() {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let second = Int(now.tv_sec)
-        secondText.withLock { cached in
+        let text = Self.secondText.withLock { cached in
             if cached.second != second {
                 var seconds = now.tv_sec
                 var tm = tm()
@@ -264,12 +288,13 @@ struct LogLine {
                 func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
                 cached = (second, Array("\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).".utf8))
             }
-            out.append(contentsOf: cached.text)
+            return cached.text
         }
+        bytes.append(text)
         let millis = Int(now.tv_nsec / 1_000_000)
-        if millis < 100 { out.append(0x30) }
-        if millis < 10 { out.append(0x30) }
-        DecimalText.append(millis, to: &out)
-        out.append(0x5A)
+        if millis < 100 { bytes.append(0x30) }
+        if millis < 10 { bytes.append(0x30) }
+        append(decimal: millis)
+        bytes.append(0x5A)
     }
 }

@@ -50,7 +50,7 @@ public struct LogOutput: LogHandler {
         fields.sort { $0.0 < $1.0 }
         var line = LogLine(json: json, level: event.level, label: label, message: event.message.description)
         for (key, value) in fields { line.field(key, .metadata(value)) }
-        sink.append(line.finish())
+        line.finish(into: sink)
     }
 
     /// How this handler's lines at `level` begin, for `AccessLog`'s fast path, which writes

@@ -50,6 +50,11 @@ final class LogSink: Sendable {
 
     /// Queues one line (newline included).
     func append(_ line: [UInt8]) {
+        line.withUnsafeBytes { append($0) }
+    }
+
+    /// Queues one line (newline included), copied from where it was written.
+    func append(_ line: UnsafeRawBufferPointer) {
         let signal = state.withLock { state -> Bool in
             if !state.started {
                 state.started = true
