@@ -132,9 +132,12 @@ def warm(name, port, sim_port, paths, on_disk=False):
     before = sim_requests(sim_port)
     with concurrent.futures.ThreadPoolExecutor(64) as pool:
         first = list(pool.map(lambda p: get(port, p), paths))
-        deadline = time.time() + (60 if on_disk else 1)
-        while time.time() < deadline and (not on_disk or disk_entries(port) < len(paths)):
-            time.sleep(0.2 if on_disk else 1)
+        if on_disk:
+            deadline = time.time() + 60
+            while time.time() < deadline and disk_entries(port) < len(paths):
+                time.sleep(0.2)
+        else:
+            time.sleep(1)  # let background work settle before the second pass
         second = list(pool.map(lambda p: get(port, p), paths))
     asked = sim_requests(sim_port) - before
     same = first == second
