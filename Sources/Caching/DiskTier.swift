@@ -195,12 +195,10 @@ public final class DiskTier: Sendable {
     /// `waitForWrites` waits for every write started so far. Past the write queue's byte
     /// limit the entry is not written (and counted).
     public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) {
-        let name = Self.name(key)
-        // Encoded now: the compact bytes are what waits in the queue and what its bound counts
-        // (a queued `CacheEntry` object with its field strings costs over twice as much).
-        let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
-        let size = bytes.count
-        let record = DiskCatalog.Record(key: key, status: entry.status, headers: entry.headers)
+        // What waits in line is the entry itself. Naming, encoding and cataloguing it happen
+        // on the writer thread: on a miss they would otherwise run on the loop between the
+        // upstream's answer and the caller's.
+        let size = Self.queueCharge(key, entry, rendition)
         let admitted = index.withLock { index in
             guard index.pendingBytes + size <= writeQueueLimit else {
                 index.skippedWrites += 1
@@ -214,17 +212,25 @@ public final class DiskTier: Sendable {
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
-            writeAdmitted(bytes, name, record)
+            writeAdmitted(key, entry, rendition, charged: size)
         }
         loop?.afterTurn { [writes] in writes.start() }
     }
 
+    /// What a write waiting in line is charged against `writeQueueLimit`: what it holds in
+    /// memory (the entry, its key and the rendered body).
+    static func queueCharge(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?) -> Int {
+        entry.cost + MemoryCost.string(key.text) + (rendition.map { MemoryCost.array(bytes: $0.body.count) } ?? 0)
+    }
+
     /// Writes an admitted entry, on the write queue.
-    private func writeAdmitted(_ bytes: [UInt8], _ name: EntryName, _ record: DiskCatalog.Record) {
-        let size = bytes.count
+    private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int) {
+        let name = Self.name(key)
+        let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
+        let record = DiskCatalog.Record(key: key, status: entry.status, headers: entry.headers)
         let outcome = writeFile(bytes, to: path(for: name))
         let victims = index.withLock { index in
-            index.pendingBytes -= size
+            index.pendingBytes -= charged
             switch outcome {
             case .written:
                 index.full = false
