@@ -53,6 +53,15 @@ enum DiskEntryCodec {
         return frame(key: Array(key.utf8), meta: meta, body: entry.body, rendition: kept)
     }
 
+    /// How many bytes `encode` makes of these, without making them: a write waiting in line is
+    /// charged this, and encoded only on the writer thread.
+    static func encodedSize(key: String, entry: CacheEntry, rendition: Rendition? = nil) -> Int {
+        var meta = 4 + 8 + 8 + 4
+        for field in entry.headers { meta += 8 + field.name.utf8.count + field.value.utf8.count }
+        let kept = rendition.map { 4 + $0.tag.utf8.count + $0.body.count } ?? 0
+        return headerSize + key.utf8.count + meta + entry.body.count + kept
+    }
+
     /// The file for these parts: header with lengths and the checksum over all of them, then
     /// the parts themselves.
     static func frame(key keyBytes: [UInt8], meta: [UInt8], body: [UInt8], rendition: [UInt8] = []) -> [UInt8] {

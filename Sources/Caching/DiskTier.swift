@@ -195,10 +195,10 @@ public final class DiskTier: Sendable {
     /// `waitForWrites` waits for every write started so far. Past the write queue's byte
     /// limit the entry is not written (and counted).
     public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) {
-        // What waits in line is the entry itself. Naming, encoding and cataloguing it happen
-        // on the writer thread: on a miss they would otherwise run on the loop between the
-        // upstream's answer and the caller's.
-        let size = Self.queueCharge(key, entry, rendition)
+        // What waits in line is the entry itself, charged the bytes it will be written as.
+        // Naming, encoding and cataloguing it happen on the writer thread: on a miss they
+        // would otherwise run on the loop between the upstream's answer and the caller's.
+        let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
         let admitted = index.withLock { index in
             guard index.pendingBytes + size <= writeQueueLimit else {
                 index.skippedWrites += 1
@@ -215,12 +215,6 @@ public final class DiskTier: Sendable {
             writeAdmitted(key, entry, rendition, charged: size)
         }
         loop?.afterTurn { [writes] in writes.start() }
-    }
-
-    /// What a write waiting in line is charged against `writeQueueLimit`: what it holds in
-    /// memory (the entry, its key and the rendered body).
-    static func queueCharge(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?) -> Int {
-        entry.cost + MemoryCost.string(key.text) + (rendition.map { MemoryCost.array(bytes: $0.body.count) } ?? 0)
     }
 
     /// Writes an admitted entry, on the write queue.

@@ -124,7 +124,7 @@ import TestSupport
     }
 
     @Test func theWriteQueueIsBoundedInBytes() async throws {
-        let size = DiskTier.queueCharge(CacheKey(route: "test", resource: "k00"), sample, nil)
+        let size = DiskEntryCodec.encodedSize(key: CacheKey(route: "test", resource: "k00").text, entry: sample)
         let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, writeQueueLimit: size * 2)
         // Faster than writes with fsync can finish: most of these find the queue full.
         for i in 0..<200 { disk.write(CacheKey(route: "test", resource: String(format: "k%02d", i % 100)), sample) }

@@ -96,6 +96,21 @@ import TestSupport
         #expect(decoded.key == "k")
     }
 
+    /// A write waiting in line is charged `encodedSize`, and encoded only on the writer thread.
+    @Test func theSizeAWaitingWriteIsChargedIsTheSizeItIsWrittenAs() {
+        let tall = entry([("ETag", "\"a\""), ("Cache-Control", "max-age=60"), ("X-Empty", ""), ("X-Wide", "€ and 😀")],
+                         requested: 1, received: 2, body: String(repeating: "b", count: 5000))
+        let bare = CacheEntry(status: 204, headers: [], body: [], requestTime: Date(), responseTime: Date())
+        for candidate in [sample, tall, bare] {
+            for rendition in [nil, Rendition(tag: "", body: []), Rendition(tag: "weather json 1", body: Array("{\"é\":1}".utf8))] {
+                for key in ["", "k", "weather 52.52,13.41 ünïcode"] {
+                    #expect(DiskEntryCodec.encodedSize(key: key, entry: candidate, rendition: rendition)
+                        == DiskEntryCodec.encode(key: key, entry: candidate, rendition: rendition).count)
+                }
+            }
+        }
+    }
+
     @Test func anyByteFlippedInTheRenditionIsAMiss() {
         let bytes = DiskEntryCodec.encode(key: "k", entry: sample, rendition: Rendition(tag: "t", body: Array("{}".utf8)))
         let renditionStart = bytes.count - (4 + 1 + 2)
