@@ -51,12 +51,17 @@ struct AccessLog: Sendable {
             pieces = RenderedPieces(before + after + heads)
         }
 
+        /// Where the pieces of each kind start: one `before` per key, one `after` per number
+        /// of keys written (none to all), then the heads. Stored, so a line reads no lazy global.
+        private let firstAfter = AccessLog.keys.count
+        private let firstHead = 2 * AccessLog.keys.count + 1
+
         func before(_ slot: Int) -> UnsafeRawBufferPointer { pieces[slot] }
-        func after(_ written: Int) -> UnsafeRawBufferPointer { pieces[AccessLog.keys.count + written] }
+        func after(_ written: Int) -> UnsafeRawBufferPointer { pieces[firstAfter + written] }
 
         /// A new line of `level` (info, warning or error), up to its message.
         func line(_ level: Logger.Level) -> LogLine {
-            let head = 2 * AccessLog.keys.count + 1 + (level == .info ? 0 : level == .warning ? 2 : 4)
+            let head = firstHead + (level == .info ? 0 : level == .warning ? 2 : 4)
             return LogLine(json: writesJSON, beforeTime: pieces[head], afterTime: pieces[head + 1])
         }
     }

@@ -43,7 +43,7 @@ struct LogLine: ~Copyable {
     struct Head: Sendable {
         let beforeTime: [UInt8]
         let afterTime: [UInt8]
-        let json: Bool
+        fileprivate let json: Bool
 
         init(json: Bool, level: Logger.Level, label: String) {
             self.json = json

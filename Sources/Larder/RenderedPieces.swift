@@ -7,6 +7,7 @@
 final class RenderedPieces: @unchecked Sendable {
     private let storage: UnsafeMutableRawBufferPointer
     private let spans: UnsafeMutableBufferPointer<(start: Int, count: Int)>
+    let count: Int
 
     init(_ pieces: [[UInt8]]) {
         let storage = UnsafeMutableRawBufferPointer.allocate(byteCount: max(1, pieces.reduce(0) { $0 + $1.count }), alignment: 16)
@@ -26,8 +27,6 @@ final class RenderedPieces: @unchecked Sendable {
         storage.deallocate()
         spans.deallocate()
     }
-
-    let count: Int
 
     @inline(__always)
     subscript(index: Int) -> UnsafeRawBufferPointer {
