@@ -199,7 +199,7 @@ public final class LarderService: Service, @unchecked Sendable {
     }
 
     /// Returns when every disk write started so far has finished (tests, and a clean stop).
-    func waitForDiskWrites() async {
+    public func waitForDiskWrites() async {
         for cache in caches { await cache.waitForDiskWrites() }
     }
 

@@ -14,9 +14,13 @@ import Larder
 /// `miss-path` does the same with a new place in every request, fetched from a simulator
 /// running in a process of its own (`larder upstream-sim --latency 0`), so its loop is
 /// not counted: the instructions of a miss, from the request to the stored answer.
+///
+/// `disk-hit-path` fetches 200 places, waits until they are on disk, then asks for them in
+/// turn through a memory tier too small to keep them: every counted request is a disk hit.
 enum HitPath {
-    static func run(requests: Int, logLevel: String, missesFrom simulator: String? = nil) throws {
+    static func run(requests: Int, logLevel: String, missesFrom simulator: String? = nil, fromDisk: Bool = false) throws {
         var flags = ["port": "0", "log.level": logLevel, "cache.dir": NSTemporaryDirectory() + "larder-hit-path-\(getpid())"]
+        if fromDisk { flags["memory.limit"] = "16KiB" }
         if let simulator {
             flags["weather.url"] = simulator + "/v1/forecast"
             flags["balance.url"] = simulator + "/balance"
@@ -31,6 +35,14 @@ enum HitPath {
         let client = try LoopbackClient(port: port)
         func request(_ place: String) -> [UInt8] {
             Array("GET /weather?\(place) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
+        }
+        if fromDisk {
+            let places = (0..<200).map { request("lat=\(10 + $0 / 100).\(String($0 % 100 + 100).dropFirst())&lon=13.41") }
+            for place in places { try client.exchange(place) }
+            blocking { await service.waitForDiskWrites() }
+            for i in 0..<requests { try client.exchange(places[i % places.count]) }
+            print("disk hit path: \(requests) disk hits through 127.0.0.1:\(port), log level \(logLevel)")
+            return
         }
         guard simulator != nil else {
             // The first asks the simulator; the rest are memory hits.

@@ -31,6 +31,11 @@ case "hit-path":
         print("larder-bench: \(error)")
         exit(1)
     }
+case "disk-hit-path":
+    do { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning", fromDisk: true) } catch {
+        print("larder-bench: \(error)")
+        exit(1)
+    }
 case "miss-path":
     guard let simulator = argument(2) else {
         print("usage: larder-bench miss-path REQUESTS SIMULATOR-URL [log level]")
@@ -42,6 +47,6 @@ case "miss-path":
     }
 default:
     print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | memory-accounting [entries]"
-          + " | hit-path [requests] [log level] | miss-path requests simulator-url [log level]")
+          + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | miss-path requests simulator-url [log level]")
 }
 exit(0)
