@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// The directives of `Cache-Control` (RFC 9111 §5.2), from a request or a response.
 ///
 /// Names compare case-insensitively, values may be tokens or quoted strings, unknown
@@ -54,27 +56,23 @@ public struct CacheControl: Sendable, Equatable {
         case maxAge, sharedMaxAge, noCache, noStore, isPrivate, isPublic, mustRevalidate, proxyRevalidate, mustUnderstand,
              noTransform, immutable, maxStale, minFresh, onlyIfCached, staleWhileRevalidate, staleIfError
 
-        /// The directive a name (already lower-cased) stands for.
+        /// The directive a name (already lower-cased) stands for. Its length picks the one or
+        /// few names to compare: every stored entry's fields are read through this.
         init?(_ name: Substring) {
-            switch name {
-            case "max-age": self = .maxAge
-            case "s-maxage": self = .sharedMaxAge
-            case "no-cache": self = .noCache
-            case "no-store": self = .noStore
-            case "private": self = .isPrivate
-            case "public": self = .isPublic
-            case "must-revalidate": self = .mustRevalidate
-            case "proxy-revalidate": self = .proxyRevalidate
-            case "must-understand": self = .mustUnderstand
-            case "no-transform": self = .noTransform
-            case "immutable": self = .immutable
-            case "max-stale": self = .maxStale
-            case "min-fresh": self = .minFresh
-            case "only-if-cached": self = .onlyIfCached
-            case "stale-while-revalidate": self = .staleWhileRevalidate
-            case "stale-if-error": self = .staleIfError
-            default: return nil
+            let found: Directive? = switch name.utf8.count {
+            case 6: name == "public" ? .isPublic : nil
+            case 7: name == "max-age" ? .maxAge : name == "private" ? .isPrivate : nil
+            case 8: name == "no-cache" ? .noCache : name == "no-store" ? .noStore : name == "s-maxage" ? .sharedMaxAge : nil
+            case 9: name == "max-stale" ? .maxStale : name == "min-fresh" ? .minFresh : name == "immutable" ? .immutable : nil
+            case 12: name == "no-transform" ? .noTransform : nil
+            case 14: name == "stale-if-error" ? .staleIfError : name == "only-if-cached" ? .onlyIfCached : nil
+            case 15: name == "must-revalidate" ? .mustRevalidate : name == "must-understand" ? .mustUnderstand : nil
+            case 16: name == "proxy-revalidate" ? .proxyRevalidate : nil
+            case 22: name == "stale-while-revalidate" ? .staleWhileRevalidate : nil
+            default: nil
             }
+            guard let found else { return nil }
+            self = found
         }
     }
 
@@ -100,13 +98,14 @@ public struct CacheControl: Sendable, Equatable {
         }
     }
 
-    /// `1*DIGIT`, optionally quoted; nil when absent or not a number.
+    /// `1*DIGIT`, optionally quoted; nil when absent or not a number. Read on the bytes:
+    /// every stored entry's `max-age` comes through here.
     static func deltaSeconds(_ argument: Substring?) -> Int? {
-        guard var text = argument else { return nil }
-        if text.count >= 2, text.first == "\"", text.last == "\"" { text = text.dropFirst().dropLast() }
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-        guard text.count <= 10, let value = Int(text) else { return deltaSecondsCeiling }
-        return min(value, deltaSecondsCeiling)
+        guard var digits = argument?.utf8[...] else { return nil }
+        if digits.count >= 2, digits.first == 0x22, digits.last == 0x22 { digits = digits.dropFirst().dropLast() }
+        guard !digits.isEmpty, digits.allSatisfy(FieldSyntax.isDigit) else { return nil }
+        guard digits.count <= 10 else { return deltaSecondsCeiling }
+        return min(digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }, deltaSecondsCeiling)
     }
 
     /// Calls `body` with each directive of `a, b=1, c="x, y"`: its name lower-cased and its

@@ -149,10 +149,7 @@ public final class DiskTier: Sendable {
 
     static func name(_ key: CacheKey) -> EntryName { EntryName(SHA256.hash(data: Array(key.text.utf8))) }
 
-    func path(for name: EntryName) -> String {
-        let hex = name.hex
-        return "\(directory)/\(hex.prefix(2))/\(hex)"
-    }
+    func path(for name: EntryName) -> String { name.path(under: directory) }
 
     /// What an entry of `size` bytes costs in the budget: whole file-system blocks.
     static func charge(_ size: Int) -> Int { max(blockSize, (size + blockSize - 1) / blockSize * blockSize) }

@@ -39,6 +39,25 @@ struct EntryName: Hashable, Sendable {
         withUnsafeBytes(of: words) { Hex.string($0) }
     }
 
+    /// `directory/ab/abcd…`: the file under a folder named by its first two digits, written
+    /// into one string (every disk read and write asks for it).
+    func path(under directory: String) -> String {
+        var directory = directory
+        return directory.withUTF8 { prefix in
+            withUnsafeBytes(of: words) { bytes in
+                String(unsafeUninitializedCapacity: prefix.count + 4 + 2 * bytes.count) { text in
+                    _ = text.initialize(from: prefix)
+                    let folder = prefix.count + 1
+                    let file = folder + 3
+                    text[folder - 1] = 0x2F
+                    _ = Hex.write(UnsafeRawBufferPointer(rebasing: bytes[..<1]), into: UnsafeMutableBufferPointer(rebasing: text[folder...]))
+                    text[file - 1] = 0x2F
+                    return file + Hex.write(bytes, into: UnsafeMutableBufferPointer(rebasing: text[file...]))
+                }
+            }
+        }
+    }
+
     static func == (a: EntryName, b: EntryName) -> Bool {
         a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.words.2 == b.words.2 && a.words.3 == b.words.3
     }

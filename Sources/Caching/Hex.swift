@@ -6,14 +6,18 @@ public enum Hex {
 
     /// Written straight into the string's storage: no array, no generic iteration.
     public static func string(_ bytes: UnsafeRawBufferPointer) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { write(bytes, into: $0) }
+    }
+
+    /// Writes the digits of `bytes` at the start of `text` (which has room for them) and
+    /// answers how many.
+    static func write(_ bytes: UnsafeRawBufferPointer, into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
         digits.withUnsafeBufferPointer { digits in
-            String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-                for (i, byte) in bytes.enumerated() {
-                    text[2 * i] = digits[Int(byte >> 4)]
-                    text[2 * i + 1] = digits[Int(byte & 0x0F)]
-                }
-                return bytes.count * 2
+            for (i, byte) in bytes.enumerated() {
+                text[2 * i] = digits[Int(byte >> 4)]
+                text[2 * i + 1] = digits[Int(byte & 0x0F)]
             }
+            return bytes.count * 2
         }
     }
 }

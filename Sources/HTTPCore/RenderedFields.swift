@@ -21,4 +21,16 @@ public struct RenderedFields: Sendable, Equatable {
         self.bytes = bytes
         self.hasDate = hasDate
     }
+
+    private init(bytes: [UInt8], hasDate: Bool) {
+        self.bytes = bytes
+        self.hasDate = hasDate
+    }
+
+    /// These lines and one more after them: two field sets that share their first lines are
+    /// rendered once.
+    public func appending(_ name: String, _ value: String) -> RenderedFields {
+        let line = RenderedFields([(name, value)])
+        return RenderedFields(bytes: bytes + line.bytes, hasDate: hasDate || line.hasDate)
+    }
 }

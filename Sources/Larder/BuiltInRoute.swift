@@ -36,14 +36,17 @@ struct BuiltInRoute: Sendable {
     /// is served again only under the same tag. Change the version with the format.
     let format: String
 
-    /// Cache-Control with the full lifetime (downstream subtracts Age itself).
-    static func cacheControl(_ audience: Audience, lifetime: Int, settings: ServeSettings) -> String {
+    /// Cache-Control with the full lifetime (downstream subtracts Age itself). Only the
+    /// lifetime changes from one answer to the next, so the rest is made once: every disk hit
+    /// renders this again.
+    static func cacheControl(_ audience: Audience, settings: ServeSettings) -> @Sendable (_ lifetime: Int) -> String {
         switch audience {
         case .shared:
-            "public, max-age=\(lifetime), stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
+            let tail = ", stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
                 + "stale-if-error=\(Int(settings.staleIfError.seconds))"
+            return { "public, max-age=" + String($0) + tail }
         case .caller:
-            "private, max-age=\(lifetime)"
+            return { "private, max-age=" + String($0) }
         }
     }
 
@@ -54,7 +57,7 @@ struct BuiltInRoute: Sendable {
     func render(settings: ServeSettings, logger: Logger) -> @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse {
         { [decode, name, respond = reuse(settings: settings).respond] resource, entry in
             do {
-                return respond(entry, Array(try decode(resource, entry).utf8))
+                return respond(entry, Array(try decode(resource, entry).utf8), nil)
             } catch {
                 logger.warning("upstream \(name): the answer for \(resource) could not be read: \(error)")
                 throw error
@@ -62,13 +65,13 @@ struct BuiltInRoute: Sendable {
         }
     }
 
-    /// The JSON decoded before, kept on disk under `format`, with the fields that follow from
-    /// the answer (its lifetime and `Date`) and the settings: a disk hit decodes nothing.
+    /// The JSON decoded before, kept on disk under `format` with its ETag, and the fields that
+    /// follow from the answer (its lifetime and `Date`) and the settings: a disk hit decodes
+    /// and hashes nothing.
     func reuse(settings: ServeSettings) -> RenditionReuse {
-        RenditionReuse(tag: format) { [audience, policy] entry, json in
+        RenditionReuse(tag: format) { [policy, cacheControl = Self.cacheControl(audience, settings: settings)] entry, json, etag in
             let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy))
-            return RenderedResponse(json: json, date: entry.date ?? entry.responseTime,
-                                    cacheControl: Self.cacheControl(audience, lifetime: lifetime, settings: settings))
+            return RenderedResponse(json: json, date: entry.date ?? entry.responseTime, cacheControl: cacheControl(lifetime), etag: etag)
         }
     }
 }

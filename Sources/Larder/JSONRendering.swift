@@ -8,13 +8,14 @@ extension RenderedResponse {
     /// Cache-Control. The upstream's Date (or when its answer arrived, if it sent none) is
     /// kept because a cache forwards the origin's Date with Age beside it (RFC 9110 §6.6.1,
     /// RFC 9111 §4.2.3), never "now". Larder is the origin of this JSON and it has no
-    /// modification date, so `If-Modified-Since` does not apply.
-    init(json body: [UInt8], date: Date, cacheControl: String) {
-        let etag = Self.etag(of: body)
-        let validators = [("Cache-Control", cacheControl), ("Date", HTTPDate.format(epochSeconds: Int(date.timeIntervalSince1970))),
-                          ("ETag", etag)]
-        self.init(status: 200, body: body, fields: RenderedFields(validators + [("Content-Type", "application/json")]),
-                  notModifiedFields: RenderedFields(validators), etag: etag, modified: nil)
+    /// modification date, so `If-Modified-Since` does not apply. `etag`, when given, is the
+    /// body's own, kept from when it was first rendered.
+    init(json body: [UInt8], date: Date, cacheControl: String, etag: String? = nil) {
+        let etag = etag ?? Self.etag(of: body)
+        let validators = RenderedFields([("Cache-Control", cacheControl), ("Date", HTTPDate.format(epochSeconds: Int(date.timeIntervalSince1970))),
+                                         ("ETag", etag)])
+        self.init(status: 200, body: body, fields: validators.appending("Content-Type", "application/json"),
+                  notModifiedFields: validators, etag: etag, modified: nil)
     }
 
     /// A strong validator over the body: the first 16 bytes of its SHA-256, quoted.

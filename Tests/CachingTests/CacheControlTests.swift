@@ -22,6 +22,17 @@ import Testing
         #expect(CacheControl("max-stale=5").maxStale == .seconds(5))
     }
 
+    /// Every directive this cache acts on is recognised, and a name of the same length that
+    /// is none of them is not.
+    @Test func everyKnownDirectiveIsRecognisedAndNearNamesAreNot() {
+        let cc = CacheControl("proxy-revalidate, must-understand, no-transform, immutable, private")
+        #expect(cc.proxyRevalidate && cc.mustUnderstand && cc.noTransform && cc.immutable && cc.isPrivate)
+        let near = CacheControl("publik, max-agf=1, privat3, no-cachf, no-storf, s-maxagf=1, max-stalf, min-freso=1, immutablf, "
+                                + "no-transforn, stale-if-errot=1, only-if-cachee, must-revalidatf, must-understane, "
+                                + "proxy-revalidatf, stale-while-revalidatf=1")
+        #expect(near == CacheControl())
+    }
+
     @Test func namesAreCaseInsensitiveAndUnknownDirectivesIgnored() {
         let cc = CacheControl("MAX-AGE=5, X-Custom=\"a, b\", No-Store, foo")
         #expect(cc.maxAge == 5)
@@ -46,6 +57,28 @@ import Testing
         #expect(CacheControl("min-fresh=x").minFresh == nil)
         #expect(CacheControl("max-age=99999999999999999999").maxAge == CacheControl.deltaSecondsCeiling)
         #expect(CacheControl(",,, ,").maxAge == nil)
+        #expect(CacheControl("max-age=\"\"").maxAge == 0)
+        #expect(CacheControl("max-age=\"").maxAge == 0)
+        #expect(CacheControl("max-age=\"12").maxAge == 0)
+        #expect(CacheControl("max-age=1 2").maxAge == 0)
+        #expect(CacheControl("max-age=٣").maxAge == 0)  // a digit, but not an ASCII one
+        #expect(CacheControl("max-age=9999999999").maxAge == CacheControl.deltaSecondsCeiling)
+        #expect(CacheControl("max-age=2147483647").maxAge == 2_147_483_647)
+        #expect(CacheControl("max-age=0000000042").maxAge == 42)
+        #expect(CacheControl("max-age=\t\"60\"\t, s-maxage =  5").maxAge == 60)
+        #expect(CacheControl("max-age=\t\"60\"\t, s-maxage =  5").sharedMaxAge == 5)
+    }
+
+    /// OWS is spaces and tabs, trimmed as bytes at both ends; what lies between is kept.
+    @Test func optionalWhitespaceIsTrimmedAtBothEndsOnly() {
+        #expect(" \t a \t b\t ".trimmingOWS() == "a \t b")
+        #expect("\t\t".trimmingOWS() == "")
+        #expect("".trimmingOWS() == "")
+        #expect(" é ü ".trimmingOWS() == "é ü")
+        #expect("x".trimmingOWS() == "x")
+        #expect(" \u{A0}x\u{A0} ".trimmingOWS() == "\u{A0}x\u{A0}")  // no-break space is not OWS
+        let field = "Cache-Control:  max-age=5  "
+        #expect(field.dropFirst(14).trimmingOWS() == "max-age=5")
     }
 
     @Test func cacheStatusRendersAsRFC9211() {
@@ -67,6 +100,15 @@ import Testing
         #expect(HTTPDateParser.parse("Sun, 06 Nov 1994 08:49:37 GMT") == Self.expected)
         #expect(HTTPDateParser.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Self.expected)
         #expect(HTTPDateParser.parse("Sun Nov  6 08:49:37 1994") == Self.expected)
+    }
+
+    /// What Larder writes: fixed-width fields, two-digit day and time, four-digit year.
+    @Test func writesIMFFixdate() {
+        #expect(HTTPDate.format(Self.expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
+        #expect(HTTPDate.format(epochSeconds: 0) == "Thu, 01 Jan 1970 00:00:00 GMT")
+        #expect(HTTPDate.format(epochSeconds: 1_795_478_399) == "Mon, 23 Nov 2026 23:59:59 GMT")
+        #expect(HTTPDate.format(epochSeconds: 1_772_694_489) == "Thu, 05 Mar 2026 07:08:09 GMT")
+        #expect(HTTPDate.format(epochSeconds: 253_402_300_799) == "Fri, 31 Dec 9999 23:59:59 GMT")
     }
 
     @Test func rejectsWhatIsNotADate() {

@@ -22,7 +22,7 @@ import TestSupport
         init(directory: String, tag: String?) throws {
             let clock = ManualClock()
             let reuse = tag.map { tag in
-                RenditionReuse(tag: tag) { entry, body in
+                RenditionReuse(tag: tag) { entry, body, _ in
                     RenderedResponse(status: entry.status, body: body, fields: RenderedFields([("Content-Type", "text/plain")]),
                                      notModifiedFields: RenderedFields([]), etag: nil, modified: nil)
                 }
@@ -33,7 +33,7 @@ import TestSupport
                           fetcher: ScriptedUpstream(clock: clock), clock: clock, reuse: reuse) { _, entry in
                 tally.count.add(1, ordering: .relaxed)
                 let body = Array((tag ?? "plain").utf8) + [0x20] + entry.body
-                return reuse?.respond(entry, body) ?? .plain(entry)
+                return reuse?.respond(entry, body, nil) ?? .plain(entry)
             }
         }
 
@@ -82,6 +82,30 @@ import TestSupport
         let restarted = try Route(directory: directory, tag: nil)
         #expect(try await restarted.get().value == "{\"v\":1}")
         #expect(restarted.renders == 1)
+    }
+
+    /// A kept body comes back with the ETag made when it was rendered (the body is not hashed
+    /// again); one a header field could not carry, a body in the layout before this one, or
+    /// no layout at all is a kept body not to reuse: the entry is rendered again.
+    @Test func theKeptETagIsServedAgainUnlessAFieldCouldNotCarryIt() throws {
+        let reuse = RenditionReuse(tag: "json 1") { entry, body, etag in
+            RenderedResponse(status: entry.status, body: body, fields: RenderedFields([]), notModifiedFields: RenderedFields([]),
+                             etag: etag ?? "\"made\"", modified: nil)
+        }
+        let made = reuse.respond(sample, Array("{}".utf8), nil)
+        let kept = reuse.rendition(of: made)
+        #expect(kept.tag != "json 1")
+        let again = try #require(reuse.response(sample, kept: kept))
+        #expect(again.etag == "\"made\"" && again.body == Array("{}".utf8))
+
+        func keptBody(_ text: String) -> Rendition { Rendition(tag: kept.tag, body: Array(text.utf8)) }
+        #expect(reuse.response(sample, kept: keptBody("\"kept\"\n{\"a\":1}"))?.etag == "\"kept\"")
+        #expect(reuse.response(sample, kept: keptBody("\"kept\"\n{\"a\":1}"))?.body == Array("{\"a\":1}".utf8))
+        #expect(reuse.response(sample, kept: keptBody("\n{}"))?.etag == "\"made\"")
+        #expect(reuse.response(sample, kept: keptBody("\"a\r\nSet-Cookie: b\"\n{}")) == nil)
+        #expect(reuse.response(sample, kept: keptBody("\"a\u{0}\"\n{}")) == nil)
+        #expect(reuse.response(sample, kept: keptBody("{}")) == nil)
+        #expect(reuse.response(sample, kept: Rendition(tag: "json 1", body: Array("{}".utf8))) == nil)
     }
 
     // MARK: The bytes

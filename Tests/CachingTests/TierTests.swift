@@ -79,11 +79,19 @@ import Testing
         let disk = try DiskTier(directory: directory, budget: 1 << 20)
         disk.write("balance", sample)
         await disk.waitForWrites()
-        // SHA-256("balance")
+        // SHA-256 of the key's text, "test", NUL, "balance"
         let hash = DiskTier.name("balance").hex
-        #expect(hash.count == 64)
+        #expect(hash == "947733c96f043ea38a51bc25674345124b28f3e65ce9c8b2d20837b00ea499cb")
         #expect(FileManager.default.fileExists(atPath: "\(directory)/\(hash.prefix(2))/\(hash)"))
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/tmp").isEmpty)
+    }
+
+    /// The path is written byte by byte into one string: it must read as the plain joining.
+    @Test func aFilePathIsTheFolderTheTwoDigitSubfolderAndTheName() {
+        let name = DiskTier.name("balance")
+        for directory in ["", "/", "/var/cache/larder", "/tmp/ünïcode cache/😀"] {
+            #expect(name.path(under: directory) == directory + "/" + name.hex.prefix(2) + "/" + name.hex)
+        }
     }
 
     enum Damage: String, CaseIterable { case flippedByte, truncated, empty, garbage }
