@@ -13,27 +13,39 @@ public enum HTTPDate {
         format(epochSeconds: Int(date.timeIntervalSince1970.rounded(.down)))
     }
 
-    /// `Sun, 06 Nov 1994 08:49:37 GMT` for seconds since the epoch. Written as bytes: every
-    /// rendered answer and every disk hit formats one, and interpolation cost five times more.
+    /// `Sun, 06 Nov 1994 08:49:37 GMT` for seconds since the epoch. Written straight into the
+    /// string: every rendered answer and every disk hit formats one, and interpolation took
+    /// five times the instructions (about 5,300 against 1,100).
     public static func format(epochSeconds: Int) -> String {
         var t = time_t(epochSeconds)
         var tm = tm()
         gmtime_r(&t, &tm)
-        var out: [UInt8] = []
-        out.reserveCapacity(29)
-        func name(_ table: [UInt8], _ index: Int32) { out += table[Int(index) * 3..<Int(index) * 3 + 3] }
-        func two(_ value: Int32, _ separator: UInt8) { out += [0x30 + UInt8(value / 10), 0x30 + UInt8(value % 10), separator] }
-        name(dayNames, tm.tm_wday)
-        out += [0x2C, 0x20]  // ", "
-        two(tm.tm_mday, 0x20)
-        name(monthNames, tm.tm_mon)
-        out.append(0x20)
-        DecimalText.append(Int(tm.tm_year) + 1900, to: &out)
-        out.append(0x20)
-        two(tm.tm_hour, 0x3A)
-        two(tm.tm_min, 0x3A)
-        two(tm.tm_sec, 0x20)
-        out += [0x47, 0x4D, 0x54]  // "GMT"
-        return String(decoding: out, as: UTF8.self)
+        // 25 bytes around the year, whose digits (and sign) take at most 11.
+        return String(unsafeUninitializedCapacity: 36) { text in
+            var end = 0
+            func put(_ byte: UInt8) {
+                text[end] = byte
+                end += 1
+            }
+            func name(_ table: [UInt8], _ index: Int32) { for i in 0..<3 { put(table[Int(index) * 3 + i]) } }
+            func two(_ value: Int32, _ separator: UInt8) {
+                put(0x30 + UInt8(value / 10))
+                put(0x30 + UInt8(value % 10))
+                put(separator)
+            }
+            name(dayNames, tm.tm_wday)
+            put(0x2C)  // ","
+            put(0x20)
+            two(tm.tm_mday, 0x20)
+            name(monthNames, tm.tm_mon)
+            put(0x20)
+            DecimalText.withDigits(Int(tm.tm_year) + 1900) { $0.forEach(put) }
+            put(0x20)
+            two(tm.tm_hour, 0x3A)
+            two(tm.tm_min, 0x3A)
+            two(tm.tm_sec, 0x20)
+            for byte in "GMT".utf8 { put(byte) }
+            return end
+        }
     }
 }
