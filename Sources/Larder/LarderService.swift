@@ -198,7 +198,8 @@ public final class LarderService: Service, @unchecked Sendable {
         if settings.balanceURL == nil { settings.balanceURL = base + "/balance" }
     }
 
-    /// Returns when every disk write started so far has finished (tests, and a clean stop).
+    /// Returns when every disk write started so far has finished (tests, `larder-bench
+    /// disk-hit-path`, and a clean stop).
     public func waitForDiskWrites() async {
         for cache in caches { await cache.waitForDiskWrites() }
     }
