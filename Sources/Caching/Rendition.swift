@@ -37,7 +37,14 @@ public struct RenditionReuse: Sendable {
     /// What to keep on disk beside an entry whose response is `rendered`: its ETag (empty
     /// when it has none), LF, and its body.
     func rendition(of rendered: RenderedResponse) -> Rendition {
-        Rendition(tag: keptTag, body: Array((rendered.etag ?? "").utf8) + [0x0A] + rendered.body)
+        // One allocation: this runs on the loop for every miss it stores.
+        let etag = (rendered.etag ?? "").utf8
+        var kept: [UInt8] = []
+        kept.reserveCapacity(etag.count + 1 + rendered.body.count)
+        kept += etag
+        kept.append(0x0A)
+        kept += rendered.body
+        return Rendition(tag: keptTag, body: kept)
     }
 
     /// The response from a kept body, when it was made the way the route makes it now.
