@@ -4,9 +4,10 @@ public enum HTTPMethod: Hashable, Sendable, CustomStringConvertible {
     case get, head, post, put, delete, options, patch, trace, connect
     case other(String)
 
-    /// From the request line's bytes: known methods without making a String.
-    public init(bytes: ArraySlice<UInt8>) {
-        // The common methods by their bytes, without a String.
+    /// From the request line's bytes: known methods without making a String. Inlinable, so
+    /// the parser's raw buffer is read directly rather than through a generic collection.
+    @inlinable
+    public init<Bytes: RandomAccessCollection<UInt8>>(bytes: Bytes) where Bytes.Index == Int {
         let s = bytes.startIndex
         switch bytes.count {
         case 3 where bytes[s] == 0x47 && bytes[s + 1] == 0x45 && bytes[s + 2] == 0x54: self = .get

@@ -34,10 +34,12 @@ public struct PathTable<Value> {
         var path = path
         let found: Int? = path.withUTF8 { wanted in
             for i in entries.indices where entries[i].path.utf8.count == wanted.count {
-                var known = entries[i].path
-                if known.withUTF8({ wanted.isEmpty || memcmp($0.baseAddress!, wanted.baseAddress!, wanted.count) == 0 }) {
-                    return i
+                // Read in place: a copy of each candidate (to call `withUTF8`) cost a retain
+                // and a release per path of the same length.
+                let same = entries[i].path.utf8.withContiguousStorageIfAvailable { known in
+                    wanted.isEmpty || memcmp(known.baseAddress!, wanted.baseAddress!, wanted.count) == 0
                 }
+                if same ?? entries[i].path.utf8.elementsEqual(wanted) { return i }
             }
             return nil
         }

@@ -12,12 +12,14 @@ public struct HTTPRequest: Sendable {
     /// The query part after `?`, without the `?`; nil when the target has none.
     public private(set) var query: Substring?
 
-    /// Path and query, split once on the bytes (every route and log line reads them).
+    /// Path and query, split once on the bytes (every route and log line reads them). The
+    /// parts are cut at UTF-8 offsets: `?` is ASCII, so both cuts fall on scalar boundaries.
     private static func split(_ target: String) -> (Substring, Substring?) {
         var text = target
         guard let offset = text.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return (target[...], nil) }
-        let mark = target.utf8.index(target.utf8.startIndex, offsetBy: offset)
-        return (target[..<mark], target[target.utf8.index(after: mark)...])
+        let utf8 = target.utf8
+        let mark = utf8.index(utf8.startIndex, offsetBy: offset)
+        return (Substring(utf8[..<mark]), Substring(utf8[utf8.index(after: mark)..<utf8.endIndex]))
     }
     public var version: HTTPVersion
     public var headers: HTTPHeaders

@@ -1,3 +1,4 @@
+import Glibc
 import HTTPCore
 
 /// Incremental HTTP/1.1 request parser (RFC 9112) working on raw bytes in place.
@@ -107,7 +108,8 @@ struct RequestParser {
                 case .tooLong: return .failure(.uriTooLong)
                 case .invalid(let e): return .failure(e)
                 case .line(let length):
-                    if let error = parseRequestLine(buffer.slice(0..<length)) { return .failure(error) }
+                    let error = buffer.withUnsafeBytes { parseRequestLine(UnsafeBufferPointer(rebasing: $0[..<length])) }
+                    if let error { return .failure(error) }
                     buffer.consume(length + 2)
                     state = .headers
                 }
@@ -119,17 +121,17 @@ struct RequestParser {
                 case .tooLong: return .failure(.headersTooLarge)
                 case .invalid(let e): return .failure(e)
                 case .line(let length):
-                    let line = buffer.slice(0..<length)
-                    buffer.consume(length + 2)
                     if length == 0 {
+                        buffer.consume(2)
                         if case .trailers = state { return .request(finish()) }
                         if let error = startBody() { return .failure(error) }
                         continue
                     }
                     headerBytes += length + 2
-                    if let error = parseField(line, keep: !inTrailers) {
-                        return .failure(error)
-                    }
+                    let keep = !inTrailers
+                    let error = buffer.withUnsafeBytes { parseField(UnsafeBufferPointer(rebasing: $0[..<length]), keep: keep) }
+                    if let error { return .failure(error) }
+                    buffer.consume(length + 2)
                 }
 
             case .fixedBody(let remaining):
@@ -226,43 +228,48 @@ struct RequestParser {
 
     // MARK: Request line (RFC 9112 §3)
 
-    private mutating func parseRequestLine(_ line: ArraySlice<UInt8>) -> HTTPParseError? {
+    /// On the line's raw bytes, as every request runs it: no slice bookkeeping, no closure
+    /// per byte; the only String made is the target's.
+    private mutating func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) -> HTTPParseError? {
         // method SP request-target SP HTTP-version, with exactly one space between (RFC 9112 §3).
-        guard let firstSpace = line.firstIndex(of: 0x20),
-              let secondSpace = line[(firstSpace + 1)...].firstIndex(of: 0x20),
-              !line[(secondSpace + 1)...].contains(0x20) else {
+        let n = line.count
+        var firstSpace = 0
+        while firstSpace < n, line[firstSpace] != 0x20 { firstSpace += 1 }
+        // The target's bytes are checked in the same pass; a fault is told after the shape's.
+        var secondSpace = firstSpace + 1, targetIsVisible = true
+        while secondSpace < n, line[secondSpace] != 0x20 {
+            if line[secondSpace] < 0x20 || line[secondSpace] >= 0x7F { targetIsVisible = false }
+            secondSpace += 1
+        }
+        var thirdSpace = secondSpace + 1
+        while thirdSpace < n, line[thirdSpace] != 0x20 { thirdSpace += 1 }
+        // A missing space leaves an index past the end; a third space leaves one before it.
+        guard secondSpace < n, thirdSpace == n, firstSpace > 0, secondSpace > firstSpace + 1 else {
             return .bad("The request line is not `method SP target SP version`.")
         }
-        let methodBytes = line[line.startIndex..<firstSpace]
-        let targetBytes = line[(firstSpace + 1)..<secondSpace]
-        let v = line[(secondSpace + 1)...]
-        guard !methodBytes.isEmpty, !targetBytes.isEmpty else {
-            return .bad("The request line is not `method SP target SP version`.")
-        }
-        guard methodBytes.allSatisfy(FieldSyntax.isTokenByte) else { return .bad("The method is not a token.") }
-        guard targetBytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            return .bad("The request target contains a byte that is not allowed.")
-        }
-        let o = v.startIndex
-        guard v.count == 8, v[o] == 0x48, v[o + 1] == 0x54, v[o + 2] == 0x54, v[o + 3] == 0x50, v[o + 4] == 0x2F,  // "HTTP/"
-              FieldSyntax.isDigit(v[o + 5]), v[o + 6] == 0x2E, FieldSyntax.isDigit(v[o + 7]) else {
+        for i in 0..<firstSpace where !FieldSyntax.isTokenByte(line[i]) { return .bad("The method is not a token.") }
+        guard targetIsVisible else { return .bad("The request target contains a byte that is not allowed.") }
+        let o = secondSpace + 1
+        guard n - o == 8, line[o] == 0x48, line[o + 1] == 0x54, line[o + 2] == 0x54, line[o + 3] == 0x50, line[o + 4] == 0x2F,  // "HTTP/"
+              FieldSyntax.isDigit(line[o + 5]), line[o + 6] == 0x2E, FieldSyntax.isDigit(line[o + 7]) else {
             return .bad("The HTTP version is malformed.")
         }
-        switch (v[o + 5], v[o + 7]) {
+        switch (line[o + 5], line[o + 7]) {
         case (0x31, 0x31): version = .http11
         case (0x31, 0x30): version = .http10
         default: return .versionNotSupported
         }
-        method = HTTPMethod(bytes: methodBytes)
+        method = HTTPMethod(bytes: line[..<firstSpace])
+        let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
         let rawTarget = String(decoding: targetBytes, as: UTF8.self)
-        // On the bytes: every request asks, and String's prefix test goes by characters.
-        if targetBytes.first == 0x2F {
+        if targetBytes[0] == 0x2F {
             target = rawTarget
-        } else if targetBytes.count == 1, targetBytes.first == 0x2A, method == .options {
+        } else if targetBytes.count == 1, targetBytes[0] == 0x2A, method == .options {
             target = rawTarget
         } else if let absolute = Self.originForm(ofAbsolute: rawTarget) {
             target = absolute.target
             headers.add("Host", absolute.authority)  // RFC 9112 §3.2.2: the target's authority wins.
+            framing.hosts = 1
             absoluteAuthority = true
         } else {
             return .bad("The request target is not in origin-form or absolute-form.")
@@ -293,80 +300,70 @@ struct RequestParser {
 
     // MARK: Header fields (RFC 9112 §5, RFC 9110 §5.5)
 
-    private mutating func parseField(_ line: ArraySlice<UInt8>, keep: Bool) -> HTTPParseError? {
+    /// On the line's raw bytes, as every request runs it for each field. Framing is noted
+    /// here, from the name's bytes, so no second pass compares every name again.
+    private mutating func parseField(_ line: UnsafeBufferPointer<UInt8>, keep: Bool) -> HTTPParseError? {
         guard headers.count < limits.maxHeaderCount + (absoluteAuthority ? 1 : 0) else { return .tooManyHeaders }
-        let first = line[line.startIndex]
-        if first == 0x20 || first == 0x09 {
+        let n = line.count
+        if line[0] == 0x20 || line[0] == 0x09 {
             return .bad("A header line starts with whitespace (obsolete line folding is not accepted).")
         }
-        guard let colon = line.firstIndex(of: 0x3A) else { return .bad("A header line has no colon.") }
-        let name = line[line.startIndex..<colon]
-        guard !name.isEmpty else { return .bad("A header field has an empty name.") }
-        if let last = name.last, last == 0x20 || last == 0x09 {
+        var colon = 0
+        while colon < n, line[colon] != 0x3A { colon += 1 }
+        guard colon < n else { return .bad("A header line has no colon.") }
+        guard colon > 0 else { return .bad("A header field has an empty name.") }
+        if line[colon - 1] == 0x20 || line[colon - 1] == 0x09 {
             return .bad("Whitespace between a header field name and the colon is not allowed.")
         }
-        guard name.withUnsafeBufferPointer({ $0.allSatisfy(FieldSyntax.isTokenByte) }) else { return .bad("A header field name is not a token.") }
-        var value = line[(colon + 1)...]
-        while let f = value.first, f == 0x20 || f == 0x09 { value.removeFirst() }
-        while let l = value.last, l == 0x20 || l == 0x09 { value.removeLast() }
+        for i in 0..<colon where !FieldSyntax.isTokenByte(line[i]) { return .bad("A header field name is not a token.") }
+        var from = colon + 1, to = n
+        while from < to, line[from] == 0x20 || line[from] == 0x09 { from += 1 }
+        while to > from, line[to - 1] == 0x20 || line[to - 1] == 0x09 { to -= 1 }
         // One pass over the value: controls are refused, obs-text noted for the decoding.
         var highBytes = false
-        let valid = value.withUnsafeBufferPointer { bytes in
-            for byte in bytes {
-                if byte >= 0x80 { highBytes = true } else if !FieldSyntax.isValueByte(byte) { return false }
+        for i in from..<to {
+            let byte = line[i]
+            if byte >= 0x80 { highBytes = true } else if !FieldSyntax.isValueByte(byte) {
+                return .bad("A header field value contains a control character.")
             }
-            return true
         }
-        guard valid else { return .bad("A header field value contains a control character.") }
-        if keep {
-            // One allocation for the few fields of a usual request.
-            if headers.isEmpty { headers.reserveCapacity(8) }
-            let nameString = String(decoding: name, as: UTF8.self)
-            if absoluteAuthority, HTTPHeaders.namesEqual(nameString, "host") { return nil }
-            headers.add(nameString, highBytes ? FieldText.decode(value) : String(decoding: value, as: UTF8.self))
-        }
+        guard keep else { return nil }
+        let name = UnsafeBufferPointer(rebasing: line[..<colon])
+        if absoluteAuthority, colon == 4, RequestFraming.nameIs(name, "host") { return nil }
+        let valueBytes = UnsafeBufferPointer(rebasing: line[from..<to])
+        let value = highBytes ? FieldText.decode(valueBytes) : String(decoding: valueBytes, as: UTF8.self)
+        // One allocation for the few fields of a usual request.
+        if headers.isEmpty { headers.reserveCapacity(8) }
+        headers.add(Self.fieldName(name), value)
+        framing.note(name, value)
         return nil
+    }
+
+    /// The names most clients send, as most spell them: one that matches exactly is a
+    /// literal, so it is neither checked as UTF-8 nor copied. Any other name is kept as sent.
+    static func fieldName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
+        func matches(_ name: StaticString) -> Bool {
+            name.utf8CodeUnitCount == bytes.count && memcmp(name.utf8Start, bytes.baseAddress!, bytes.count) == 0
+        }
+        switch bytes.count {
+        case 4 where matches("Host"): return "Host"
+        case 6 where matches("Accept"): return "Accept"
+        case 10 where matches("User-Agent"): return "User-Agent"
+        case 10 where matches("Connection"): return "Connection"
+        case 13 where matches("Cache-Control"): return "Cache-Control"
+        case 13 where matches("If-None-Match"): return "If-None-Match"
+        case 13 where matches("Authorization"): return "Authorization"
+        case 15 where matches("Accept-Encoding"): return "Accept-Encoding"
+        case 15 where matches("Accept-Language"): return "Accept-Language"
+        default: return String(decoding: bytes, as: UTF8.self)
+        }
     }
 
     // MARK: Message body framing (RFC 9112 §6)
 
-    /// What the framing rules need from the header fields, gathered in one pass.
-    private struct Framing {
-        var hosts = 0
-        var contentLengths: [String] = []
-        var transferEncoding = false
-        var codings: [String] = []
-        var expectContinue = false
-        var connectionClose = false
-        var connectionKeepAlive = false
-
-        init(_ headers: HTTPHeaders) {
-            for field in headers {
-                switch field.name.utf8.count {
-                case 4 where HTTPHeaders.namesEqual(field.name, "host"): hosts += 1
-                case 6 where HTTPHeaders.namesEqual(field.name, "expect"):
-                    expectContinue = expectContinue || Self.tokens(field.value).contains("100-continue")
-                case 10 where HTTPHeaders.namesEqual(field.name, "connection"):
-                    for token in Self.tokens(field.value) {
-                        if token == "close" { connectionClose = true } else if token == "keep-alive" { connectionKeepAlive = true }
-                    }
-                case 14 where HTTPHeaders.namesEqual(field.name, "content-length"): contentLengths.append(field.value)
-                case 17 where HTTPHeaders.namesEqual(field.name, "transfer-encoding"):
-                    transferEncoding = true
-                    codings += Self.tokens(field.value)
-                default: break
-                }
-            }
-        }
-
-        /// The lower-cased members of a comma-separated field value.
-        static func tokens(_ value: String) -> [String] {
-            value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
-        }
-    }
+    private var framing = RequestFraming()
 
     private mutating func startBody() -> HTTPParseError? {
-        let framing = Framing(headers)
         if version == .http11, framing.hosts == 0 { return .bad("HTTP/1.1 requests must carry a Host header.") }
         if framing.hosts > 1 { return .bad("A request must carry exactly one Host header.") }
         keepAlive = HTTPRequest.keepAlive(version: version, close: framing.connectionClose, keepAlive: framing.connectionKeepAlive)
@@ -405,31 +402,11 @@ struct RequestParser {
 
     private static let knownCodings: Set<String> = ["chunked", "gzip", "x-gzip", "deflate", "compress", "x-compress", "identity"]
 
-    /// `1a;ext=1` → 26: hex digits, then nothing or `;` extensions (RFC 9112 §7.1.1, with
-    /// the optional whitespace before `;` that its BWS allows), then the line ends. Anything
-    /// else (`5 garbage`, `0x5`, `+5`) is nil. At most 15 hex digits, so it never overflows.
-    static func parseChunkSize(_ line: ArraySlice<UInt8>) -> Int? {
-        var size = 0
-        var digits = 0
-        var index = line.startIndex
-        while index < line.endIndex, let d = FieldSyntax.hexValue(line[index]) {
-            guard digits < 15 else { return nil }
-            size = size << 4 | d
-            digits += 1
-            index += 1
-        }
-        while index < line.endIndex, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
-        guard digits > 0, index == line.endIndex || line[index] == 0x3B else { return nil }
-        // Extensions are not used here; their bytes only have to be valid in a field.
-        guard line[index...].allSatisfy(FieldSyntax.isValueByte) else { return nil }
-        if index == line.endIndex, index > line.startIndex, line[index - 1] == 0x20 || line[index - 1] == 0x09 { return nil }
-        return size
-    }
-
     private mutating func finish() -> HTTPRequest {
         let request = HTTPRequest(method: method, target: target, version: version, headers: headers, body: body, keepAlive: keepAlive)
         state = .requestLine
         headers = HTTPHeaders()
+        framing = RequestFraming()
         body = []
         headerBytes = 0
         absoluteAuthority = false

@@ -71,6 +71,44 @@ private func same(_ a: [HTTPRequest], _ b: [HTTPRequest]) -> Bool {
         #expect(result.requests[1].path == "/b")
     }
 
+    @Test func fieldNamesKeepTheSpellingSent() throws {
+        // Common names are interned when spelled the usual way; any other spelling is kept.
+        let request = try #require(parse("GET / HTTP/1.1\r\nhOST: a\r\nUser-Agent: u\r\nuser-agent: v\r\nX-Other: w\r\n\r\n").requests.first)
+        #expect(request.headers.map(\.name) == ["hOST", "User-Agent", "user-agent", "X-Other"])
+        #expect(request.headers.values("USER-AGENT") == ["u", "v"])
+    }
+
+    @Test func trailerFieldsDoNotFrameTheRequest() throws {
+        // Framing is read from the header section only: a Host or Content-Length in the
+        // trailers neither makes a second Host nor a conflicting length.
+        let chunked = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n"
+        let requests = parse(chunked + "Host: b\r\nContent-Length: 9\r\n\r\nGET /next HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(requests.error == nil)
+        #expect(requests.requests.map(\.path) == ["/", "/next"])
+        #expect(requests.requests.first?.body == [0x78])
+    }
+
+    @Test func eachRequestIsFramedByItsOwnFields() {
+        // A field of one request must not carry over into the next one's framing.
+        let two = "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\nokGET /b HTTP/1.1\r\nHost: a\r\n\r\n"
+        let result = parse(two)
+        #expect(result.error == nil)
+        #expect(result.requests.map(\.body.count) == [2, 0])
+        #expect(parse("GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/1.1\r\n\r\n").error?.status == 400)  // the second has no Host
+    }
+
+    @Test func targetsSplitAtTheFirstQuestionMark() {
+        let cases: [(String, String, String?)] = [
+            ("/a", "/a", nil), ("/a?", "/a", ""), ("/a?b?c", "/a", "b?c"), ("/?x=1", "/", "x=1"),
+            ("/é?q=ü", "/é", "q=ü"), ("*", "*", nil),
+        ]
+        for (target, path, query) in cases {
+            let request = HTTPRequest(method: .get, target: target)
+            #expect(request.path == path[...], "\(target)")
+            #expect(request.query == query.map { $0[...] }, "\(target)")
+        }
+    }
+
     @Test func bodiesAreDecoded() throws {
         let fixed = try #require(parse(Self.validExamples[3]).requests.first)
         #expect(String(decoding: fixed.body, as: UTF8.self) == "hello world")

@@ -1,0 +1,70 @@
+import HTTPCore
+
+/// What the message framing rules (RFC 9112 §6) need from a request's header section. The
+/// parser notes each kept field line as it parses it, so no second pass over the fields
+/// compares every name again; trailer fields are never noted.
+struct RequestFraming {
+    var hosts = 0
+    var contentLengths: [String] = []
+    var transferEncoding = false
+    var codings: [String] = []
+    var expectContinue = false
+    var connectionClose = false
+    var connectionKeepAlive = false
+
+    /// Most names differ from the five that matter in length alone.
+    mutating func note(_ name: UnsafeBufferPointer<UInt8>, _ value: String) {
+        switch name.count {
+        case 4 where Self.nameIs(name, "host"): hosts += 1
+        case 6 where Self.nameIs(name, "expect"):
+            expectContinue = expectContinue || Self.tokens(value).contains("100-continue")
+        case 10 where Self.nameIs(name, "connection"):
+            for token in Self.tokens(value) {
+                if token == "close" { connectionClose = true } else if token == "keep-alive" { connectionKeepAlive = true }
+            }
+        case 14 where Self.nameIs(name, "content-length"): contentLengths.append(value)
+        case 17 where Self.nameIs(name, "transfer-encoding"):
+            transferEncoding = true
+            codings += Self.tokens(value)
+        default: break
+        }
+    }
+
+    /// ASCII case-insensitive, for a token `name` as long as the lower-case `lower`.
+    static func nameIs(_ name: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
+        lower.withUTF8Buffer { expected in
+            for i in 0..<expected.count where name[i] | 0x20 != expected[i] { return false }
+            return true
+        }
+    }
+
+    /// The lower-cased members of a comma-separated field value.
+    static func tokens(_ value: String) -> [String] {
+        value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+    }
+}
+
+// MARK: Chunked framing (RFC 9112 §7.1)
+
+extension RequestParser {
+    /// `1a;ext=1` → 26: hex digits, then nothing or `;` extensions (RFC 9112 §7.1.1, with
+    /// the optional whitespace before `;` that its BWS allows), then the line ends. Anything
+    /// else (`5 garbage`, `0x5`, `+5`) is nil. At most 15 hex digits, so it never overflows.
+    static func parseChunkSize(_ line: ArraySlice<UInt8>) -> Int? {
+        var size = 0
+        var digits = 0
+        var index = line.startIndex
+        while index < line.endIndex, let d = FieldSyntax.hexValue(line[index]) {
+            guard digits < 15 else { return nil }
+            size = size << 4 | d
+            digits += 1
+            index += 1
+        }
+        while index < line.endIndex, line[index] == 0x20 || line[index] == 0x09 { index += 1 }
+        guard digits > 0, index == line.endIndex || line[index] == 0x3B else { return nil }
+        // Extensions are not used here; their bytes only have to be valid in a field.
+        guard line[index...].allSatisfy(FieldSyntax.isValueByte) else { return nil }
+        if index == line.endIndex, index > line.startIndex, line[index - 1] == 0x20 || line[index - 1] == 0x09 { return nil }
+        return size
+    }
+}
