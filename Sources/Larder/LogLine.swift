@@ -18,7 +18,9 @@ struct LogLine: ~Copyable {
         /// A count of thousandths written as a decimal (`1234` → `1.234`, `2000` → `2.0`),
         /// as Swift prints a Double of that value.
         case thousandths(Int)
-        case metadata(Logger.MetadataValue)
+        /// Boxed: inline, `Logger.MetadataValue` (an existential among its cases) made every
+        /// copy of a `Value` go through value witnesses, seven times per access line.
+        indirect case metadata(Logger.MetadataValue)
         /// A header field's octets, read in place (obs-text stands for ISO-8859-1, as in
         /// `FieldText`): the access log's `cache_status` costs no String.
         case octets(ArraySlice<UInt8>)
