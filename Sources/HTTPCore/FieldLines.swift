@@ -61,8 +61,8 @@ public struct FieldLines: Sendable {
             // Every line is `name: value\r\n`, as `add` wrote it; its end is found by memchr.
             let end = memchr(base + start, 0x0D, lines.count - start).map { UnsafeRawPointer(base).distance(to: $0) } ?? lines.count
             let colon = start + wanted.count
-            // Compared as bytes, as `HTTPHeaders.namesEqual` compares: no String per name passed.
-            if colon + 1 < end, lines[colon] == 0x3A, (0..<wanted.count).allSatisfy({ lines[start + $0] | 0x20 == wanted[$0] | 0x20 }) {
+            // Compared as bytes: no String per name passed.
+            if colon + 1 < end, lines[colon] == 0x3A, HTTPHeaders.namesEqual(UnsafeBufferPointer(rebasing: lines[start..<colon]), wanted) {
                 return (colon + 2)..<end
             }
             start = end + 2

@@ -101,14 +101,17 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
     @usableFromInline
     static func sameLetters(_ a: String, _ b: String) -> Bool {
         var a = a, b = b
-        return a.withUTF8 { x in
-            b.withUTF8 { y in
-                guard x.count == y.count else { return false }
-                for i in 0..<x.count where x[i] | 0x20 != y[i] | 0x20 {
-                    return false
-                }
-                return true
-            }
+        return a.withUTF8 { x in b.withUTF8 { y in namesEqual(x, y) } }
+    }
+
+    /// `namesEqual` on raw bytes, for readers that have no String: the request parser and
+    /// rendered field lines. Names are tokens, in which only letters differ by 0x20.
+    @inlinable
+    public static func namesEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard x.count == y.count else { return false }
+        for i in 0..<x.count where x[i] | 0x20 != y[i] | 0x20 {
+            return false
         }
+        return true
     }
 }

@@ -30,12 +30,9 @@ struct RequestFraming {
         }
     }
 
-    /// ASCII case-insensitive, for a token `name` as long as the lower-case `lower`.
-    static func nameIs(_ name: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
-        lower.withUTF8Buffer { expected in
-            for i in 0..<expected.count where name[i] | 0x20 != expected[i] { return false }
-            return true
-        }
+    /// Whether a field name's bytes are `name`, in any case.
+    static func nameIs(_ bytes: UnsafeBufferPointer<UInt8>, _ name: StaticString) -> Bool {
+        name.withUTF8Buffer { HTTPHeaders.namesEqual(bytes, $0) }
     }
 
     /// The lower-cased members of a comma-separated field value.
