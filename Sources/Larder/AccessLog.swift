@@ -161,10 +161,16 @@ final class RequestIDs: Sendable {
             case .made(let prefix, let n):
                 out.append(contentsOf: prefix)
                 out.append(0x2D)
-                var digits = 1
-                while digits < 16, n >> (4 * digits) != 0 { digits += 1 }
-                for i in stride(from: digits - 1, through: 0, by: -1) {
-                    out.append(Hex.digits[Int((n >> (4 * UInt64(i))) & 0xF)])
+                // Right to left on the stack, then one copy: an append per digit cost twice as much.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digits in
+                    var start = digits.count
+                    var rest = n
+                    repeat {
+                        start -= 1
+                        digits[start] = Hex.digits[Int(rest & 0xF)]
+                        rest >>= 4
+                    } while rest != 0
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
                 }
             }
         }

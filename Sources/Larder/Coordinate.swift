@@ -16,16 +16,16 @@ struct Coordinate: Equatable, Sendable {
 
     init(parsing raw: Substring, limit: Int, precision: Int) throws(Problem) {
         var raw = raw
-        let text = raw.withUTF8 { bytes in Result { () throws(Problem) in try Self.canonical(bytes, limit: limit, precision: precision) } }
-        self.text = try text.get()
+        let value = raw.withUTF8 { bytes in Result { () throws(Problem) in try Self.canonical(bytes, limit: limit, precision: precision) } }
+        let (scaled, negative) = try value.get()
+        text = Self.rendering { Self.render(scaled: scaled, negative: negative, precision: precision, endingAt: $0.count, in: $0) }
     }
+
+    /// A rounded value: the kept digits as one integer (`5253` for 52.53 at precision 2) and its sign.
+    typealias Scaled = (scaled: Int, negative: Bool)
 
     /// One pass over the bytes, no intermediate arrays: this runs on every request.
-    fileprivate init(text: String) {
-        self.text = text
-    }
-
-    fileprivate static func canonical(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, precision: Int) throws(Problem) -> String {
+    fileprivate static func canonical(_ bytes: UnsafeBufferPointer<UInt8>, limit: Int, precision: Int) throws(Problem) -> Scaled {
         var i = 0
         var negative = false
         if i < bytes.count, bytes[i] == 0x2D {  // "-"
@@ -63,52 +63,57 @@ struct Coordinate: Equatable, Sendable {
         if whole > limit || (whole == limit && nonZeroFraction) { throw .outOfRange }
         for _ in fractionDigits..<max(fractionDigits, precision) { scaled *= 10 }
         if roundUp { scaled += 1 }
-        return render(scaled: scaled, negative: negative, precision: precision)
+        return (scaled, negative)
     }
 
     private static func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
 
-    /// `5253`, precision 2 → `52.53`; trailing fractional zeros dropped, `-0` written `0`.
-    private static func render(scaled: Int, negative: Bool, precision: Int) -> String {
-        // Written right to left into a fixed buffer (4 integer digits, a point, at most 20
-        // decimals, a sign), then made a String once: no array per coordinate.
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 32) { digits in
-            var end = digits.count
-            func put(_ byte: UInt8) {
-                end -= 1
-                digits[end] = byte
-            }
-            var rest = scaled
-            var position = 0
-            var significant = false  // a non-zero fractional digit has been written
-            repeat {
-                let digit = UInt8(rest % 10)
-                rest /= 10
-                if position < precision {
-                    if digit != 0 || significant {
-                        put(0x30 + digit)
-                        significant = true
-                    }
-                    if position == precision - 1, significant { put(0x2E) }
-                } else {
-                    put(0x30 + digit)
-                }
-                position += 1
-            } while rest > 0 || position <= precision
-            if negative, scaled != 0 { put(0x2D) }
-            return String(decoding: UnsafeBufferPointer(rebasing: digits[end...]), as: UTF8.self)
+    /// Text written right to left into a buffer on the stack (a coordinate is at most a
+    /// sign, 4 integer digits, a point and 6 decimals), then made a String once: no array per
+    /// coordinate, and a pair is one String, not two joined.
+    fileprivate static func rendering(_ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            let start = write(buffer)
+            return String(decoding: UnsafeBufferPointer(rebasing: buffer[start...]), as: UTF8.self)
         }
+    }
+
+    /// `5253`, precision 2 → `52.53`, written to end just before `end`; answers where it
+    /// starts. Trailing fractional zeros are dropped, `-0` is written `0`.
+    fileprivate static func render(scaled: Int, negative: Bool, precision: Int, endingAt end: Int,
+                                   in digits: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        var end = end
+        func put(_ byte: UInt8) {
+            end -= 1
+            digits[end] = byte
+        }
+        var rest = scaled
+        var position = 0
+        var significant = false  // a non-zero fractional digit has been written
+        repeat {
+            let digit = UInt8(rest % 10)
+            rest /= 10
+            if position < precision {
+                if digit != 0 || significant {
+                    put(0x30 + digit)
+                    significant = true
+                }
+                if position == precision - 1, significant { put(0x2E) }
+            } else {
+                put(0x30 + digit)
+            }
+            position += 1
+        } while rest > 0 || position <= precision
+        if negative, scaled != 0 { put(0x2D) }
+        return end
     }
 }
 
 /// The `lat` / `lon` query of `/weather` and `/overview`, validated.
 struct Place: Equatable, Sendable {
-    let latitude: Coordinate
-    let longitude: Coordinate
-
     /// The resource the weather cache keys on: the rounded pair (`52.52,13.41`), so nearby
     /// requests share one entry and one upstream call.
-    var resource: String { latitude.text + "," + longitude.text }
+    let resource: String
 
     /// Parses `lat` and `lon`, each required exactly once; the error names every bad parameter.
     static func parse(query: Substring?, precision: Int) -> Result<Place, ParameterProblem> {
@@ -136,7 +141,13 @@ struct Place: Equatable, Sendable {
             if lat.count == 1, lon.count == 1, let latRange = lat.value, let lonRange = lon.value,
                let latitude = try? Coordinate.canonical(UnsafeBufferPointer(rebasing: bytes[latRange]), limit: 90, precision: precision),
                let longitude = try? Coordinate.canonical(UnsafeBufferPointer(rebasing: bytes[lonRange]), limit: 180, precision: precision) {
-                return .success(Place(latitude: Coordinate(text: latitude), longitude: Coordinate(text: longitude)))
+                let resource = Coordinate.rendering { text in
+                    let comma = Coordinate.render(scaled: longitude.scaled, negative: longitude.negative, precision: precision,
+                                                  endingAt: text.count, in: text) - 1
+                    text[comma] = UInt8(ascii: ",")
+                    return Coordinate.render(scaled: latitude.scaled, negative: latitude.negative, precision: precision, endingAt: comma, in: text)
+                }
+                return .success(Place(resource: resource))
             }
             func text(_ found: (value: Range<Int>?, count: Int)) -> (value: Substring?, count: Int) {
                 (found.value.map { Substring(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }, found.count)

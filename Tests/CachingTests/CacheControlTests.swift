@@ -91,6 +91,15 @@ import Testing
         #expect(CacheStatus(hit: true, ttl: -5, detail: .refreshLimited).description == "larder; hit; ttl=-5; detail=refresh-limited")
         #expect(CacheStatus().description == "larder")
     }
+
+    /// A plain hit is written by a shortcut: each detail word must come out as the member it names.
+    @Test func everyDetailOfAHitRendersItsOwnWord() {
+        for detail in CacheStatus.Detail.allCases {
+            #expect(CacheStatus(hit: true, ttl: 7, detail: detail).description == "larder; hit; ttl=7; detail=\(detail.rawValue)")
+            #expect(CacheStatus(hit: true, ttl: 7, stored: true, detail: detail).description == "larder; hit; ttl=7; stored; detail=\(detail.rawValue)")
+        }
+        #expect(CacheStatus(hit: true, ttl: 0).description == "larder; hit; ttl=0")
+    }
 }
 
 @Suite(.timeLimit(.minutes(1))) struct HTTPDateParserTests {

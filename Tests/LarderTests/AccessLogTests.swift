@@ -91,6 +91,9 @@ extension AccessLogLevelTests {
         let prefix = made[0].split(separator: "-")[0]
         #expect(made.allSatisfy { $0.wholeMatch(of: #/[0-9a-f]{1,8}-[0-9a-f]{1,16}/#) != nil && $0.hasPrefix(prefix + "-") })
         #expect(made[15].hasSuffix("-10"))
+        for (number, digits) in [(UInt64(0), "0"), (0x1F, "1f"), (0xABC0_0000_0000_0001, "abc0000000000001"), (.max, "ffffffffffffffff")] {
+            #expect(text(.made(prefix: Array("ab".utf8), number: number)) == "ab-" + digits)
+        }
         #expect(text(ids.id(for: "given-1")) == "given-1")
         for unusable in ["", "two words", String(repeating: "x", count: 129), "caf\u{E9}"] {
             #expect(text(ids.id(for: unusable)).hasPrefix(prefix + "-"), "\(unusable)")
