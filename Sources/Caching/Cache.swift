@@ -17,6 +17,7 @@ import HTTPCore
 public final class Cache: Sendable {
     /// The route's name in every key, so no two routes share a stored response.
     public let route: String
+    private let routePart: CacheKey.Route
     public let policy: CachePolicy
     public let memory: MemoryTier
     public let disk: DiskTier?
@@ -48,6 +49,7 @@ public final class Cache: Sendable {
                 fetcher: any CacheFetcher, clock: any CacheClock = SystemClock(), reuse: RenditionReuse? = nil,
                 render: @escaping @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse) {
         self.route = route
+        routePart = CacheKey.Route(route)
         self.policy = policy
         self.memory = memory
         self.disk = disk
@@ -60,7 +62,7 @@ public final class Cache: Sendable {
     }
 
     /// The primary key of a resource of this route.
-    public func key(_ resource: String) -> CacheKey { CacheKey(route: route, resource: resource) }
+    public func key(_ resource: String) -> CacheKey { CacheKey(route: routePart, resource: resource) }
 
     /// Flights to the upstream running now (foreground or background refresh).
     public var flightsInProgress: Int { flights.inFlight }

@@ -14,7 +14,18 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The primary key of `resource` in `route` (a route name such as `weather`, or a
     /// pass-through route's origin URL).
     public init(route: String, resource: String) {
-        var route = Self.part(route), resource = Self.part(resource)
+        self.init(route: Route(route), resource: resource)
+    }
+
+    /// A route's part of its keys, escaped once: a cache makes a key on every lookup.
+    public struct Route: Sendable {
+        let text: String
+        public init(_ route: String) { text = CacheKey.part(route) }
+    }
+
+    /// The primary key of `resource` in a route whose part is made already.
+    public init(route: Route, resource: String) {
+        var route = route.text, resource = Self.part(resource)
         // Copied once into one allocation: keys are made on every lookup.
         text = route.withUTF8 { first in
             resource.withUTF8 { second in

@@ -30,7 +30,8 @@ public struct CacheRequest: Sendable {
     }
 
     /// A built-in route's GET of `resource`: nothing of the client's is sent upstream, only
-    /// its directives count.
+    /// its directives count. Inlinable, so a route builds it in place (every request makes one).
+    @inlinable
     public init(resource: String, url: String = "", directives: RequestDirectives) {
         method = .get
         self.resource = resource

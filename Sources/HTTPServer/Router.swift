@@ -13,14 +13,14 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) -> HTTPHandlerResult
 /// Exact path → handler per method. Unknown paths are 404 (or go to `fallback`), a known
 /// path with another method is 405 with `Allow`; HEAD is served by the GET handler.
 public struct Router: Sendable {
-    private var routes = PathTable<[HTTPMethod: HTTPHandler]>()
+    private var routes = PathTable<MethodHandlers>()
     /// Handles paths with no route of their own (pass-through routes plug in here).
     public var fallback: HTTPHandler?
 
     public init() {}
 
     public mutating func add(_ method: HTTPMethod, _ path: String, _ handler: @escaping HTTPHandler) {
-        var byMethod = routes[path] ?? [:]
+        var byMethod = routes[path] ?? MethodHandlers()
         byMethod[method] = handler
         routes[path] = byMethod
     }
@@ -49,15 +49,15 @@ public struct Router: Sendable {
             if let fallback { return fallback(request) }
             return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())
         }
-        if let handler = byMethod[request.method] ?? (request.method == .head ? byMethod[.get] : nil) {
+        if let handler = byMethod.serving(request.method) {
             return handler(request)
         }
-        let allow = Self.allowed(byMethod.keys)
+        let allow = Self.allowed(byMethod.methods)
         return .now(ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow).")
             .response(extraHeaders: [("Allow", allow)]))
     }
 
-    static func allowed(_ methods: Dictionary<HTTPMethod, HTTPHandler>.Keys) -> String {
+    static func allowed(_ methods: [HTTPMethod]) -> String {
         var names = Set(methods.map(\.description))
         if names.contains("GET") { names.insert("HEAD") }
         let order = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
@@ -69,4 +69,38 @@ public struct Router: Sendable {
         let router = self
         return { router.handle($0) }
     }
+}
+
+/// The handlers of one path by method. A path has one to three, so comparing the method with
+/// each costs less than hashing it (a hash per request was about 270 instructions).
+struct MethodHandlers: Sendable {
+    /// A struct, not a tuple: a closure in a tuple held by an array is kept at its most
+    /// general form, and taking it out allocated a thunk per request.
+    private struct Entry {
+        let method: HTTPMethod
+        let handler: HTTPHandler
+    }
+
+    private var entries: [Entry] = []
+
+    subscript(method: HTTPMethod) -> HTTPHandler? {
+        get {
+            for entry in entries where entry.method == method { return entry.handler }
+            return nil
+        }
+        set {
+            entries.removeAll { $0.method == method }
+            if let newValue { entries.append(Entry(method: method, handler: newValue)) }
+        }
+    }
+
+    /// The handler that serves `method`: its own, or for HEAD the GET handler. Not `??`:
+    /// its generic autoclosure wrapped the handler in a thunk, an allocation per request.
+    func serving(_ method: HTTPMethod) -> HTTPHandler? {
+        if let own = self[method] { return own }
+        if method == .head { return self[.get] }
+        return nil
+    }
+
+    var methods: [HTTPMethod] { entries.map(\.method) }
 }

@@ -23,9 +23,10 @@ struct LarderRoutes: Sendable {
     /// The handler of one built-in route.
     func handler(_ mounted: Mounted) -> HTTPHandler {
         { [self] request in
-            switch locate(mounted, request) {
-            case .failure(let refusal): .now(refusal.response)
-            case .success(let part): lookUp(part, request: request)
+            do throws(HTTPResponseError) {
+                return lookUp(try locate(mounted, request), request: request)
+            } catch {
+                return .now(error.response)
             }
         }
     }
@@ -39,17 +40,17 @@ struct LarderRoutes: Sendable {
     }
 
     /// The cache request a route makes of an HTTP request, or the response that refuses it
-    /// (400 naming a bad parameter, 503 without an upstream).
-    private func locate(_ mounted: Mounted, _ request: HTTPRequest) -> Result<Part, HTTPResponseError> {
+    /// (400 naming a bad parameter, 503 without an upstream). Thrown, not a `Result`: taking
+    /// the part out of a `Result` copied it on every request.
+    private func locate(_ mounted: Mounted, _ request: HTTPRequest) throws(HTTPResponseError) -> Part {
         guard let cache = mounted.cache, let locate = mounted.route.locate else {
-            return .failure(HTTPResponseError(CachedResponse.notConfigured(part: mounted.route.name)))
+            throw HTTPResponseError(CachedResponse.notConfigured(part: mounted.route.name))
         }
         switch locate(request) {
         case .failure(let problem):
-            return .failure(HTTPResponseError(CachedResponse.badParameter(problem)))
+            throw HTTPResponseError(CachedResponse.badParameter(problem))
         case .success(let resource):
-            return .success(Part(name: mounted.route.name, cache: cache,
-                                 request: CacheRequest(resource: resource, directives: RequestDirectives(request))))
+            return Part(name: mounted.route.name, cache: cache, request: CacheRequest(resource: resource, directives: RequestDirectives(request)))
         }
     }
 
@@ -73,9 +74,10 @@ struct LarderRoutes: Sendable {
 
     func overviewHandler(_ request: HTTPRequest) -> HTTPHandlerResult {
         let w: Part, b: Part
-        switch (locate(weather, request), locate(balance, request)) {
-        case (.failure(let refusal), _), (_, .failure(let refusal)): return .now(refusal.response)
-        case (.success(let weather), .success(let balance)): (w, b) = (weather, balance)
+        do throws(HTTPResponseError) {
+            (w, b) = (try locate(weather, request), try locate(balance, request))
+        } catch {
+            return .now(error.response)
         }
         if let wa = w.cache.answerFromMemory(w.request), let ba = b.cache.answerFromMemory(b.request) {
             return .now(overview(wa, ba, request: request))
