@@ -7,9 +7,33 @@ import Foundation
 ///
 /// The parts are joined with NUL, which neither a route name nor a resource holds (a NUL
 /// in a resource is escaped), so different parts always make different text; the text is
-/// what the tiers hash, compare and (on disk) store.
+/// what the disk and shared tiers store and name files by.
+///
+/// The key is held as the route's part and the rest (resource, and a variant's parts), so
+/// that making one per lookup allocates nothing: a route's part is shared by every key of
+/// the route, and a short resource fits in its String. Two keys are equal exactly when their
+/// texts are, since the route's part holds no NUL.
 public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
-    public let text: String
+    /// The route's part, escaped.
+    private let head: String
+    /// What follows the first NUL; nil for a text with none (only ever read back from storage).
+    private let rest: String?
+
+    /// The whole key, parts joined with NUL (in one allocation: the disk tier asks on every read).
+    public var text: String {
+        guard var rest else { return head }
+        var head = head
+        return head.withUTF8 { first in
+            rest.withUTF8 { second in
+                String(unsafeUninitializedCapacity: first.count + 1 + second.count) { text in
+                    _ = text.initialize(fromContentsOf: first)
+                    text[first.count] = 0
+                    _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
+                    return first.count + 1 + second.count
+                }
+            }
+        }
+    }
 
     /// The primary key of `resource` in `route` (a route name such as `weather`, or a
     /// pass-through route's origin URL).
@@ -25,45 +49,41 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
 
     /// The primary key of `resource` in a route whose part is made already.
     public init(route: Route, resource: String) {
-        var route = route.text, resource = Self.part(resource)
-        // Copied once into one allocation: keys are made on every lookup.
-        text = route.withUTF8 { first in
-            resource.withUTF8 { second in
-                String(unsafeUninitializedCapacity: first.count + 1 + second.count) { text in
-                    _ = text.initialize(fromContentsOf: first)
-                    text[first.count] = 0
-                    _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
-                    return first.count + 1 + second.count
-                }
-            }
-        }
+        head = route.text
+        rest = Self.part(resource)
     }
 
     /// A key as the disk tier stored it (its text is checked against the file's checksum).
-    init(stored text: String) { self.text = text }
-
-    /// The route part, as given to the initialiser when it held no NUL or `%`.
-    public var route: Substring {
-        text[..<(text.utf8.firstIndex(of: 0) ?? text.endIndex)]
+    init(stored text: String) {
+        guard let separator = text.utf8.firstIndex(of: 0) else {
+            (head, rest) = (text, nil)
+            return
+        }
+        head = String(text[..<separator])
+        rest = String(text[text.utf8.index(after: separator)...])
     }
 
+    private init(head: String, rest: String?) {
+        self.head = head
+        self.rest = rest
+    }
+
+    /// The route part, as given to the initialiser when it held no NUL or `%`.
+    public var route: Substring { head[...] }
+
     /// Whether this is the key of a `Vary` variant (four parts) rather than a primary key (two).
-    var isVariant: Bool { text.utf8.lazy.filter { $0 == 0 }.count > 1 }
+    var isVariant: Bool { rest?.utf8.contains(0) ?? false }
 
     /// The primary key a variant key belongs to; a primary key is its own.
     var primary: CacheKey {
-        var separators = 0
-        guard let end = text.utf8.firstIndex(where: { byte in
-            if byte == 0 { separators += 1 }
-            return separators == 2
-        }) else { return self }
-        return CacheKey(stored: String(text[..<end]))
+        guard let rest, let end = rest.utf8.firstIndex(of: 0) else { return self }
+        return CacheKey(head: head, rest: String(rest[..<end]))
     }
 
     /// The key of one variant under this primary key: a generation of the variant index
     /// and the request fields the response varies on.
     func variant(generation: String, selector: String) -> CacheKey {
-        CacheKey(stored: text + "\u{0}" + generation + "\u{0}" + Self.part(selector))
+        CacheKey(head: head, rest: (rest.map { $0 + "\u{0}" } ?? "") + generation + "\u{0}" + Self.part(selector))
     }
 
     /// A part as it goes into the text. A part holding NUL or `%` has both escaped, so it

@@ -25,6 +25,22 @@ import Testing
                                                  requestTime: Date(), responseTime: Date())) == ["http://o", "a", "b", "c"])
     }
 
+    /// Keys are held in two parts, but stored and read back as one text: the two must agree.
+    @Test func aKeyReadBackFromItsTextIsTheSameKey() {
+        let primary = CacheKey(route: "http://o", resource: "/page%x")
+        let variant = primary.variant(generation: "g1", selector: "accept=json")
+        for key in [primary, variant, CacheKey(route: "weather", resource: "")] {
+            let read = CacheKey(stored: key.text)
+            #expect(read == key && read.hashValue == key.hashValue && read.text == key.text)
+            #expect(read.isVariant == key.isVariant && read.primary == key.primary)
+        }
+        #expect(primary.text == "http://o\u{0}/page%25x" && variant.text == "http://o\u{0}/page%25x\u{0}g1\u{0}accept=json")
+        // A text with no separator (only ever found in storage) keeps its exact text, also as a variant's base.
+        let bare = CacheKey(stored: "bare")
+        #expect(bare.text == "bare" && bare != CacheKey(stored: "bare\u{0}") && bare.route == "bare")
+        #expect(bare.variant(generation: "g", selector: "s").text == "bare\u{0}g\u{0}s")
+    }
+
     @Test func aResourceCannotSpellAVariantOrAnEscape() {
         let primary = CacheKey(route: "o", resource: "/r")
         let variant = primary.variant(generation: "1f", selector: "accept:json\n")
