@@ -84,6 +84,7 @@ struct Coordinate: Equatable, Sendable {
                                    in digits: UnsafeMutableBufferPointer<UInt8>) -> Int {
         var end = end
         func put(_ byte: UInt8) {
+            precondition(end > 0, "a coordinate longer than its buffer")
             end -= 1
             digits[end] = byte
         }

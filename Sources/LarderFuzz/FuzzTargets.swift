@@ -20,6 +20,7 @@ enum FuzzTargets {
         ("upstream-formats", upstreamFormats),
         ("response-head", responseHead),
         ("target-path", targetPath),
+        ("place-query", placeQuery),
     ]
 
     static func named(_ name: String) -> Target? { all.first { $0.name == name }?.run }
@@ -138,6 +139,24 @@ enum FuzzTargets {
         _ = try? OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry)
         _ = try? BalanceFormat.json(entry: entry)
         _ = OpenMeteoFormat.isoTime(openMeteo: String(decoding: data, as: UTF8.self))
+    }
+
+    /// A `/weather` query (after a first byte choosing the precision): a resource or named
+    /// problems, and a resource is the canonical pair, each coordinate as `Coordinate` writes
+    /// it, which parses back to itself.
+    static let placeQuery: Target = { data in
+        let precision = data.first.map { Int($0) % 7 } ?? 2
+        let query = Substring(String(decoding: data.dropFirst(), as: UTF8.self))
+        guard case .success(let place) = Place.parse(query: query, precision: precision) else { return }
+        let parts = place.resource.split(separator: ",", omittingEmptySubsequences: false)
+        check(parts.count == 2, "a resource is not a pair")
+        for (part, limit) in zip(parts, [90, 180]) {
+            check((try? Coordinate(parsing: part, limit: limit, precision: precision))?.text == String(part), "a coordinate is not canonical")
+        }
+        guard case .success(let again) = Place.parse(query: "lat=\(parts[0])&lon=\(parts[1])", precision: precision) else {
+            return check(false, "the canonical pair is refused")
+        }
+        check(again.resource == place.resource, "the canonical pair parses to another")
     }
 
     // MARK: An origin's response head
