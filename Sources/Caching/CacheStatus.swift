@@ -111,15 +111,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
     /// bytes and makes no String.
     public func append(to out: inout [UInt8]) {
         func put(_ text: StaticString) { text.withUTF8Buffer { out.append(contentsOf: $0) } }
-        if hit, forward == nil, forwardStatus == nil, let ttl, !stored, !collapsed, let detail {
-            // Nearly every answer is a plain hit: three copies, where the members one by one were eight.
-            put("larder; hit; ttl=")
-            DecimalText.append(ttl, to: &out)
-            Self.detailMembers[detail.ordinal].withUnsafeBufferPointer { out.append(contentsOf: $0) }
-            return
-        }
-        put("larder")
-        if hit { put("; hit") }
+        // Fixed runs copied whole (a hit's head, a detail member from a table): a hit was
+        // eight appends, and its detail word went through `String.UTF8View`.
+        put(hit ? "larder; hit" : "larder")
         if let forward {
             put("; fwd=")
             out.append(contentsOf: forward.rawValue.utf8)
@@ -134,10 +128,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         }
         if stored { put("; stored") }
         if collapsed { put("; collapsed") }
-        if let detail {
-            put("; detail=")
-            out.append(contentsOf: detail.rawValue.utf8)
-        }
+        if let detail { Self.detailMembers[detail.ordinal].withUnsafeBufferPointer { out.append(contentsOf: $0) } }
     }
 
     /// `; detail=` and each detail word, indexed by `Detail.ordinal`.

@@ -92,7 +92,7 @@ import Testing
         #expect(CacheStatus().description == "larder")
     }
 
-    /// A plain hit is written by a shortcut: each detail word must come out as the member it names.
+    /// Detail members are copied from a table: each must come out as the word it names.
     @Test func everyDetailOfAHitRendersItsOwnWord() {
         for detail in CacheStatus.Detail.allCases {
             #expect(CacheStatus(hit: true, ttl: 7, detail: detail).description == "larder; hit; ttl=7; detail=\(detail.rawValue)")
