@@ -31,7 +31,7 @@ struct BuiltInRoute: Sendable {
     /// Fields sent to the upstream with every request: its credentials (`--weather-header`).
     let credentials: HTTPHeaders
     /// Larder's JSON for an upstream answer; throws `UndecodableAnswer` when it does not decode.
-    let decode: @Sendable (_ resource: String, CacheEntry) throws -> String
+    let decode: @Sendable (_ resource: String, CacheEntry) throws -> [UInt8]
     /// Names `decode`'s output format and its version: the JSON kept on disk beside an answer
     /// is served again only under the same tag. Change the version with the format.
     let format: String
@@ -57,7 +57,7 @@ struct BuiltInRoute: Sendable {
     func render(settings: ServeSettings, logger: Logger) -> @Sendable (_ resource: String, CacheEntry) throws -> RenderedResponse {
         { [decode, name, respond = reuse(settings: settings).respond] resource, entry in
             do {
-                return respond(entry, Array(try decode(resource, entry).utf8), nil)
+                return respond(entry, try decode(resource, entry), nil)
             } catch {
                 logger.warning("upstream \(name): the answer for \(resource) could not be read: \(error)")
                 throw error

@@ -28,12 +28,13 @@ enum JSONValue: Equatable {
         }
     }
 
-    /// The document in `bytes`, or nil when it is not one valid JSON value.
-    static func parse(_ bytes: [UInt8]) -> JSONValue? {
+    /// The document in `bytes`, or nil when it is not one valid JSON value. Every byte is
+    /// checked; only what `keeping` names is built into the tree.
+    static func parse(_ bytes: [UInt8], keeping: JSONKeep = .whole) -> JSONValue? {
         bytes.withUnsafeBufferPointer { buffer in
             var reader = JSONReader(bytes: buffer)
             reader.skipWhitespace()
-            guard let value = reader.value(depth: 0) else { return nil }
+            guard let value = reader.value(depth: 0, keep: keeping) else { return nil }
             reader.skipWhitespace()
             return reader.position == buffer.count ? value : nil
         }
@@ -62,6 +63,32 @@ enum JSONValue: Equatable {
     }
 }
 
+/// What of a document `JSONValue.parse` builds. A format that reads three members of a
+/// 350-byte answer need not make a String, an array and a tree node for every other one:
+/// those are checked as strictly and then dropped, which halved the decode of a miss.
+indirect enum JSONKeep: Sendable {
+    /// The value and everything in it.
+    case whole
+    /// Of an object, only these members (each as its own `JSONKeep` says); a value that is
+    /// not an object is kept whole, so a format can still refuse it for its type.
+    case members([(key: [UInt8], keep: JSONKeep)])
+    /// Checked, not built (the reader's own use, for what `members` leaves out).
+    case nothing
+
+    static func members(_ members: KeyValuePairs<String, JSONKeep>) -> JSONKeep {
+        .members(members.map { (Array($0.key.utf8), $0.value) })
+    }
+
+    /// What to keep of the member named by these bytes.
+    fileprivate func member(_ key: UnsafeBufferPointer<UInt8>) -> JSONKeep {
+        switch self {
+        case .whole: return .whole
+        case .nothing: return .nothing
+        case .members(let members): return members.first { $0.key.elementsEqual(key) }?.keep ?? .nothing
+        }
+    }
+}
+
 /// The cursor `JSONValue.parse` reads with.
 private struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
@@ -81,47 +108,52 @@ private struct JSONReader {
         return true
     }
 
-    mutating func value(depth: Int) -> JSONValue? {
+    /// The value here; a value not kept (`JSONKeep.nothing`) is checked and read as `.null`.
+    mutating func value(depth: Int, keep: JSONKeep) -> JSONValue? {
         guard depth < JSONValue.maxDepth, let byte = current else { return nil }
+        let build = if case .nothing = keep { false } else { true }
         switch byte {
-        case UInt8(ascii: "{"): return object(depth: depth)
-        case UInt8(ascii: "["): return array(depth: depth)
-        case UInt8(ascii: "\""): return string().map(JSONValue.string)
+        case UInt8(ascii: "{"): return object(depth: depth, keep: keep)
+        case UInt8(ascii: "["): return array(depth: depth, keep: build ? .whole : .nothing)
+        case UInt8(ascii: "\""):
+            guard let text = string() else { return nil }
+            return build ? Self.text(text).map(JSONValue.string) : Self.isUTF8(text) ? .null : nil
         case UInt8(ascii: "t"): return literal("true", .bool(true))
         case UInt8(ascii: "f"): return literal("false", .bool(false))
         case UInt8(ascii: "n"): return literal("null", .null)
-        default: return number()
+        default: return number(build: build)
         }
     }
 
-    private mutating func object(depth: Int) -> JSONValue? {
+    private mutating func object(depth: Int, keep: JSONKeep) -> JSONValue? {
         position += 1
         var members: [(key: String, value: JSONValue)] = []
         skipWhitespace()
         if consume(UInt8(ascii: "}")) { return .object(members) }
         while true {
             skipWhitespace()
-            guard current == UInt8(ascii: "\""), let key = string() else { return nil }
+            guard current == UInt8(ascii: "\""), let key = string(), Self.isUTF8(key) else { return nil }
+            let memberKeep = key.withUnsafeBufferPointer { keep.member($0) }
             skipWhitespace()
             guard consume(UInt8(ascii: ":")) else { return nil }
             skipWhitespace()
-            guard let value = value(depth: depth + 1) else { return nil }
-            members.append((key, value))
+            guard let value = value(depth: depth + 1, keep: memberKeep) else { return nil }
+            if case .nothing = memberKeep {} else { members.append((key.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }, value)) }
             skipWhitespace()
             if consume(UInt8(ascii: "}")) { return .object(members) }
             guard consume(UInt8(ascii: ",")) else { return nil }
         }
     }
 
-    private mutating func array(depth: Int) -> JSONValue? {
+    private mutating func array(depth: Int, keep: JSONKeep) -> JSONValue? {
         position += 1
         var elements: [JSONValue] = []
         skipWhitespace()
         if consume(UInt8(ascii: "]")) { return .array(elements) }
         while true {
             skipWhitespace()
-            guard let element = value(depth: depth + 1) else { return nil }
-            elements.append(element)
+            guard let element = value(depth: depth + 1, keep: keep) else { return nil }
+            if case .whole = keep { elements.append(element) }
             skipWhitespace()
             if consume(UInt8(ascii: "]")) { return .array(elements) }
             guard consume(UInt8(ascii: ",")) else { return nil }
@@ -136,8 +168,8 @@ private struct JSONReader {
         return value
     }
 
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`
-    private mutating func number() -> JSONValue? {
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`; its text only when `build`.
+    private mutating func number(build: Bool) -> JSONValue? {
         let start = position
         _ = consume(UInt8(ascii: "-"))
         guard let first = current, isDigit(first) else { return nil }
@@ -152,6 +184,7 @@ private struct JSONReader {
             guard let byte = current, isDigit(byte) else { return nil }
             skipDigits()
         }
+        guard build else { return .null }
         return .number(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self))
     }
 
@@ -161,23 +194,49 @@ private struct JSONReader {
         while let byte = current, isDigit(byte) { position += 1 }
     }
 
-    /// A string from its opening quote; nil for a control character, a bad escape, a lone
-    /// surrogate or bytes that are not UTF-8.
-    private mutating func string() -> String? {
+    /// A string's bytes with its escapes undone: a run of the document when it has none, so
+    /// a string that is not kept allocates nothing.
+    private enum StringBytes {
+        /// `ascii`: every byte is below 0x80, so the run is UTF-8 without a further look.
+        case run(UnsafeBufferPointer<UInt8>, ascii: Bool)
+        case unescaped([UInt8])
+
+        func withUnsafeBufferPointer<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            switch self {
+            case .run(let bytes, _): body(bytes)
+            case .unescaped(let bytes): bytes.withUnsafeBufferPointer(body)
+            }
+        }
+
+        var isASCII: Bool {
+            switch self {
+            case .run(_, let ascii): ascii
+            case .unescaped(let bytes): bytes.allSatisfy { $0 < 0x80 }
+            }
+        }
+    }
+
+    /// A string from its opening quote; nil for a control character, a bad escape or a lone
+    /// surrogate. Whether it is UTF-8 is for `isUTF8` or `text` to say.
+    private mutating func string() -> StringBytes? {
         position += 1
         let start = position
         // Most strings have no escape: their bytes are the string.
-        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 { position += 1 }
+        var high: UInt8 = 0
+        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\"), byte >= 0x20 {
+            high |= byte
+            position += 1
+        }
         if current == UInt8(ascii: "\"") {
             defer { position += 1 }
-            return Self.text(UnsafeBufferPointer(rebasing: bytes[start..<position]))
+            return .run(UnsafeBufferPointer(rebasing: bytes[start..<position]), ascii: high < 0x80)
         }
         var text = Array(bytes[start..<position])
         while let byte = current {
             position += 1
             switch byte {
             case UInt8(ascii: "\""):
-                return text.withUnsafeBufferPointer(Self.text)
+                return .unescaped(text)
             case UInt8(ascii: "\\"):
                 guard let escaped = escape() else { return nil }
                 text += escaped
@@ -192,9 +251,18 @@ private struct JSONReader {
 
     /// The string of these bytes when they are UTF-8 (ASCII, the usual case, checked first:
     /// validating a few ASCII bytes costs more than reading them).
-    private static func text(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        if bytes.allSatisfy({ $0 < 0x80 }) { return String(decoding: bytes, as: UTF8.self) }
-        return String(validating: bytes, as: UTF8.self)
+    private static func text(_ string: StringBytes) -> String? {
+        let ascii = string.isASCII
+        return string.withUnsafeBufferPointer { bytes in
+            ascii ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Whether the bytes are UTF-8, checked without making a String.
+    private static func isUTF8(_ string: StringBytes) -> Bool {
+        string.isASCII || string.withUnsafeBufferPointer { bytes in
+            !transcode(bytes.makeIterator(), from: UTF8.self, to: UTF32.self, stoppingOnError: true) { _ in }
+        }
     }
 
     /// The UTF-8 of the escape after a backslash.

@@ -17,16 +17,25 @@ enum OpenMeteoFormat {
 
     /// The upstream request for a place.
     static func url(base: String, resource: String) -> String {
-        let separator = base.utf8.contains(UInt8(ascii: "?")) ? "&" : "?"
-        let comma = resource.firstIndex(of: ",") ?? resource.endIndex
-        let latitude = resource[..<comma], longitude = resource[comma...].dropFirst()
-        return "\(base)\(separator)latitude=\(latitude)&longitude=\(longitude)&current=temperature_2m,weather_code"
+        // Found and appended by bytes, into one reserved String: by Characters it cost a
+        // fortieth of the whole miss.
+        let place = resource.utf8
+        let comma = place.firstIndex(of: UInt8(ascii: ",")) ?? place.endIndex
+        let longitude = comma == place.endIndex ? comma : place.index(after: comma)
+        var url = base
+        url.reserveCapacity(base.utf8.count + place.count + 64)
+        url += base.utf8.contains(UInt8(ascii: "?")) ? "&latitude=" : "?latitude="
+        url += resource[..<comma]
+        url += "&longitude="
+        url += resource[longitude...]
+        url += "&current=temperature_2m,weather_code"
+        return url
     }
 
     /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
     /// `resource` is the place's rounded pair (`52.52,13.41`), as the cache keys it.
-    static func json(resource: String, entry: CacheEntry) throws -> String {
-        guard let answer = Answer(JSONValue.parse(entry.body)) else {
+    static func json(resource: String, entry: CacheEntry) throws -> [UInt8] {
+        guard let answer = Answer(JSONValue.parse(entry.body, keeping: Answer.read)) else {
             throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
         }
         guard let condition = WeatherCondition.description(of: answer.weatherCode) else {
@@ -35,21 +44,29 @@ enum OpenMeteoFormat {
         guard let lastUpdate = isoTime(openMeteo: answer.time) else {
             throw UndecodableAnswer(description: "unreadable time '\(answer.time)'")
         }
-        guard let comma = resource.utf8.firstIndex(of: UInt8(ascii: ",")),
-              !resource.utf8[resource.utf8.index(after: comma)...].contains(UInt8(ascii: ",")) else {
+        let place = resource.utf8
+        guard let comma = place.firstIndex(of: UInt8(ascii: ",")), !place[place.index(after: comma)...].contains(UInt8(ascii: ",")) else {
             throw UndecodableAnswer(description: "no place in '\(resource)'")
         }
-        // Appended into one reserved buffer: a chain of `+` made and copied a string per piece.
-        var json = "{\"latitude\":"
-        json.reserveCapacity(192)
-        json += resource[..<comma]
-        json += ",\"longitude\":"
-        json += resource[resource.index(after: comma)...]
-        json += ",\"temperature\":\(answer.temperature),\"temperatureUnit\":"
-        json += JSONString.quote(answer.unit)
-        json += ",\"weatherCode\":\(answer.weatherCode),\"condition\":"
-        json += JSONString.quote(condition)
-        json += ",\"lastUpdate\":\"\(lastUpdate)\"}"
+        // Bytes appended into one reserved buffer, the body as it is served: String appends
+        // cost twice as much, and the String was copied into bytes after.
+        var json: [UInt8] = []
+        json.reserveCapacity(224)
+        json += #"{"latitude":"#.utf8
+        json += place[..<comma]
+        json += #","longitude":"#.utf8
+        json += place[place.index(after: comma)...]
+        json += #","temperature":"#.utf8
+        json += answer.temperature.description.utf8
+        json += #","temperatureUnit":"#.utf8
+        JSONString.append(answer.unit, to: &json)
+        json += #","weatherCode":"#.utf8
+        json += String(answer.weatherCode).utf8
+        json += #","condition":"#.utf8
+        JSONString.append(condition, to: &json)
+        json += #","lastUpdate":""#.utf8
+        json += lastUpdate.utf8
+        json += #""}"#.utf8
         return json
     }
 
@@ -62,6 +79,12 @@ enum OpenMeteoFormat {
         let temperature: Double
         let weatherCode: Int
         let unit: String
+
+        /// The members `init` looks at; the rest of an answer is checked, not built.
+        static let read = JSONKeep.members([
+            "current": .members(["time": .whole, "temperature_2m": .whole, "weather_code": .whole]),
+            "current_units": .members(["temperature_2m": .whole]),
+        ])
 
         init?(_ document: JSONValue?) {
             guard let current = document?["current"], let time = current["time"]?.string,
@@ -110,15 +133,15 @@ enum BalanceFormat {
     static let version = 1
 
     /// Larder's balance JSON for a fetched entry; throws `UndecodableAnswer` when it is not the balance format.
-    static func json(entry: CacheEntry) throws -> String {
-        let document = JSONValue.parse(entry.body)
+    static func json(entry: CacheEntry) throws -> [UInt8] {
+        let document = JSONValue.parse(entry.body, keeping: .members(["balance": .whole, "date": .whole]))
         guard let balance = document?["balance"]?.double, let text = document?["date"]?.string else {
             throw UndecodableAnswer(description: "the balance upstream's body is not {\"balance\":…,\"date\":…}")
         }
         guard let date = parseDate(text) else {
             throw UndecodableAnswer(description: "unreadable balance date '\(text)'")
         }
-        return "{\"balance\":\(balance),\"lastUpdate\":\"\(isoFormat(date))\"}"
+        return Array("{\"balance\":\(balance),\"lastUpdate\":\"\(isoFormat(date))\"}".utf8)
     }
 
     /// `yyyy-MM-dd HH:mm:ss Z`.

@@ -134,8 +134,16 @@ enum FuzzTargets {
 
     // MARK: Upstream formats
 
+    /// Any bytes decode or are refused; reading only some members refuses exactly what reading
+    /// the whole document refuses, and keeps what the whole document holds there.
     static let upstreamFormats: Target = { data in
         let entry = CacheEntry(status: 200, headers: [], body: Array(data), requestTime: Date(), responseTime: Date())
+        let whole = JSONValue.parse(entry.body)
+        let some = JSONValue.parse(entry.body, keeping: .members(["current": .members(["time": .whole]), "a": .whole]))
+        check((whole == nil) == (some == nil), "reading some members and the whole document disagree on validity")
+        if case .object = whole {
+            check(whole?["a"] == some?["a"] && whole?["current"]?["time"] == some?["current"]?["time"], "a kept member differs")
+        }
         _ = try? OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry)
         _ = try? BalanceFormat.json(entry: entry)
         _ = OpenMeteoFormat.isoTime(openMeteo: String(decoding: data, as: UTF8.self))

@@ -37,6 +37,45 @@ import Testing
         #expect(JSONValue.parse([0x22, 0xC3, 0xA9, 0x22]) == .string("é"))
     }
 
+    @Test func onlyTheMembersKeptAreBuiltAndTheRestIsStillChecked() throws {
+        let text = #"{"skip":{"x":[1,"é",{"y":null}],"z":"\u00e9"},"keep":{"a":1,"b":[true,"two"],"c":"three"},"n":-0.5e1,"#
+            + #""keep":{"a":2}}"#
+        let keep = JSONKeep.members(["keep": .members(["a": .whole, "b": .whole]), "n": .whole])
+        let value = try #require(JSONValue.parse(Array(text.utf8), keeping: keep))
+        // What is left out is absent, not null; a repeated member is kept each time (the first answers).
+        #expect(value == .object([
+            ("keep", .object([("a", .number("1")), ("b", .array([.bool(true), .string("two")]))])),
+            ("n", .number("-0.5e1")),
+            ("keep", .object([("a", .number("2"))])),
+        ]))
+        #expect(value["keep"]?["a"] == .number("1"))
+        // A key written with escapes is the same key.
+        let escaped = try #require(JSONValue.parse(Array(#"{"k\u0065ep":{"a":3}}"#.utf8), keeping: keep))
+        #expect(escaped["keep"]?["a"] == .number("3"))
+        // A member that should be an object and is not is kept whole, for the format to refuse.
+        #expect(JSONValue.parse(Array(#"{"keep":[1,2]}"#.utf8), keeping: keep)?["keep"] == .array([.number("1"), .number("2")]))
+    }
+
+    @Test(arguments: [
+        #"{"skip":"\x"}"#, #"{"skip":"tab\#there"}"#, #"{"skip":01}"#, #"{"skip":[1,]}"#, #"{"skip":{"a" 1}}"#, #"{"skip":tru}"#,
+        #"{"skip":"\ud800"}"#, #"{"skip":1} x"#,
+    ])
+    func whatIsNotKeptIsRefusedAsStrictly(_ text: String) {
+        let keep = JSONKeep.members(["keep": .whole])
+        #expect(JSONValue.parse(Array(text.utf8)) == nil)
+        #expect(JSONValue.parse(Array(text.utf8), keeping: keep) == nil)
+    }
+
+    @Test func bytesThatAreNotUTF8AreRefusedWhereverTheyAre() {
+        let keep = JSONKeep.members(["keep": .whole])
+        for bytes: [UInt8] in [[0x7B, 0x22, 0x73, 0x22, 0x3A, 0x22, 0xFF, 0x22, 0x7D], [0x7B, 0x22, 0xC3, 0x22, 0x3A, 0x31, 0x7D]] {
+            #expect(JSONValue.parse(bytes) == nil)
+            #expect(JSONValue.parse(bytes, keeping: keep) == nil)
+        }
+        let valid: [UInt8] = [0x7B, 0x22, 0x73, 0x22, 0x3A, 0x22, 0xC3, 0xA9, 0x22, 0x7D]
+        #expect(JSONValue.parse(valid, keeping: keep) == .object([]))
+    }
+
     @Test func nestingIsBoundedSoNoAnswerCanExhaustTheStack() {
         let deepest = String(repeating: "[", count: JSONValue.maxDepth) + String(repeating: "]", count: JSONValue.maxDepth)
         #expect(JSONValue.parse(Array(deepest.utf8)) != nil)
@@ -44,6 +83,10 @@ import Testing
         #expect(JSONValue.parse(Array(tooDeep.utf8)) == nil)
         let hostile = String(repeating: "[", count: 1_000_000)
         #expect(JSONValue.parse(Array(hostile.utf8)) == nil)
+        // A member that is only checked is bounded the same way.
+        let skipped = Array(("{\"skip\":" + tooDeep + "}").utf8)
+        #expect(JSONValue.parse(skipped, keeping: .members(["keep": .whole])) == nil)
+        #expect(JSONValue.parse(Array(("{\"skip\":" + deepest.dropFirst().dropLast() + "}").utf8), keeping: .members(["keep": .whole])) != nil)
     }
 
     // MARK: The formats, against JSONDecoder
@@ -71,7 +114,7 @@ import Testing
 
     private func weather(_ body: [UInt8]) -> String? {
         let entry = CacheEntry(status: 200, headers: [], body: body, requestTime: Date(), responseTime: Date())
-        return try? OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry)
+        return (try? OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry)).map { String(decoding: $0, as: UTF8.self) }
     }
 
     static let answer = #"{"latitude":52.52,"longitude":13.419998,"generationtime_ms":0.02,"utc_offset_seconds":0,"#
@@ -155,7 +198,7 @@ import Testing
             let date: String
         }
         let entry = CacheEntry(status: 200, headers: [], body: Array(body.utf8), requestTime: Date(), responseTime: Date())
-        let mine = try? BalanceFormat.json(entry: entry)
+        let mine = (try? BalanceFormat.json(entry: entry)).map { String(decoding: $0, as: UTF8.self) }
         let theirs = (try? JSONDecoder().decode(Reference.self, from: Data(body.utf8))).flatMap { answer -> String? in
             guard answer.balance.isFinite, let date = BalanceFormat.parseDate(answer.date) else { return nil }
             return "{\"balance\":\(answer.balance),\"lastUpdate\":\"\(BalanceFormat.isoFormat(date))\"}"

@@ -22,4 +22,11 @@ import Testing
         let entry = CacheEntry(status: 200, headers: [], body: Array(body.utf8), requestTime: Date(), responseTime: Date())
         #expect(throws: UndecodableAnswer.self) { try OpenMeteoFormat.json(resource: "52.52,13.41", entry: entry) }
     }
+
+    @Test func theUpstreamURLCarriesThePlaceAfterTheBaseOwnQuery() {
+        #expect(OpenMeteoFormat.url(base: "http://h/v1/forecast", resource: "-52.5,13.41")
+            == "http://h/v1/forecast?latitude=-52.5&longitude=13.41&current=temperature_2m,weather_code")
+        #expect(OpenMeteoFormat.url(base: "http://h/v1/forecast?apikey=k", resource: "0,-180")
+            == "http://h/v1/forecast?apikey=k&latitude=0&longitude=-180&current=temperature_2m,weather_code")
+    }
 }
