@@ -10,7 +10,7 @@ public struct ReceivedFields: Sendable {
     public private(set) var fields: HTTPHeaders = []
     /// Why the head is unusable; once set, the answer must not be relayed or stored.
     public private(set) var violation: String?
-    private var contentLength: Substring?
+    private var contentLength: [UInt8]?
 
     /// More fields than any honest response carries.
     public static let maxFields = 256
@@ -25,7 +25,7 @@ public struct ReceivedFields: Sendable {
         if line.last == 0x0A { line = line.dropLast() }
         if line.last == 0x0D { line = line.dropLast() }
         if line.isEmpty { return }
-        if line.starts(with: "HTTP/".utf8) {
+        if line.first == UInt8(ascii: "H"), line.starts(with: "HTTP/".utf8) {
             fields.removeAll()
             contentLength = nil
             return
@@ -46,17 +46,18 @@ public struct ReceivedFields: Sendable {
         guard FieldSyntax.isValue(value) else { return fail("a field value holds CR, LF, NUL or another control character") }
         guard fields.count < Self.maxFields else { return fail("more than \(Self.maxFields) header fields") }
         let nameText = String(decoding: name, as: UTF8.self)
-        let valueText = FieldText.decode(value)
         if HTTPHeaders.namesEqual(nameText, "content-length") {
             // RFC 9112 §6.3: a list of identical values is one value; different ones conflict.
-            for member in valueText.split(separator: ",", omittingEmptySubsequences: false) {
-                let length = member.trimmingOWS()
-                guard !length.isEmpty, length.utf8.allSatisfy(FieldSyntax.isDigit) else { return fail("Content-Length is not a number") }
-                if let known = contentLength, known != length { return fail("Content-Length values conflict") }
-                contentLength = length
+            for member in value.split(separator: 0x2C, omittingEmptySubsequences: false) {
+                let length = trimmed(member)
+                guard !length.isEmpty, length.allSatisfy(FieldSyntax.isDigit) else { return fail("Content-Length is not a number") }
+                if let known = contentLength, !known.elementsEqual(length) { return fail("Content-Length values conflict") }
+                contentLength = Array(length)
             }
         }
-        fields.add(nameText, valueText)
+        // Room for a usual head at once, rather than growing through 1, 2, 4 and 8.
+        if fields.isEmpty { fields.reserveCapacity(12) }
+        fields.add(nameText, FieldText.decode(value))
     }
 
     /// Whether the final status may be relayed: 200–599 (RFC 9110 §15; a 1xx is never final).
