@@ -22,10 +22,13 @@ final class Transfer: @unchecked Sendable {
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
 
-    init(id: Int, request: UpstreamRequest, configuration: UpstreamClient.Configuration) throws(UpstreamError) {
-        guard let easy = curl_easy_init() else { throw .invalidRequest("curl_easy_init failed") }
+    private let handles: EasyHandles
+
+    init(id: Int, request: UpstreamRequest, configuration: UpstreamClient.Configuration, handles: EasyHandles) throws(UpstreamError) {
+        guard let easy = handles.take() else { throw .invalidRequest("curl_easy_init failed") }
         self.id = id
         self.easy = easy
+        self.handles = handles
         self.maxBodyBytes = request.maxBodyBytes
         errorBuffer.initialize(to: 0)
         do {
@@ -169,9 +172,10 @@ final class Transfer: @unchecked Sendable {
         }
     }
 
-    /// Frees the easy handle and everything it points at; called once, on the multi thread.
+    /// Gives the easy handle back and frees everything it pointed at; called once, on the
+    /// multi thread, after the handle is off the multi handle.
     func release() {
-        curl_easy_cleanup(easy)
+        handles.give(easy)
         curl_slist_free_all(headerList)
         headerList = nil
         errorBuffer.deallocate()

@@ -32,6 +32,8 @@ public final class UpstreamClient: Sendable {
     /// Every loop guest made, so `shutdown` can stop them.
     private let guests = Mutex<[CurlLoopGuest]>([])
     private let nextID = Atomic<Int>(0)
+    /// Easy handles between transfers: as many as the multi handles could keep busy at once.
+    private let handles: EasyHandles
 
     /// libcurl's global initialisation, run once per process before the first handle.
     private static let globalInit: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
@@ -39,6 +41,7 @@ public final class UpstreamClient: Sendable {
     public init(configuration: Configuration = Configuration()) {
         precondition(Self.globalInit, "curl_global_init failed")
         self.configuration = configuration
+        handles = EasyHandles(limit: max(16, configuration.maxConnectionsPerHost * 4))
         thread = CurlThread(maxConnectionsPerHost: configuration.maxConnectionsPerHost, inFlight: inFlight)
     }
 
@@ -56,7 +59,7 @@ public final class UpstreamClient: Sendable {
     /// transfer is then removed and its connection closed).
     public func fetch(_ request: UpstreamRequest) async throws -> UpstreamResponse {
         let transfer = try Transfer(id: nextID.add(1, ordering: .relaxed).newValue, request: request,
-                                    configuration: configuration)
+                                    configuration: configuration, handles: handles)
         let guest = loopGuest()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -88,6 +91,7 @@ public final class UpstreamClient: Sendable {
     public func shutdown() async {
         for guest in guests.withLock({ $0 }) { await guest.stop() }
         await thread.stop()
+        handles.close()
     }
 }
 

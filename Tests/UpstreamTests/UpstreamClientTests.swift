@@ -113,6 +113,24 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         }
     }
 
+    /// Easy handles are reused one after another: nothing a transfer set may reach the next.
+    @Test func aReusedHandleCarriesNothingOfTheTransferBefore() async throws {
+        try await withServer(handler: upstreamRouter()) { _, port in
+            try await withClient { client in
+                var forwarded = UpstreamRequest(url: "http://127.0.0.1:\(port)/gzip", headers: [("Accept-Encoding", "identity")])
+                forwarded.forwarding = true
+                #expect(try await client.fetch(forwarded).status == 406)
+                let decoded = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/gzip"))
+                #expect(String(decoding: decoded.body, as: UTF8.self) == gzipDecoded)
+                _ = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post, body: Array("x".utf8)))
+                let agent = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/agent"))
+                #expect(agent.status == 200 && String(decoding: agent.body, as: UTF8.self) == "larder/\(Version.current)")
+                #expect(try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok", method: .head)).body.isEmpty)
+                #expect(String(decoding: try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok")).body, as: UTF8.self) == "hello")
+            }
+        }
+    }
+
     @Test func serverErrorIsAResponseNotAThrow() async throws {
         try await withServer(handler: upstreamRouter()) { _, port in
             try await withClient { client in
