@@ -65,7 +65,8 @@ enum JSONValue: Equatable {
 
 /// What of a document `JSONValue.parse` builds. A format that reads three members of a
 /// 350-byte answer need not make a String, an array and a tree node for every other one:
-/// those are checked as strictly and then dropped, which halved the decode of a miss.
+/// those are checked as strictly and then dropped (a fifth less of the weather answer's
+/// parse, and none of the frees of what it used to build).
 indirect enum JSONKeep: Sendable {
     /// The value and everything in it.
     case whole
@@ -138,7 +139,10 @@ private struct JSONReader {
             guard consume(UInt8(ascii: ":")) else { return nil }
             skipWhitespace()
             guard let value = value(depth: depth + 1, keep: memberKeep) else { return nil }
-            if case .nothing = memberKeep {} else { members.append((key.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }, value)) }
+            switch memberKeep {
+            case .nothing: break
+            default: members.append((key.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }, value))
+            }
             skipWhitespace()
             if consume(UInt8(ascii: "}")) { return .object(members) }
             guard consume(UInt8(ascii: ",")) else { return nil }
