@@ -1,4 +1,5 @@
 import Crypto
+import HTTPCore
 
 /// An entry's file name: the SHA-256 of its key, kept as 32 bytes rather than 64
 /// characters, so a large index costs little memory.

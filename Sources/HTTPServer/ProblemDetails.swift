@@ -73,9 +73,9 @@ public enum JSONString {
             case 0x0D: out += #"\r"#.utf8
             case 0x09: out += #"\t"#.utf8
             case ..<0x20:
-                let digits = Array("0123456789abcdef".utf8)
                 out += #"\u00"#.utf8
-                out += [digits[Int(byte >> 4)], digits[Int(byte & 0xF)]]
+                out.append(Hex.digits[Int(byte >> 4)])
+                out.append(Hex.digits[Int(byte & 0xF)])
             default: out.append(byte)
             }
         }
