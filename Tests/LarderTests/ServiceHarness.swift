@@ -21,7 +21,7 @@ struct ServiceHarness {
     }
 
     /// Starts Larder; `configure` adjusts the settings (the upstream URLs are already set).
-    static func start(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = ManualClock(Date()),
+    static func start(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
                       logger: Logger = quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in }) throws -> ServiceHarness {
         let upstream = try upstream ?? TestUpstream()
         let directory = cacheDirectory ?? FileManager.default.temporaryDirectory
@@ -51,8 +51,19 @@ struct ServiceHarness {
     }
 }
 
+extension ManualClock {
+    /// A test clock for a Larder in front of real origins: a whole second, one second behind
+    /// real time. An origin's `Date` is whole seconds from the coarse wall clock, which can
+    /// lag a tick behind `Date()`; a clock started at `Date()` itself could then be ahead of
+    /// the origin's `Date` by a second just after a second turns, and that apparent age
+    /// would add a second to `Age`. Started here, the clock is never ahead of an origin.
+    static func besideOrigins() -> ManualClock {
+        ManualClock(Date(timeIntervalSince1970: (Date().timeIntervalSince1970 - 1).rounded(.down)))
+    }
+}
+
 /// Runs `body` with a started harness and always stops it (and its upstream).
-func withLarder(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = ManualClock(Date()),
+func withLarder(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
                 logger: Logger = ServiceHarness.quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in },
                 _ body: (ServiceHarness) async throws -> Void) async throws {
     let harness = try ServiceHarness.start(upstream: upstream, cacheDirectory: cacheDirectory, clock: clock, logger: logger, configure)
