@@ -402,16 +402,23 @@ struct RequestParser {
 
     private static let knownCodings: Set<String> = ["chunked", "gzip", "x-gzip", "deflate", "compress", "x-compress", "identity"]
 
+    /// The request, its target, fields and body moved out of the parser rather than copied
+    /// (a copy cost a retain and a release for each string and array), leaving it empty for the next.
     private mutating func finish() -> HTTPRequest {
-        let request = HTTPRequest(method: method, target: target, version: version, headers: headers, body: body, keepAlive: keepAlive)
+        let request = HTTPRequest(method: method, target: Self.take(&target, leaving: ""), version: version,
+                                  headers: Self.take(&headers, leaving: HTTPHeaders()), body: Self.take(&body, leaving: []), keepAlive: keepAlive)
         state = .requestLine
-        headers = HTTPHeaders()
         framing = RequestFraming()
-        body = []
         headerBytes = 0
         absoluteAuthority = false
         wantsContinue = false
         inProgress = false
         return request
+    }
+
+    private static func take<Value>(_ value: inout Value, leaving empty: Value) -> Value {
+        var taken = empty
+        swap(&taken, &value)
+        return taken
     }
 }
