@@ -12,7 +12,9 @@ struct LoopGuests {
     static let watchFlag: UInt64 = 1 << 63
 
     var members: [ObjectIdentifier: any LoopGuest] = [:]
-    var watched: [Int32: (key: ObjectIdentifier, events: UInt32)] = [:]
+    /// The descriptors registered with epoll for a guest, with what they are registered for.
+    /// `wanted` is false once the guest stopped watching one: it stays registered (see `watch`).
+    var watched: [Int32: (key: ObjectIdentifier, events: UInt32, wanted: Bool)] = [:]
     var deadlines: [ObjectIdentifier: UInt64] = [:]
 
     /// How long epoll may wait: the sweep tick, or less when a timer is due sooner.
@@ -35,6 +37,13 @@ extension EventLoop: LoopReactor {
 
     /// Off the loop's thread (a Task that outlived its loop runs elsewhere) nothing is
     /// watched: the epoll set may be closed, and its number another descriptor by now.
+    ///
+    /// A descriptor the guest stops watching stays registered until it reports an event
+    /// (`guestEvent` drops it then): libcurl stops watching a connection at the end of every
+    /// transfer and watches it again at the start of the next, and the EPOLL_CTL_DEL came
+    /// between the upstream's answer and the caller's. Watched again, it is modified, not
+    /// added; should it have been closed meanwhile (the kernel then forgot it, and its number
+    /// may be another socket's), the modify fails and it is added.
     func watch(_ fd: Int32, readable: Bool, writable: Bool, for key: ObjectIdentifier) {
         guard isCurrent else { return }
         let events = (readable ? EPOLLIN.rawValue : 0) | (writable ? EPOLLOUT.rawValue : 0)
@@ -44,13 +53,14 @@ extension EventLoop: LoopReactor {
             return
         case (nil, _):
             _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token)
-            guests.watched[fd] = (key, events)
-        case (_?, 0):
-            _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0, 0)
-            guests.watched[fd] = nil
+            guests.watched[fd] = (key, events, true)
+        case (let old?, 0):
+            guests.watched[fd] = (old.key, old.events, false)
         case (let old?, _):
-            if old.events != events { _ = larder_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, events, token) }
-            guests.watched[fd] = (key, events)
+            if old.events != events || !old.wanted, larder_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, events, token) != 0 {
+                _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token)
+            }
+            guests.watched[fd] = (key, events, true)
         }
     }
 
@@ -79,7 +89,15 @@ extension EventLoop: LoopReactor {
 
     /// An epoll event for a watched descriptor.
     func guestEvent(_ fd: Int32, flags: UInt32) {
-        guard let key = guests.watched[fd]?.key, let guest = guests.members[key] else { return }
+        guard let watched = guests.watched[fd] else { return }
+        guard watched.wanted else {
+            // Registered still, but no longer watched (see `watch`): an idle connection the
+            // upstream closed, say. libcurl finds that out itself before it reuses one.
+            _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0, 0)
+            guests.watched[fd] = nil
+            return
+        }
+        guard let guest = guests.members[watched.key] else { return }
         guest.ready(fd, readable: flags & EPOLLIN.rawValue != 0, writable: flags & EPOLLOUT.rawValue != 0,
                     failed: flags & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0)
     }

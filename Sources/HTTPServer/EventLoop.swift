@@ -280,7 +280,16 @@ final class EventLoop: @unchecked Sendable {
             close(connection)
             return
         }
-        if flags & EPOLLIN.rawValue != 0, !read(connection) { return }
+        if flags & EPOLLIN.rawValue != 0 {
+            if connection.state.wantsRead(connection.load) {
+                guard read(connection) else { return }
+            } else {
+                // Read interest is dropped only now (see `updateInterest`): what arrived (a request
+                // pipelined behind one still being answered, or the peer's close) stays in the
+                // kernel until it is wanted, and level-triggered epoll stops reporting it.
+                register(connection, wantedEvents(connection))
+            }
+        }
         service(connection)
     }
 
@@ -420,23 +429,37 @@ final class EventLoop: @unchecked Sendable {
     /// loop next waits (`applyInterest`). An answer that goes async and comes back within the
     /// same turn (a disk hit read from the page cache) then costs no epoll_ctl at all.
     private func updateInterest(_ connection: Connection) {
-        guard !connection.interestQueued,
-              wantedEvents(connection) != connection.registeredEvents || connection.registeredEvents == UInt32.max else { return }
+        guard !connection.interestQueued, needsRegistering(connection) else { return }
         connection.interestQueued = true
         interestQueue.append(connection)
+    }
+
+    /// Whether epoll must be told before the loop waits. Read interest is dropped lazily: a
+    /// connection that stops reading while its answer is made (a miss, a disk read) stays
+    /// registered for reading, since its client almost always sends nothing until answered;
+    /// dropping and restoring it cost two epoll_ctl calls per such request, the first before
+    /// the upstream was even asked. Should something arrive meanwhile, `handleEvent` drops it then.
+    private func needsRegistering(_ connection: Connection) -> Bool {
+        let registered = connection.registeredEvents
+        guard registered != UInt32.max else { return true }
+        let wanted = wantedEvents(connection)
+        return wanted != registered && wanted != registered & ~EPOLLIN.rawValue
     }
 
     private func applyInterest() {
         for connection in interestQueue {
             connection.interestQueued = false
-            guard connections[connection.fd] === connection else { continue }  // closed meanwhile
-            let events = wantedEvents(connection)
-            guard events != connection.registeredEvents || connection.registeredEvents == UInt32.max else { continue }
-            let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-            _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
-            connection.registeredEvents = events
+            guard connections[connection.fd] === connection, needsRegistering(connection) else { continue }  // or closed meanwhile
+            register(connection, wantedEvents(connection))
         }
         interestQueue.removeAll(keepingCapacity: true)
+    }
+
+    private func register(_ connection: Connection, _ events: UInt32) {
+        let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+        _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
+        connection.registeredEvents = events
+        shared.interestChanges.add(1, ordering: .relaxed)
     }
 
     private func close(_ connection: Connection) {

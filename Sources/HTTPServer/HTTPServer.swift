@@ -38,6 +38,9 @@ public final class HTTPServer: Sendable {
     /// Connections accepted since start, across every loop.
     public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
 
+    /// Times a loop registered a connection with epoll or changed what it watches for.
+    var interestChanges: Int { shared.interestChanges.load(ordering: .relaxed) }
+
     /// Binds every listener and starts the loops. Throws if any listener cannot bind,
     /// leaving nothing running. From here on the process ignores SIGPIPE.
     public func start() throws(SystemError) {
@@ -112,4 +115,6 @@ public final class HTTPServer: Sendable {
 final class ServerSharedState: Sendable {
     let openConnections = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
+    /// epoll_ctl calls that registered a connection or changed its interest (for tests).
+    let interestChanges = Atomic<Int>(0)
 }

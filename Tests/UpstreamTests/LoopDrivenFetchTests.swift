@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPCore
 import HTTPServer
 import Synchronization
@@ -56,6 +59,69 @@ import TestSupport
             #expect(client.loopsDriving == 1)
             await client.shutdown()
         }
+    }
+
+    /// libcurl stops watching a connection at the end of each transfer, and the loop leaves
+    /// it registered with epoll (see `EventLoop.watch`). An upstream that closes after every
+    /// answer makes libcurl close each socket unseen by the loop, and the next one usually
+    /// gets the same number: it must be registered afresh, or its fetch would never finish.
+    @Test func aNewConnectionOnAClosedOnesNumberIsWatched() async throws {
+        let upstream = try RawServer { fd, _ in
+            RawServer.readHead(fd)
+            RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\nConnection: close\r\n\r\nfresh")
+        }
+        defer { upstream.stop() }
+        let client = UpstreamClient()
+        let outcomes = Outcomes()
+        try await withServer({ $0.eventLoops = 1 }, handler: front(client, "http://127.0.0.1:\(upstream.port)/", outcomes)) { _, port in
+            let connection = try TestClient(port: port)
+            let began = ContinuousClock.now
+            for _ in 0..<10 {
+                try connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                #expect(try await connection.readResponse().text == "fresh")
+            }
+            // Unwatched, a fetch still ends, about a second later, when libcurl's own timer
+            // looks at the socket: ten took 14 s that way, against milliseconds.
+            #expect(ContinuousClock.now - began < .seconds(5))
+        }
+        #expect(outcomes.errors.withLock { $0 }.isEmpty)
+        #expect(upstream.connectionsAccepted == 10)
+        await client.shutdown()
+    }
+
+    /// An idle connection the upstream closes reports its end to a loop that no longer
+    /// watches it for libcurl: the loop drops it then (level-triggered epoll would report it
+    /// on every turn), and libcurl, finding it closed, connects again for the next fetch.
+    @Test func anIdleConnectionClosedByTheUpstreamIsDroppedAndReplaced() async throws {
+        let upstream = try RawServer { fd, _ in
+            RawServer.readHead(fd)
+            RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept")
+            usleep(50_000)
+        }
+        defer { upstream.stop() }
+        let client = UpstreamClient()
+        let outcomes = Outcomes()
+        try await withServer({ $0.eventLoops = 1 }, handler: front(client, "http://127.0.0.1:\(upstream.port)/", outcomes)) { _, port in
+            let connection = try TestClient(port: port)
+            try connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try await connection.readResponse().text == "kept")
+            try await Task.sleep(for: .milliseconds(100))  // the upstream has closed it by now
+            let before = processCPUSeconds()
+            try await Task.sleep(for: .milliseconds(300))
+            // A loop spinning on the closed socket would spend about all of this on the CPU.
+            #expect(processCPUSeconds() - before < 0.15)
+            try connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try await connection.readResponse().text == "kept")
+        }
+        #expect(outcomes.errors.withLock { $0 }.isEmpty)
+        #expect(upstream.connectionsAccepted == 2)
+        await client.shutdown()
+    }
+
+    private func processCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     @Test func aLoopEndingFailsTheFetchesItDrives() async throws {
