@@ -53,12 +53,14 @@ extension EventLoop: LoopReactor {
             return
         case (nil, _):
             _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token)
+            shared.epollChanges.add(1, ordering: .relaxed)
             guests.watched[fd] = (key, events, true)
         case (let old?, 0):
             guests.watched[fd] = (old.key, old.events, false)
         case (let old?, _):
-            if old.events != events || !old.wanted, larder_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, events, token) != 0 {
-                _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token)
+            if old.events != events || !old.wanted {
+                if larder_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, events, token) != 0 { _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token) }
+                shared.epollChanges.add(1, ordering: .relaxed)
             }
             guests.watched[fd] = (key, events, true)
         }
@@ -94,6 +96,7 @@ extension EventLoop: LoopReactor {
             // Registered still, but no longer watched (see `watch`): an idle connection the
             // upstream closed, say. libcurl finds that out itself before it reuses one.
             _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0, 0)
+            shared.epollChanges.add(1, ordering: .relaxed)
             guests.watched[fd] = nil
             return
         }

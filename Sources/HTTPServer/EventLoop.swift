@@ -20,7 +20,7 @@ final class EventLoop: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     private let limits: Connection.State.Limits
     let handler: HTTPHandler
-    private let shared: ServerSharedState
+    let shared: ServerSharedState
     private let logger: Logger
     let epfd: Int32
     let wakeFD: Int32
@@ -459,7 +459,7 @@ final class EventLoop: @unchecked Sendable {
         let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
         _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
         connection.registeredEvents = events
-        shared.interestChanges.add(1, ordering: .relaxed)
+        shared.epollChanges.add(1, ordering: .relaxed)
     }
 
     private func close(_ connection: Connection) {

@@ -38,8 +38,9 @@ public final class HTTPServer: Sendable {
     /// Connections accepted since start, across every loop.
     public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
 
-    /// Times a loop registered a connection with epoll or changed what it watches for.
-    var interestChanges: Int { shared.interestChanges.load(ordering: .relaxed) }
+    /// Times a loop registered, changed or removed a connection's or a guest's descriptor in
+    /// epoll after accepting it (the listener's and a closing connection's calls are not counted).
+    var epollChanges: Int { shared.epollChanges.load(ordering: .relaxed) }
 
     /// Binds every listener and starts the loops. Throws if any listener cannot bind,
     /// leaving nothing running. From here on the process ignores SIGPIPE.
@@ -115,6 +116,6 @@ public final class HTTPServer: Sendable {
 final class ServerSharedState: Sendable {
     let openConnections = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
-    /// epoll_ctl calls that registered a connection or changed its interest (for tests).
-    let interestChanges = Atomic<Int>(0)
+    /// epoll_ctl calls for connections and for guests' descriptors (for tests).
+    let epollChanges = Atomic<Int>(0)
 }

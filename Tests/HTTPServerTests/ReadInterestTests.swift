@@ -29,14 +29,14 @@ import TestSupport
             let client = try TestClient(port: port)
             try client.send("GET /first HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try await client.readResponse().text == "/first")
-            let registered = server.interestChanges
+            let registered = server.epollChanges
             try client.send("GET /gated HTTP/1.1\r\nHost: t\r\n\r\n")
             try await Task.sleep(for: .milliseconds(100))
             gate.open()
             #expect(try await client.readResponse().text == "gated")
             try client.send("GET /after HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try await client.readResponse().text == "/after")
-            #expect(server.interestChanges == registered)
+            #expect(server.epollChanges == registered)
         }
     }
 
@@ -46,16 +46,16 @@ import TestSupport
             let client = try TestClient(port: port)
             try client.send("GET /gated HTTP/1.1\r\nHost: t\r\n\r\n")
             try await Task.sleep(for: .milliseconds(100))
-            let registered = server.interestChanges
+            let registered = server.epollChanges
             try client.send("GET /second HTTP/1.1\r\nHost: t\r\n\r\n")
             try await Task.sleep(for: .milliseconds(100))
             // Its arrival dropped read interest (once: level-triggered epoll would otherwise
             // report it on every turn until it is read).
-            #expect(server.interestChanges == registered + 1)
+            #expect(server.epollChanges == registered + 1)
             gate.open()
             #expect(try await client.readResponse().text == "gated")
             #expect(try await client.readResponse().text == "/second")
-            #expect(server.interestChanges == registered + 2)
+            #expect(server.epollChanges == registered + 2)
         }
     }
 

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
-import HTTPServer
+@testable import HTTPServer
 import Synchronization
 import Testing
 import TestSupport
@@ -16,6 +16,11 @@ import TestSupport
     final class Outcomes: Sendable {
         let errors = Mutex<[String]>([])
         let onLoop = Mutex<[Bool]>([])
+    }
+
+    /// Which of its connections a test upstream is told to close (1: the first; 0: none yet).
+    final class CloseOrder: Sendable {
+        let number = Atomic(0)
     }
 
     /// A front server whose every request fetches `url` through `client`, from the loop's Task.
@@ -93,35 +98,34 @@ import TestSupport
     /// watches it for libcurl: the loop drops it then (level-triggered epoll would report it
     /// on every turn), and libcurl, finding it closed, connects again for the next fetch.
     @Test func anIdleConnectionClosedByTheUpstreamIsDroppedAndReplaced() async throws {
-        let upstream = try RawServer { fd, _ in
+        let closing = CloseOrder()
+        let upstream = try RawServer { fd, server in
+            let number = server.connectionsAccepted
             RawServer.readHead(fd)
             RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nkept")
-            usleep(50_000)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while closing.number.load(ordering: .relaxed) != number, ContinuousClock.now < deadline { usleep(2_000) }
         }
         defer { upstream.stop() }
         let client = UpstreamClient()
         let outcomes = Outcomes()
-        try await withServer({ $0.eventLoops = 1 }, handler: front(client, "http://127.0.0.1:\(upstream.port)/", outcomes)) { _, port in
+        try await withServer({ $0.eventLoops = 1 }, handler: front(client, "http://127.0.0.1:\(upstream.port)/", outcomes)) { server, port in
             let connection = try TestClient(port: port)
             try connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try await connection.readResponse().text == "kept")
-            try await Task.sleep(for: .milliseconds(100))  // the upstream has closed it by now
-            let before = processCPUSeconds()
-            try await Task.sleep(for: .milliseconds(300))
-            // A loop spinning on the closed socket would spend about all of this on the CPU.
-            #expect(processCPUSeconds() - before < 0.15)
+            // The transfer's end left the socket registered; its close removes it, once.
+            let registered = server.epollChanges
+            closing.number.store(1, ordering: .relaxed)
+            #expect(await eventually { server.epollChanges == registered + 1 })
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.epollChanges == registered + 1)
             try connection.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try await connection.readResponse().text == "kept")
+            closing.number.store(2, ordering: .relaxed)
         }
         #expect(outcomes.errors.withLock { $0 }.isEmpty)
         #expect(upstream.connectionsAccepted == 2)
         await client.shutdown()
-    }
-
-    private func processCPUSeconds() -> Double {
-        var usage = rusage()
-        getrusage(RUSAGE_SELF.rawValue, &usage)
-        return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
     @Test func aLoopEndingFailsTheFetchesItDrives() async throws {
