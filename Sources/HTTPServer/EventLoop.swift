@@ -124,7 +124,12 @@ final class EventLoop: @unchecked Sendable {
                 lastSweep = now
                 sweep(now: now)
             }
-            if queuedFromLoop { drainInbox(woken: false) }
+            if queuedFromLoop {
+                drainInbox(woken: false)
+                // A job that began a fetch set libcurl's timer to fire at once: fired now, the
+                // request goes out in this turn rather than after one more look at epoll.
+                fireDueTimers(now: MonotonicClock.nanoseconds())
+            }
             if !afterTurnWork.isEmpty { runAfterTurnWork() }
             if !interestQueue.isEmpty { applyInterest() }
             if drainDeadline != nil, connections.isEmpty { break }

@@ -112,4 +112,30 @@ import TestSupport
             #expect(response.text == "done")
         }
     }
+
+    /// A fetch begins in a Task's job, and libcurl asks for its timer at once: it fires in
+    /// the same turn (before the turn's put-off work), so the request goes out without one
+    /// more look at epoll first.
+    @Test func aTimerDueAtOnceFiresInTheTurnOfTheJobThatSetIt() async throws {
+        let guestBox = Mutex<RecordingGuest?>(nil)
+        let handler: HTTPHandler = { _ in
+            .later {
+                guard let loop = LoopExecutor.reactor else { return HTTPResponse(status: 500, body: "not on a loop") }
+                let key = ObjectIdentifier(RecordingGuest.self)
+                let guest = loop.guest(for: key) { RecordingGuest(loop: loop, pipeRead: -1) } as! RecordingGuest
+                guestBox.withLock { $0 = guest }
+                loop.setTimer(milliseconds: 0, for: key)
+                loop.afterTurn { guest.events.withLock { $0.append("after the turn") } }
+                return HTTPResponse(status: 200, body: "set")
+            }
+        }
+        try await withServer({ $0.eventLoops = 1 }, handler: handler) { _, port in
+            let client = try TestClient(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try await client.readResponse().text == "set")
+            let guest = try #require(guestBox.withLock { $0 })
+            #expect(await eventually { guest.events.withLock { $0 }.count == 2 })
+            #expect(guest.events.withLock { $0 } == ["timer", "after the turn"])
+        }
+    }
 }
