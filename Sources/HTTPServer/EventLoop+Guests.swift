@@ -107,7 +107,7 @@ extension EventLoop: LoopReactor {
 
     /// Fires the timers that are due; a guest may set its timer again from `timerFired`.
     func fireDueTimers(now: UInt64) {
-        guard guests.deadlines.values.contains(where: { $0 <= now }) else { return }
+        guard !guests.deadlines.isEmpty, guests.deadlines.values.contains(where: { $0 <= now }) else { return }
         let due = guests.deadlines.filter { $0.value <= now }.map(\.key)
         for key in due {
             guests.deadlines[key] = nil
