@@ -9,6 +9,8 @@ import TestSupport
 @Suite(.timeLimit(.minutes(1))) struct ReadInterestTests {
     private final class Gate: Sendable {
         let isOpen = Atomic(false)
+        /// Set once `/gated`'s Task has begun: its request has been read.
+        let reached = Atomic(false)
         func open() { isOpen.store(true, ordering: .relaxed) }
     }
 
@@ -17,6 +19,7 @@ import TestSupport
         { request in
             guard request.path == "/gated" else { return .now(HTTPResponse(status: 200, body: request.target)) }
             return .later {
+                gate.reached.store(true, ordering: .relaxed)
                 while !gate.isOpen.load(ordering: .relaxed) { try? await Task.sleep(for: .milliseconds(5)) }
                 return HTTPResponse(status: 200, body: "gated")
             }
@@ -45,12 +48,13 @@ import TestSupport
         try await withServer({ $0.eventLoops = 1 }, handler: handler(gate)) { server, port in
             let client = try TestClient(port: port)
             try client.send("GET /gated HTTP/1.1\r\nHost: t\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(100))
+            #expect(await eventually { gate.reached.load(ordering: .relaxed) })
             let registered = server.epollChanges
             try client.send("GET /second HTTP/1.1\r\nHost: t\r\n\r\n")
-            try await Task.sleep(for: .milliseconds(100))
             // Its arrival dropped read interest (once: level-triggered epoll would otherwise
             // report it on every turn until it is read).
+            #expect(await eventually { server.epollChanges == registered + 1 })
+            try await Task.sleep(for: .milliseconds(100))
             #expect(server.epollChanges == registered + 1)
             gate.open()
             #expect(try await client.readResponse().text == "gated")
