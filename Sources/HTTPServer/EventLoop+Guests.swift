@@ -52,15 +52,13 @@ extension EventLoop: LoopReactor {
         case (nil, 0):
             return
         case (nil, _):
-            _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token)
-            shared.epollChanges.add(1, ordering: .relaxed)
+            changeEpoll(EPOLL_CTL_ADD, fd, events, token)
             guests.watched[fd] = (key, events, true)
         case (let old?, 0):
             guests.watched[fd] = (old.key, old.events, false)
         case (let old?, _):
-            if old.events != events || !old.wanted {
-                if larder_epoll_ctl(epfd, EPOLL_CTL_MOD, fd, events, token) != 0 { _ = larder_epoll_ctl(epfd, EPOLL_CTL_ADD, fd, events, token) }
-                shared.epollChanges.add(1, ordering: .relaxed)
+            if old.events != events || !old.wanted, changeEpoll(EPOLL_CTL_MOD, fd, events, token) != 0 {
+                changeEpoll(EPOLL_CTL_ADD, fd, events, token)
             }
             guests.watched[fd] = (key, events, true)
         }
@@ -95,8 +93,7 @@ extension EventLoop: LoopReactor {
         guard watched.wanted else {
             // Registered still, but no longer watched (see `watch`): an idle connection the
             // upstream closed, say. libcurl finds that out itself before it reuses one.
-            _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, fd, 0, 0)
-            shared.epollChanges.add(1, ordering: .relaxed)
+            changeEpoll(EPOLL_CTL_DEL, fd, 0, 0)
             guests.watched[fd] = nil
             return
         }

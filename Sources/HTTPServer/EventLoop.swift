@@ -20,7 +20,7 @@ final class EventLoop: @unchecked Sendable {
     let configuration: HTTPServerConfiguration
     private let limits: Connection.State.Limits
     let handler: HTTPHandler
-    let shared: ServerSharedState
+    private let shared: ServerSharedState
     private let logger: Logger
     let epfd: Int32
     let wakeFD: Int32
@@ -461,10 +461,15 @@ final class EventLoop: @unchecked Sendable {
     }
 
     private func register(_ connection: Connection, _ events: UInt32) {
-        let op = connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-        _ = larder_epoll_ctl(epfd, op, connection.fd, events, connection.token)
+        changeEpoll(connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, connection.fd, events, connection.token)
         connection.registeredEvents = events
+    }
+
+    /// One epoll_ctl for a connection's or a guest's descriptor, counted (`epollChanges`, for tests).
+    @discardableResult
+    func changeEpoll(_ op: Int32, _ fd: Int32, _ events: UInt32, _ token: UInt64) -> Int32 {
         shared.epollChanges.add(1, ordering: .relaxed)
+        return larder_epoll_ctl(epfd, op, fd, events, token)
     }
 
     private func close(_ connection: Connection) {

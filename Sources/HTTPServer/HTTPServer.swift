@@ -38,8 +38,8 @@ public final class HTTPServer: Sendable {
     /// Connections accepted since start, across every loop.
     public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
 
-    /// Times a loop registered, changed or removed a connection's or a guest's descriptor in
-    /// epoll after accepting it (the listener's and a closing connection's calls are not counted).
+    /// epoll_ctl calls the loops made to register, change or remove a connection's or a
+    /// guest's descriptor (the listener's and a closing connection's are not counted).
     var epollChanges: Int { shared.epollChanges.load(ordering: .relaxed) }
 
     /// Binds every listener and starts the loops. Throws if any listener cannot bind,
