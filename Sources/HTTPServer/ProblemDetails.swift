@@ -47,38 +47,3 @@ public struct ProblemDetails: Sendable, Equatable {
         return HTTPResponse(status: status, headers: headers, body: json)
     }
 }
-
-/// JSON string literal encoding (RFC 8259 §7), without Foundation.
-public enum JSONString {
-    public static func quote(_ s: String) -> String {
-        var out: [UInt8] = []
-        append(s, to: &out)
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    /// Appends `s` as a JSON string literal, quotes included.
-    public static func append(_ s: String, to out: inout [UInt8]) {
-        out.append(0x22)
-        // Most text needs no escape: one scan of the bytes, one copy.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) {
-            out.append(contentsOf: s.utf8)
-            out.append(0x22)
-            return
-        }
-        for byte in s.utf8 {
-            switch byte {
-            case 0x22: out += #"\""#.utf8
-            case 0x5C: out += #"\\"#.utf8
-            case 0x0A: out += #"\n"#.utf8
-            case 0x0D: out += #"\r"#.utf8
-            case 0x09: out += #"\t"#.utf8
-            case ..<0x20:
-                out += #"\u00"#.utf8
-                out.append(Hex.digits[Int(byte >> 4)])
-                out.append(Hex.digits[Int(byte & 0xF)])
-            default: out.append(byte)
-            }
-        }
-        out.append(0x22)
-    }
-}

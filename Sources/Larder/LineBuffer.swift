@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// The bytes of one log line while it is written: a buffer the line alone owns, that grows
 /// when a long field needs it.
 ///
@@ -5,7 +7,7 @@
 /// checks that its storage is not shared and goes through `Sequence` on every one, which
 /// cost more than the copies; here an append is a capacity check and a copy. It cannot be
 /// copied (`~Copyable`), so no two owners ever free or write the same storage.
-struct LineBuffer: ~Copyable {
+struct LineBuffer: ~Copyable, ByteSink {
     private var base: UnsafeMutableRawPointer
     private var capacity: Int
     private(set) var count = 0

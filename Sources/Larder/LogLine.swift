@@ -210,8 +210,6 @@ struct LogLine: ~Copyable {
 
     /// What a bare logfmt value cannot hold: controls, space, `"`, `=`, `\` and DEL.
     static let quoted = ByteSet(below: 0x21, 0x22, 0x3D, 0x5C, 0x7F)
-    /// What a JSON string escapes: controls, `"` and `\`.
-    static let escaped = ByteSet(below: 0x20, 0x22, 0x5C, 0x5C, 0x5C)
 
     private mutating func quote(utf8 source: UnsafeBufferPointer<UInt8>, bare: Bool) {
         if bare, !source.isEmpty, Self.quoted.firstIndex(in: source, from: 0) == nil {
@@ -219,36 +217,13 @@ struct LogLine: ~Copyable {
             return
         }
         bytes.append(0x22)
-        escape(utf8: source)
+        JSONString.escape(source, into: &bytes)
         bytes.append(0x22)
     }
 
     private mutating func escape(_ text: String) {
         var text = text
-        text.withUTF8 { escape(utf8: $0) }
-    }
-
-    /// The inside of a JSON string. Runs of bytes that need no escape are found a word at a
-    /// time and copied whole: a byte-by-byte append was most of an access line's cost.
-    private mutating func escape(utf8 source: UnsafeBufferPointer<UInt8>) {
-        var run = 0
-        while let index = Self.escaped.firstIndex(in: source, from: run) {
-            bytes.append(UnsafeBufferPointer(rebasing: source[run..<index]))
-            run = index + 1
-            let byte = source[index]
-            switch byte {
-            case 0x22: bytes.append(0x5C); bytes.append(0x22)
-            case 0x5C: bytes.append(0x5C); bytes.append(0x5C)
-            case 0x0A: bytes.append(0x5C); bytes.append(0x6E)
-            case 0x0D: bytes.append(0x5C); bytes.append(0x72)
-            case 0x09: bytes.append(0x5C); bytes.append(0x74)
-            default:
-                append("\\u00")
-                bytes.append(Hex.digits[Int(byte >> 4)])
-                bytes.append(Hex.digits[Int(byte & 0xF)])
-            }
-        }
-        bytes.append(UnsafeBufferPointer(rebasing: source[run...]))
+        text.withUTF8 { JSONString.escape($0, into: &bytes) }
     }
 
     private mutating func appendThousandths(_ count: Int) {

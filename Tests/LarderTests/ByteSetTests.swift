@@ -1,11 +1,12 @@
 import Testing
+import HTTPCore
 @testable import Larder
 
 /// `ByteSet` finds the same first member as a byte-by-byte search, wherever it sits in a
 /// word and whatever surrounds it (bytes above ASCII, members of the other kind).
 @Suite struct ByteSetTests {
     /// The sets the log lines search with.
-    let sets = [LogLine.quoted, LogLine.escaped]
+    let sets = [LogLine.quoted, JSONString.escaped]
 
     func naive(_ set: ByteSet, _ bytes: [UInt8], from start: Int = 0) -> Int? {
         bytes.indices.first { $0 >= start && set.contains(bytes[$0]) }

@@ -1,5 +1,6 @@
 import Caching
 import Foundation
+import HTTPCore
 import HTTPServer
 import Testing
 @testable import Larder
