@@ -27,6 +27,8 @@ public final class DiskTier: Sendable {
     public let budget: Int
     /// Bytes of encoded entries waiting to be written, at most.
     public let writeQueueLimit: Int
+    /// Entry files kept open between reads, at most (see `DiskTier+Files`).
+    let openFileLimit: Int
     /// Told each disk problem in a sentence (a damaged file removed, a failed write, the
     /// disk becoming full), for the service's log.
     let report: @Sendable (String) -> Void
@@ -38,6 +40,11 @@ public final class DiskTier: Sendable {
     struct IndexEntry {
         var size: Int
         var lastUse: UInt64
+        /// Which write made the file (the index clock then): a file opened for one write is
+        /// never kept for the next.
+        let stamp: UInt64
+        /// The file, when kept open between reads.
+        var open: OpenFile?
     }
 
     /// Internal rather than private only so the purge extension (its own file) can use it.
@@ -54,6 +61,10 @@ public final class DiskTier: Sendable {
         var failedWrites = 0
         var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Entry files kept open.
+        var openFiles = 0
+        /// Files dropped from the index while reads held them, by descriptor: how many still do.
+        var retired: [Int32: Int] = [:]
 
         /// The files stored under a primary key: its own, and every variant filed under it.
         func names(under key: CacheKey) -> Set<EntryName> {
@@ -68,6 +79,7 @@ public final class DiskTier: Sendable {
             catalog.remove(name)
             guard let old = entries.removeValue(forKey: name) else { return nil }
             bytes -= old.size
+            closeFile(of: old)
             return old
         }
     }
@@ -81,11 +93,12 @@ public final class DiskTier: Sendable {
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
     /// the index from the regular files there, oldest first to evict, and the catalog from
     /// the head of each (key and fields, not the body).
-    public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024,
+    public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024, openFileLimit: Int = DiskTier.defaultOpenFileLimit,
                 report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.directory = directory
         self.budget = budget
         self.writeQueueLimit = writeQueueLimit
+        self.openFileLimit = openFileLimit
         self.report = report
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
@@ -117,13 +130,19 @@ public final class DiskTier: Sendable {
             for file in found.sorted(by: { $0.modified < $1.modified }) {
                 index.clock += 1
                 let charge = Self.charge(file.size)
-                index.entries[file.name] = IndexEntry(size: charge, lastUse: index.clock)
+                index.entries[file.name] = IndexEntry(size: charge, lastUse: index.clock, stamp: index.clock)
                 index.bytes += charge
                 if let record = file.record { index.catalog.add(file.name, record) }
             }
         }
         let victims = index.withLock { Self.evict(&$0, budget: budget) }
         victims.forEach { unlink(path(for: $0)) }
+    }
+
+    deinit {
+        index.withLock { index in
+            for entry in index.entries.values { if let file = entry.open { close(file.fd) } }
+        }
     }
 
     /// Whether entries can be written now (for readiness). A temporary folder that vanished
@@ -163,21 +182,25 @@ public final class DiskTier: Sendable {
     /// is none or its file is damaged (then removed).
     public func readKept(_ key: CacheKey) async -> (entry: CacheEntry, rendition: Rendition?)? {
         let name = Self.name(key)
-        guard index.withLock({ $0.entries[name] != nil }) else { return nil }
-        let path = path(for: name)
-        let decoded: DiskEntryCodec.Decoded?
         // On an event loop, a file the page cache holds is read there and then: the hop to a
         // reader thread and back cost more than the read. Anything else goes to the readers.
-        if LoopExecutor.reactor != nil, case .read(let bytes) = Self.readFile(path, cachedOnly: true) {
-            decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed)
+        var read: FileRead?
+        if LoopExecutor.reactor != nil {
+            read = readEntryFile(name, cachedOnly: true)
         } else {
-            decoded = await withCheckedContinuation { continuation in
-                reads.async { continuation.resume(returning: Self.readFile(path).flatMap(DiskEntryCodec.decodeKeyed)) }
+            guard index.withLock({ $0.entries[name] != nil }) else { return nil }
+            read = .notCached
+        }
+        if case .notCached? = read {
+            read = await withCheckedContinuation { continuation in
+                reads.async { [self] in continuation.resume(returning: readEntryFile(name, cachedOnly: false)) }
             }
         }
-        guard let decoded, decoded.key == key.text else {
+        // Not in the index (any more): a miss, not damage.
+        guard case .read(let bytes)? = read else { return nil }
+        guard let decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed), decoded.key == key.text else {
             index.withLock { $0.corruptions += 1 }
-            report("removed a damaged or unreadable cache file: \(path)")
+            report("removed a damaged or unreadable cache file: \(path(for: name))")
             await remove(key)
             return nil
         }
@@ -228,7 +251,7 @@ public final class DiskTier: Sendable {
                 _ = index.forget(name)
                 index.clock += 1
                 let charge = Self.charge(bytes.count)
-                index.entries[name] = IndexEntry(size: charge, lastUse: index.clock)
+                index.entries[name] = IndexEntry(size: charge, lastUse: index.clock, stamp: index.clock)
                 index.bytes += charge
                 index.catalog.add(name, record)
                 return Self.evict(&index, budget: budget)
@@ -289,44 +312,6 @@ public final class DiskTier: Sendable {
     }
 
     // MARK: Files
-
-    /// The file's bytes, if it is a regular file of a plausible size. `O_NOFOLLOW` refuses a
-    /// symlink, `O_NONBLOCK` keeps a FIFO from blocking the open, and `fstat` rejects anything
-    /// that is not a regular file before a byte is read.
-    static func readFile(_ path: String) -> [UInt8]? {
-        guard case .read(let bytes) = readFile(path, cachedOnly: false) else { return nil }
-        return bytes
-    }
-
-    enum FileRead {
-        /// The bytes; nil when the file is missing, not a regular file or unreadable.
-        case read([UInt8]?)
-        /// `cachedOnly`, and the page cache did not hold every byte.
-        case notCached
-    }
-
-    /// `readFile`; with `cachedOnly`, no byte is waited for (`larder_pread_cached`).
-    static func readFile(_ path: String, cachedOnly: Bool) -> FileRead {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return .read(nil) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 31 else { return .read(nil) }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { buffer in
-                cachedOnly ? larder_pread_cached(fd, buffer.baseAddress! + offset, UInt(buffer.count - offset), offset)
-                           : Glibc.read(fd, buffer.baseAddress! + offset, buffer.count - offset)
-            }
-            if n < 0, errno == EINTR { continue }
-            // Not cached (EAGAIN), or a file system that cannot tell (EOPNOTSUPP): the readers' turn.
-            if cachedOnly, n < 0 { return .notCached }
-            guard n > 0 else { return .read(nil) }
-            offset += n
-        }
-        return .read(bytes)
-    }
 
     private enum WriteOutcome {
         case written

@@ -1,0 +1,156 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CLinux
+
+/// Reading entry files, and keeping them open between reads.
+///
+/// A disk hit used to cost four system calls: `open`, `fstat`, `pread` and `close`, and the
+/// path walk of `open` was the largest of them. An entry's file never changes once it is in
+/// place (a new answer is a new file renamed over the name), so a file kept open, with the
+/// size `fstat` gave, is read again with one `pread`. The index holds the open file beside
+/// the entry, so whatever drops or replaces the entry (a newer write, eviction, purge, a
+/// damaged read) closes it, and a reader that opened the file before that cannot keep it
+/// after (`release`). Reads share a file at explicit offsets; a file another read still
+/// holds is closed by the last one.
+extension DiskTier {
+    /// An entry's file, open for reading.
+    struct OpenFile {
+        let fd: Int32
+        let size: Int
+        /// Reads holding the file right now.
+        var readers = 0
+    }
+
+    /// How an entry's file is reached for one read.
+    enum Lease {
+        /// The file the index keeps open (its readers count this read).
+        case kept(fd: Int32, size: Int)
+        /// No open file is kept: open the path. `stamp` tells the write this read found,
+        /// so a file opened for an entry that was replaced meanwhile is not kept.
+        case path(stamp: UInt64)
+    }
+
+    /// Files kept open at most, unless told otherwise: a quarter of the process's file limit,
+    /// up to 4,096, so that connections always keep the rest.
+    public static let defaultOpenFileLimit: Int = {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 0 }
+        return Int(min(4096, limit.rlim_cur / 4))
+    }()
+
+    /// Reads the entry file `name` (in the index when leased): one `pread` of a kept file,
+    /// else the path opened, read, and offered to the index to keep. nil when the entry is
+    /// gone; `.notCached` when `cachedOnly` and the page cache did not hold every byte.
+    func readEntryFile(_ name: EntryName, cachedOnly: Bool) -> FileRead? {
+        guard let lease = index.withLock({ $0.lease(name) }) else { return nil }
+        switch lease {
+        case .kept(let fd, let size):
+            defer { index.withLock { $0.release(name, fd: fd) } }
+            return Self.read(fd: fd, size: size, cachedOnly: cachedOnly)
+        case .path(let stamp):
+            guard let (fd, size) = Self.openEntryFile(path(for: name)) else { return .read(nil) }
+            let read = Self.read(fd: fd, size: size, cachedOnly: cachedOnly)
+            let kept = index.withLock { $0.keep(name, OpenFile(fd: fd, size: size), stamp: stamp, limit: openFileLimit) }
+            if !kept { close(fd) }
+            return read
+        }
+    }
+
+    /// The file's bytes, if it is a regular file of a plausible size. `O_NOFOLLOW` refuses a
+    /// symlink, `O_NONBLOCK` keeps a FIFO from blocking the open, and `fstat` rejects anything
+    /// that is not a regular file before a byte is read.
+    static func readFile(_ path: String) -> [UInt8]? {
+        guard case .read(let bytes) = readFile(path, cachedOnly: false) else { return nil }
+        return bytes
+    }
+
+    enum FileRead {
+        /// The bytes; nil when the file is missing, not a regular file or unreadable.
+        case read([UInt8]?)
+        /// `cachedOnly`, and the page cache did not hold every byte.
+        case notCached
+    }
+
+    /// `readFile`; with `cachedOnly`, no byte is waited for (`larder_pread_cached`).
+    static func readFile(_ path: String, cachedOnly: Bool) -> FileRead {
+        guard let (fd, size) = openEntryFile(path) else { return .read(nil) }
+        defer { close(fd) }
+        return read(fd: fd, size: size, cachedOnly: cachedOnly)
+    }
+
+    /// The path opened for reading, when it is a regular file of a plausible size.
+    static func openEntryFile(_ path: String) -> (fd: Int32, size: Int)? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size > 0, info.st_size < 1 << 31 else {
+            close(fd)
+            return nil
+        }
+        return (fd, Int(info.st_size))
+    }
+
+    /// The file's `size` bytes, read at explicit offsets (a kept file is shared between reads).
+    static func read(fd: Int32, size: Int, cachedOnly: Bool) -> FileRead {
+        var bytes = [UInt8](repeating: 0, count: size)
+        var offset = 0
+        while offset < size {
+            let n = bytes.withUnsafeMutableBytes { buffer in
+                cachedOnly ? larder_pread_cached(fd, buffer.baseAddress! + offset, UInt(size - offset), offset)
+                           : pread(fd, buffer.baseAddress! + offset, size - offset, off_t(offset))
+            }
+            if n < 0, errno == EINTR { continue }
+            // Not cached (EAGAIN), or a file system that cannot tell (EOPNOTSUPP): the readers' turn.
+            if cachedOnly, n < 0 { return .notCached }
+            guard n > 0 else { return .read(nil) }
+            offset += n
+        }
+        return .read(bytes)
+    }
+}
+
+extension DiskTier.Index {
+    /// How to read `name` now; nil when it is not in the index.
+    mutating func lease(_ name: EntryName) -> DiskTier.Lease? {
+        guard let entry = entries[name] else { return nil }
+        guard let file = entry.open else { return .path(stamp: entry.stamp) }
+        entries[name]?.open?.readers += 1
+        return .kept(fd: file.fd, size: file.size)
+    }
+
+    /// A read of a kept file is over: the file is closed if it was dropped meanwhile and this
+    /// was its last read.
+    mutating func release(_ name: EntryName, fd: Int32) {
+        if let file = entries[name]?.open, file.fd == fd {
+            entries[name]?.open?.readers -= 1
+        } else if let readers = retired[fd] {
+            if readers > 1 {
+                retired[fd] = readers - 1
+            } else {
+                retired[fd] = nil
+                close(fd)
+            }
+        }
+    }
+
+    /// Keeps a file a read opened for the entry stamped `stamp`, unless the entry was
+    /// replaced or dropped since, another read kept one first, or `limit` files are open.
+    mutating func keep(_ name: EntryName, _ file: DiskTier.OpenFile, stamp: UInt64, limit: Int) -> Bool {
+        guard openFiles < limit, let entry = entries[name], entry.stamp == stamp, entry.open == nil else { return false }
+        entries[name]?.open = file
+        openFiles += 1
+        return true
+    }
+
+    /// The open file of an entry leaving the index: closed now, or by its last read.
+    mutating func closeFile(of entry: DiskTier.IndexEntry) {
+        guard let file = entry.open else { return }
+        openFiles -= 1
+        if file.readers > 0 {
+            retired[file.fd] = file.readers
+        } else {
+            close(file.fd)
+        }
+    }
+}
