@@ -35,6 +35,20 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
         fields.append((name: name, value: value))
     }
 
+    // RangeReplaceableCollection's own `append` and `filter` go through `replaceSubrange`
+    // once per field, a generic call each: a forwarded answer's fields cost several times
+    // their copy that way.
+    public mutating func append(_ field: Element) {
+        fields.append(field)
+    }
+
+    public func filter(_ isIncluded: (Element) throws -> Bool) rethrows -> HTTPHeaders {
+        var kept: [Element] = []
+        kept.reserveCapacity(fields.count)
+        for field in fields where try isIncluded(field) { kept.append(field) }
+        return HTTPHeaders(fields: kept)
+    }
+
     /// Replaces every field of this name with one.
     public mutating func set(_ name: String, _ value: String) {
         remove(name)

@@ -11,12 +11,16 @@ enum HopByHop {
     /// Runs for every forwarded request, hits included, so it compares bytes in place
     /// rather than building sets of lower-cased names.
     static func removed(from fields: HTTPHeaders, dropping: [String] = []) -> HTTPHeaders {
-        var listed = names + dropping
+        // What `Connection` names: almost always nothing, so no list is made.
+        var listed: [String] = []
         for field in fields where HTTPHeaders.namesEqual(field.name, "connection") {
             for token in field.value.split(separator: ",") {
                 listed.append(token.trimmingOWS().lowercased())
             }
         }
-        return fields.filter { field in !listed.contains { HTTPHeaders.namesEqual(field.name, $0) } }
+        return fields.filter { field in
+            !names.contains { HTTPHeaders.namesEqual(field.name, $0) } && !dropping.contains { HTTPHeaders.namesEqual(field.name, $0) }
+                && !listed.contains { HTTPHeaders.namesEqual(field.name, $0) }
+        }
     }
 }
