@@ -18,33 +18,27 @@ public struct CacheRequest: Sendable {
     /// Whether the client sent `Authorization` (RFC 9111 §3.5).
     public var hasAuthorization: Bool
 
-    /// A request relayed as the client sent it; its directives are read from its fields.
-    public init(method: HTTPMethod, resource: String, url: String, headers: HTTPHeaders, body: [UInt8]? = nil) {
-        self.method = method
-        self.resource = resource
-        self.url = url
-        self.headers = headers
-        self.body = body
-        directives = RequestDirectives(cacheControl: headers.values("cache-control"), pragma: headers.values("pragma"))
-        hasAuthorization = headers.contains("authorization")
-    }
-
-    /// A built-in route's GET of `resource`: nothing of the client's is sent upstream, only
-    /// its directives count. Inlinable, so a route builds it in place (every request makes one).
-    @inlinable
-    public init(resource: String, url: String = "", directives: RequestDirectives) {
-        method = .get
-        self.resource = resource
-        self.url = url
-        headers = []
-        body = nil
-        self.directives = directives
-        hasAuthorization = false
-    }
-
     /// GET and HEAD without content. A GET or HEAD with content is forwarded as it is,
     /// but its answer depends on that content: it is never answered from the cache,
     /// stored, or shared with another request.
     var isCacheable: Bool { (method == .get || method == .head) && !hasContent }
     var hasContent: Bool { !(body?.isEmpty ?? true) }
+}
+
+// The initialisers live in an extension so that the memberwise one exists and they build the
+// value in one step: assigned property by property on the stack, the whole request was copied
+// once more there (a retain and a release of each field) on every request.
+extension CacheRequest {
+    /// A request relayed as the client sent it; its directives are read from its fields.
+    public init(method: HTTPMethod, resource: String, url: String, headers: HTTPHeaders, body: [UInt8]? = nil) {
+        self.init(method: method, resource: resource, url: url, headers: headers, body: body,
+                  directives: RequestDirectives(cacheControl: headers.values("cache-control"), pragma: headers.values("pragma")),
+                  hasAuthorization: headers.contains("authorization"))
+    }
+
+    /// A built-in route's GET of `resource`: nothing of the client's is sent upstream, only
+    /// its directives count.
+    public init(resource: String, url: String = "", directives: RequestDirectives) {
+        self.init(method: .get, resource: resource, url: url, headers: [], body: nil, directives: directives, hasAuthorization: false)
+    }
 }

@@ -27,23 +27,6 @@ public struct HTTPRequest: Sendable {
     /// The client's IP address (for access logs); empty when it is not known.
     public var clientAddress = ""
 
-    public init(method: HTTPMethod, target: String, version: HTTPVersion = .http11,
-                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.init(method: method, target: target, version: version, headers: headers, body: body,
-                  keepAlive: Self.keepAlive(version: version, headers: headers))
-    }
-
-    /// A parsed request, whose connection rule the parser has already read from its fields.
-    init(method: HTTPMethod, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8], keepAlive: Bool) {
-        self.method = method
-        self.target = target
-        (path, query) = Self.split(target)
-        self.version = version
-        self.headers = headers
-        self.body = body
-        self.keepAlive = keepAlive
-    }
-
     /// Whether the connection stays open after this request (RFC 9112 §9.3): decided once,
     /// from the version and `Connection`, when the request is parsed or made.
     public var keepAlive: Bool
@@ -65,4 +48,22 @@ public enum HTTPVersion: Sendable, Equatable {
     case http10, http11
 
     public var description: String { self == .http10 ? "HTTP/1.0" : "HTTP/1.1" }
+}
+
+// The initialisers live in an extension so that the memberwise one exists and the parser's
+// request is built in one step: assigned property by property on the stack, the whole request
+// was copied once more there (a retain and a release of each field) on every request.
+extension HTTPRequest {
+    public init(method: HTTPMethod, target: String, version: HTTPVersion = .http11,
+                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self = .parsed(method: method, target: target, version: version, headers: headers, body: body,
+                       keepAlive: Self.keepAlive(version: version, headers: headers))
+    }
+
+    /// A parsed request, whose connection rule the parser has already read from its fields.
+    static func parsed(method: HTTPMethod, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8], keepAlive: Bool) -> HTTPRequest {
+        let (path, query) = split(target)
+        return HTTPRequest(method: method, target: target, path: path, query: query, version: version, headers: headers, body: body,
+                           keepAlive: keepAlive)
+    }
 }

@@ -19,23 +19,25 @@ public struct HTTPResponse: Sendable {
     /// rendered header text. Never sent.
     public var annotation: UInt8 = 0
 
+    /// Whether this status may carry content (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
+    var allowsBody: Bool { !(status < 200 || status == 204 || status == 304) }
+}
+
+// The initialisers live in an extension so that the memberwise one exists: it builds the value
+// in one step. One that assigns properties one by one built it on the stack, and the optimiser
+// left a copy of the whole response there (a retain and a release of each field).
+extension HTTPResponse {
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.status = status
-        self.headers = headers
-        self.body = body
+        self.init(status: status, lines: FieldLines(), headers: headers, rendered: nil, body: body)
     }
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: String) {
-        self.init(status: status, headers: headers, body: Array(body.utf8))
+        self.init(status: status, lines: FieldLines(), headers: headers, rendered: nil, body: Array(body.utf8))
     }
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), rendered: RenderedFields?, body: [UInt8] = []) {
-        self.init(status: status, headers: headers, body: body)
-        self.rendered = rendered
+        self.init(status: status, lines: FieldLines(), headers: headers, rendered: rendered, body: body)
     }
-
-    /// Whether this status may carry content (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
-    var allowsBody: Bool { !(status < 200 || status == 204 || status == 304) }
 }
 
 /// The standard reason phrases for the statuses this server and its users send.

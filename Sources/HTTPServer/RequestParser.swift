@@ -405,15 +405,14 @@ struct RequestParser {
     /// The request, its target, fields and body moved out of the parser rather than copied
     /// (a copy cost a retain and a release for each string and array), leaving it empty for the next.
     private mutating func finish() -> HTTPRequest {
-        let request = HTTPRequest(method: method, target: Self.take(&target, leaving: ""), version: version,
-                                  headers: Self.take(&headers, leaving: HTTPHeaders()), body: Self.take(&body, leaving: []), keepAlive: keepAlive)
         state = .requestLine
         framing = RequestFraming()
         headerBytes = 0
         absoluteAuthority = false
         wantsContinue = false
         inProgress = false
-        return request
+        return .parsed(method: method, target: Self.take(&target, leaving: ""), version: version,
+                       headers: Self.take(&headers, leaving: HTTPHeaders()), body: Self.take(&body, leaving: []), keepAlive: keepAlive)
     }
 
     private static func take<Value>(_ value: inout Value, leaving empty: Value) -> Value {
