@@ -36,7 +36,7 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxPipelinedRequests: Int = 64
     /// The longest a loop that has just handled events polls for more before it sleeps; it
     /// learns how long pays, up to this (`IdlePolling`). Zero looks once and sleeps.
-    public var idlePollLimit: Duration = .microseconds(200)
+    public var idlePollLimit: Duration = .microseconds(100)
     /// How long a graceful stop waits for in-flight responses before closing everything.
     public var shutdownGracePeriod: Duration = .seconds(8)
 

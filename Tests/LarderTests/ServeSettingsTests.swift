@@ -82,7 +82,7 @@ import Redis
     @Test func idlePollingIsTheServersDefaultUnlessGivenInMicrosecondsOrMilliseconds() throws {
         let unset = try ServeSettings.resolve(flags: [:], environment: [:])
         #expect(unset.serverConfiguration.idlePollLimit == HTTPServerConfiguration(host: "127.0.0.1", port: 0).idlePollLimit)
-        #expect(unset.summary["idle_poll_us"] == .stringConvertible(200))
+        #expect(unset.summary["idle_poll_us"] == .stringConvertible(100))
         let off = try ServeSettings.resolve(flags: [:], environment: ["LARDER_IDLE_POLL": "0"])
         #expect(off.serverConfiguration.idlePollLimit == .zero)
         #expect(off.summary["idle_poll_us"] == .stringConvertible(0))
