@@ -11,8 +11,8 @@ import CLinux
 /// size `fstat` gave, is read again with one `pread`. The index holds the open file beside
 /// the entry, so whatever drops or replaces the entry (a newer write, eviction, purge, a
 /// damaged read) closes it, and a reader that opened the file before that cannot keep it
-/// after (`release`). Reads share a file at explicit offsets; a file another read still
-/// holds is closed by the last one.
+/// after (`keep` checks the entry's stamp). Reads share a file at explicit offsets; a file
+/// another read still holds is closed by the last one (`release`).
 extension DiskTier {
     /// An entry's file, open for reading.
     struct OpenFile {
