@@ -18,9 +18,7 @@ enum HopByHop {
                 listed.append(token.trimmingOWS().lowercased())
             }
         }
-        return fields.filter { field in
-            !names.contains { HTTPHeaders.namesEqual(field.name, $0) } && !dropping.contains { HTTPHeaders.namesEqual(field.name, $0) }
-                && !listed.contains { HTTPHeaders.namesEqual(field.name, $0) }
-        }
+        @inline(__always) func isNamed(_ name: String, in list: [String]) -> Bool { list.contains { HTTPHeaders.namesEqual(name, $0) } }
+        return fields.filter { !isNamed($0.name, in: names) && !isNamed($0.name, in: dropping) && !isNamed($0.name, in: listed) }
     }
 }
