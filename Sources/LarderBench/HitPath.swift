@@ -51,8 +51,12 @@ enum HitPath {
             print("hit path: \(requests) memory hits through 127.0.0.1:\(port), log level \(logLevel)")
             return
         }
+        // Evicting every cache between misses (LARDER_BENCH_EVICT=MiB written by this thread,
+        // outside the counted loop) makes callgrind's cache simulation count a cold miss.
+        var evict = [UInt8](repeating: 0, count: (Int(ProcessInfo.processInfo.environment["LARDER_BENCH_EVICT"] ?? "") ?? 0) << 20)
         for i in 0..<(requests + 1) {
             try client.exchange(request("lat=\(-80 + i / 100).\(String(i % 100 + 100).dropFirst())&lon=13.41"))
+            for j in stride(from: 0, to: evict.count, by: 64) { evict[j] &+= 1 }
         }
         print("miss path: \(requests) misses through 127.0.0.1:\(port), log level \(logLevel)")
     }
