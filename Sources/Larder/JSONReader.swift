@@ -51,6 +51,37 @@ enum JSONValue: Equatable {
         return value
     }
 
+    /// The number as `Double.description` writes it (`12.3`, `12.0`, `1e-05`); nil when it is
+    /// not a finite number. A short plain decimal (`-12.3`, `7`, at most 15 digits, no
+    /// exponent, no trailing zero after the point) is already that text and is copied: reading
+    /// it into a Double and printing that touched more code on a cold miss than the rest of
+    /// the weather body.
+    var doubleText: String? {
+        guard case .number(let text) = self else { return nil }
+        if let plain = Self.plainDecimal(text) { return plain }
+        guard let value = Double(text), value.isFinite else { return nil }
+        return value.description
+    }
+
+    /// `text` as `Double.description` would write it, when that is certain without parsing:
+    /// `-?(0|[1-9][0-9]{0,8})(\.[0-9]{0,5}[1-9])?`, not below 0.001 in size, so at most 15
+    /// significant digits (they survive a Double unchanged) and inside the range Swift
+    /// writes without an exponent. Without a fraction, Swift adds `.0`.
+    static func plainDecimal(_ text: String) -> String? {
+        var bytes = text.utf8[...]
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        let whole = bytes.prefix { $0 >= 0x30 && $0 <= 0x39 }
+        guard (1...9).contains(whole.count), whole.count == 1 || whole.first != 0x30 else { return nil }
+        let rest = bytes[whole.endIndex...]
+        if rest.isEmpty { return text + ".0" }
+        let fraction = rest.dropFirst()
+        guard rest.first == UInt8(ascii: "."), (1...6).contains(fraction.count),
+              fraction.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), fraction.last != 0x30 else { return nil }
+        // 0.000x and smaller: Swift may write an exponent.
+        if whole.first == 0x30, fraction.prefix(3).allSatisfy({ $0 == 0x30 }) { return nil }
+        return text
+    }
+
     /// A number that is an exact integer (`3`, `3.0` and `3e0` alike, as `JSONDecoder` reads them).
     var integer: Int? {
         guard case .number(let text) = self else { return nil }

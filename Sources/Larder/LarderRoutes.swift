@@ -56,16 +56,17 @@ struct LarderRoutes: Sendable {
 
     /// A memory hit answers at once on the loop thread; anything else goes async.
     private func lookUp(_ part: Part, request: HTTPRequest) -> HTTPHandlerResult {
-        if let answer = part.cache.answerFromMemory(part.request) { return .now(respond(answer, request: request)) }
-        return .later { [self] in
+        if let answer = part.cache.answerFromMemory(part.request) { return .now(Self.respond(answer, request: request, metrics: metrics)) }
+        // The metrics, not `self`: a copy of the routes (settings and all) per miss is not free.
+        return .later { [metrics] in
             switch await part.cache.answer(part.request) {
-            case .success(let answer): respond(answer, request: request)
+            case .success(let answer): Self.respond(answer, request: request, metrics: metrics)
             case .failure(let failure): CachedResponse.failure(failure, part: part.name)
             }
         }
     }
 
-    private func respond(_ answer: CacheAnswer, request: HTTPRequest) -> HTTPResponse {
+    private static func respond(_ answer: CacheAnswer, request: HTTPRequest, metrics: LarderMetrics) -> HTTPResponse {
         metrics.lookup(answer.status)
         return CachedResponse.make(answer, for: request, ranges: false)
     }

@@ -57,11 +57,11 @@ enum OpenMeteoFormat {
         json += #","longitude":"#.utf8
         json += place[place.index(after: comma)...]
         json += #","temperature":"#.utf8
-        json += answer.temperature.description.utf8
+        json += answer.temperature.utf8
         json += #","temperatureUnit":"#.utf8
         JSONString.append(answer.unit, to: &json)
         json += #","weatherCode":"#.utf8
-        json += String(answer.weatherCode).utf8
+        DecimalText.append(answer.weatherCode, to: &json)
         json += #","condition":"#.utf8
         JSONString.append(condition, to: &json)
         json += #","lastUpdate":""#.utf8
@@ -76,7 +76,8 @@ enum OpenMeteoFormat {
     /// any of these of another type, makes the answer unusable.
     private struct Answer {
         let time: String
-        let temperature: Double
+        /// As Larder writes it: the text of a finite Double (`JSONValue.doubleText`).
+        let temperature: String
         let weatherCode: Int
         let unit: String
 
@@ -88,7 +89,7 @@ enum OpenMeteoFormat {
 
         init?(_ document: JSONValue?) {
             guard let current = document?["current"], let time = current["time"]?.string,
-                  let temperature = current["temperature_2m"]?.double, let weatherCode = current["weather_code"]?.integer else { return nil }
+                  let temperature = current["temperature_2m"]?.doubleText, let weatherCode = current["weather_code"]?.integer else { return nil }
             self.time = time
             self.temperature = temperature
             self.weatherCode = weatherCode

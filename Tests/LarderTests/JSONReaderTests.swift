@@ -188,6 +188,26 @@ import Testing
         #expect(stricter > 0)  // and the malformed ones among them no longer do
     }
 
+    @Test func aNumberIsWrittenAsDoubleDescriptionWritesIt() {
+        var texts: [String] = []
+        for sign in ["", "-"] {
+            for whole in ["0", "1", "7", "12", "100", "123456789", "999999999", "1000000000", "9007199254740993"] {
+                for fraction in ["", ".0", ".5", ".05", ".001", ".0001", ".50", ".123456", ".1234567", ".000001", ".333333"] {
+                    for exponent in ["", "e2", "E-7", "e400"] { texts.append(sign + whole + fraction + exponent) }
+                }
+            }
+        }
+        for text in texts {
+            let reference = Double(text).flatMap { $0.isFinite ? $0.description : nil }
+            #expect(JSONValue.number(text).doubleText == reference, "\(text)")
+        }
+        // Temperatures as Open-Meteo writes them take the copy, not a parse.
+        for text in ["12.3", "-7", "0.05", "-0.001", "23.456789", "0"] {
+            #expect(JSONValue.plainDecimal(text) != nil, "\(text)")
+        }
+        #expect(JSONValue.string("1").doubleText == nil)
+    }
+
     @Test(arguments: [
         #"{"balance":1234.56,"date":"2021-06-02 11:01:48 +0000"}"#, #"{"balance":"1","date":"2021-06-02 11:01:48 +0000"}"#,
         #"{"balance":1,"date":null}"#, #"{"date":"2021-06-02 11:01:48 +0000"}"#, #"{"balance":-0.0,"date":"2021-06-02 11:01:48 +0000","x":[]}"#,

@@ -241,7 +241,10 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
     @Test func nonHTTPSchemesAreRefused() async throws {
         try await withClient { client in
             await expectFailure(.invalidRequest, try await client.fetch(UpstreamRequest(url: "file:///etc/passwd")))
+            await expectFailure(.invalidRequest, try await client.fetch(UpstreamRequest(url: "httpx://127.0.0.1/")))
         }
+        #expect(["http://a", "HTTP://a", "https://a", "hTtPs://a"].allSatisfy(Transfer.isWebScheme))
+        #expect(!["ftp://a", "http", "https//a", "httpsx://a", "htt://a", "ｈttp://a", ""].contains(where: Transfer.isWebScheme))
     }
 
     @Test func fiveHundredConcurrentFetchesStayWithinThePerHostBound() async throws {
