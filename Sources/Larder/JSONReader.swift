@@ -64,7 +64,7 @@ enum JSONValue: Equatable {
     }
 
     /// `text` as `Double.description` would write it, when that is certain without parsing:
-    /// `-?(0|[1-9][0-9]{0,8})(\.[0-9]{0,5}[1-9])?`, not below 0.001 in size, so at most 15
+    /// `-?(0|[1-9][0-9]{0,8})(\.[0-9]{0,5}[1-9])?`, zero or not below 0.001 in size, so at most 15
     /// significant digits (they survive a Double unchanged) and inside the range Swift
     /// writes without an exponent. Without a fraction, Swift adds `.0`.
     static func plainDecimal(_ text: String) -> String? {
