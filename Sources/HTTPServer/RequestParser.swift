@@ -286,9 +286,7 @@ struct RequestParser {
 
     /// `http://host:port/path?q` → (authority, `/path?q`).
     static func originForm(ofAbsolute target: String) -> (authority: String, target: String)? {
-        let lower = target.lowercased()
-        let scheme = lower.hasPrefix("http://") ? 7 : lower.hasPrefix("https://") ? 8 : 0
-        guard scheme > 0 else { return nil }
+        guard let scheme = WebScheme.authorityStart(target) else { return nil }
         let rest = target.dropFirst(scheme)
         let end = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
         let authority = String(rest[..<end])

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// Parsers for the value syntaxes of the settings: sizes (a whole number of bytes, or with
 /// `B`, `KiB`, `MiB`, `GiB`) and durations (whole seconds, or with `ms`, `s`, `m`, `h`).
@@ -30,9 +31,8 @@ enum SettingValues {
 
     /// An `http` or `https` URL with a host.
     static func isHTTPURL(_ text: String) -> Bool {
-        let lower = text.lowercased()
-        let rest: Substring
-        if lower.hasPrefix("http://") { rest = text.dropFirst(7) } else if lower.hasPrefix("https://") { rest = text.dropFirst(8) } else { return false }
+        guard let scheme = WebScheme.authorityStart(text) else { return false }
+        let rest = text.dropFirst(scheme)
         let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         return !host.isEmpty && !text.contains(" ") && !host.hasPrefix(":")
     }

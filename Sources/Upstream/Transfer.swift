@@ -43,7 +43,7 @@ final class Transfer: @unchecked Sendable {
         func check(_ code: CURLcode, _ what: String) throws(UpstreamError) {
             guard code == CURLE_OK else { throw .invalidRequest("\(what): \(String(cString: curl_easy_strerror(code)))") }
         }
-        guard Self.isWebScheme(request.url) else { throw .invalidRequest("only http and https URLs: \(request.url)") }
+        guard WebScheme.prefixLength(request.url) != nil else { throw .invalidRequest("only http and https URLs: \(request.url)") }
         try check(larder_easy_setopt_string(easy, CURLOPT_URL, request.url), "URL \(request.url)")
         // Only http and https: a configured URL must never reach file:// or other schemes.
         try check(larder_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
@@ -116,14 +116,6 @@ final class Transfer: @unchecked Sendable {
         }
         line.append(0)
         return line
-    }
-
-    /// Whether the URL starts `http:` or `https:`, in any case; compared by bytes, since
-    /// lowercasing the scheme made a String on every miss.
-    static func isWebScheme(_ url: String) -> Bool {
-        let scheme = url.utf8.prefix { $0 != UInt8(ascii: ":") }
-        guard scheme.count < url.utf8.count else { return false }
-        return scheme.elementsEqual("http".utf8) { $0 | 0x20 == $1 } || scheme.elementsEqual("https".utf8) { $0 | 0x20 == $1 }
     }
 
     /// A curl-made field (`Accept:` removes curl's own Accept), NUL-terminated.

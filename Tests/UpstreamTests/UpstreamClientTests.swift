@@ -243,8 +243,10 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
             await expectFailure(.invalidRequest, try await client.fetch(UpstreamRequest(url: "file:///etc/passwd")))
             await expectFailure(.invalidRequest, try await client.fetch(UpstreamRequest(url: "httpx://127.0.0.1/")))
         }
-        #expect(["http://a", "HTTP://a", "https://a", "hTtPs://a"].allSatisfy(Transfer.isWebScheme))
-        #expect(!["ftp://a", "http", "https//a", "httpsx://a", "htt://a", "ｈttp://a", ""].contains(where: Transfer.isWebScheme))
+        #expect(["http://a", "HTTP://a", "https://a", "hTtPs://a"].allSatisfy { WebScheme.prefixLength($0) != nil })
+        #expect(!["ftp://a", "http", "https//a", "httpsx://a", "htt://a", "ｈttp://a", "http\u{1A}//a", ""].contains { WebScheme.prefixLength($0) != nil })
+        #expect(WebScheme.authorityStart("HTTP://a") == 7 && WebScheme.authorityStart("hTtPs://a") == 8)
+        #expect(WebScheme.authorityStart("http:/a") == nil && WebScheme.authorityStart("http:\u{0F}/a") == nil)
     }
 
     @Test func fiveHundredConcurrentFetchesStayWithinThePerHostBound() async throws {
