@@ -39,6 +39,9 @@ final class EventLoop: @unchecked Sendable {
     private let tick: Int32
     private var idlePolling: IdlePolling
     private var turnYielding = TurnYielding()
+    /// This turn heard from a caller: a connection accepted, or a request's bytes read. Only
+    /// then does the loop poll before it sleeps (`pollBeforeSleeping`).
+    private var heardFromCaller = false
     private let onExit: @Sendable () -> Void
 
     let inbox: LoopInbox
@@ -90,13 +93,13 @@ final class EventLoop: @unchecked Sendable {
         var lastSweep = MonotonicClock.nanoseconds()
         let tickNanoseconds = UInt64(tick) * 1_000_000
         loopThread.store(UInt(pthread_self()), ordering: .relaxed)
-        var busy = false
 
         while true {
             // A job the loop queued for itself after its last look at the inbox: no waiting.
             let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: MonotonicClock.nanoseconds(), tick: tick)
-            let count = busy && wait != 0 ? pollBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
-            busy = count > 0
+            let polls = heardFromCaller && wait != 0
+            heardFromCaller = false
+            let count = polls ? pollBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
             beginTurn()
             if count < 0, larder_errno() != EINTR {
                 logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])
@@ -137,14 +140,20 @@ final class EventLoop: @unchecked Sendable {
         shutDownLoop()
     }
 
-    /// The wait of a loop that has just handled events. First it gives its core away
-    /// (`sched_yield`) when `turnYielding` says so, so a thread waiting for that core runs
-    /// now rather than at the next tick. Then, since under load the next request is usually
-    /// a moment away and sleeping in `epoll_wait` and being woken again costs more than a
-    /// cached answer, it looks without waiting, once and then for as long as `idlePolling`
-    /// has learnt pays, letting every other runnable thread of the process go first between
-    /// looks (a yield is a no-op on an idle core); only then does it sleep. A loop that was
-    /// idle already sleeps at once.
+    /// The wait of a loop whose last turn heard from a caller (`heardFromCaller`: a
+    /// request's bytes, a new connection). First it gives its core away (`sched_yield`)
+    /// when `turnYielding` says so, so a thread waiting for that core runs now rather than
+    /// at the next tick. Then, since under load the next request is usually a moment away
+    /// and sleeping in `epoll_wait` and being woken again costs more than a cached answer,
+    /// it looks without waiting, once and then for as long as `idlePolling` has learnt
+    /// pays, letting every other runnable thread of the process go first between looks (a
+    /// yield is a no-op on an idle core); only then does it sleep.
+    ///
+    /// A turn that only finished work begun earlier (an answer made in a Task, an
+    /// upstream's reply, a timer) says nothing about when the next request comes, so after
+    /// it the loop sleeps at once, as an idle loop does. Polling and yielding there, just
+    /// after a miss's answer went out and the disk writer was woken, made the miss's caller
+    /// wait longer.
     private func pollBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
         var idleSince = MonotonicClock.nanoseconds()
         if turnYielding.isDue(at: idleSince) {
@@ -211,6 +220,7 @@ final class EventLoop: @unchecked Sendable {
             let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
                                         parser: RequestParser(configuration: configuration), limits: limits, now: now)
             connections[fd] = connection
+            heardFromCaller = true
             updateInterest(connection)
             if open > configuration.maxConnections {
                 fail(connection, status: 503, detail: "The server has too many open connections; try again shortly.")
@@ -319,6 +329,7 @@ final class EventLoop: @unchecked Sendable {
             }
             if connection.state.isLingering { continue }  // discard what a closing client still sends
             connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            heardFromCaller = true
             connection.state.bytesRead(at: turnTime)
             if n < scratch.count { return true }
             // A full chunk: let the parser catch up before reading more, so input stays bounded.
