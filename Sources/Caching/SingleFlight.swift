@@ -1,31 +1,45 @@
 import HTTPCore
 import Synchronization
 
-/// At most one piece of work per key at a time: the first caller starts it, later callers
+/// At most one piece of work per key at a time: the first caller runs it, later callers
 /// for the same key wait on continuations and are resumed with the same result when it
-/// ends. No polling, and the work runs in a task of its own, so a caller going away does
-/// not cancel it for the others.
+/// ends. No polling.
+///
+/// The first caller runs the work in its own task rather than in a Task made for it: that
+/// Task was one more allocation, start and resumption on every miss. Nothing in Larder
+/// cancels the task of a request, so the work is not cut short by the caller it runs in;
+/// were that caller cancelled, those who joined would get its outcome (an upstream
+/// failure), never wait forever. Work nobody waits for (`startIfIdle`) gets a Task of its own.
 final class SingleFlight<Outcome: Sendable>: Sendable {
-    private struct Waiter {
-        let continuation: CheckedContinuation<(Outcome, collapsed: Bool), Never>
-        let collapsed: Bool
-    }
+    /// Callers waiting for the flight of their key; nil when it ended before they joined.
+    private typealias Waiter = CheckedContinuation<Outcome?, Never>
 
     private let flights = Mutex<[String: [Waiter]]>([:])
 
-    /// The outcome of the flight for `key`, starting it with `work` when none is in flight.
+    /// The outcome of the flight for `key`, running `work` when none is in flight.
     /// `collapsed` is true for callers that joined another caller's flight.
-    func run(_ key: String, _ work: @escaping @Sendable () async -> Outcome) async -> (Outcome, collapsed: Bool) {
-        await withCheckedContinuation { continuation in
-            let starts = flights.withLock { flights in
-                if flights[key] != nil {
-                    flights[key]!.append(Waiter(continuation: continuation, collapsed: true))
-                    return false
-                }
-                flights[key] = [Waiter(continuation: continuation, collapsed: false)]
+    func run(_ key: String, _ work: () async -> Outcome) async -> (Outcome, collapsed: Bool) {
+        while true {
+            let leads = flights.withLock { flights in
+                guard flights[key] == nil else { return false }
+                flights[key] = []
                 return true
             }
-            if starts { launch(key, work) }
+            if leads {
+                let outcome = await work()
+                finish(key, outcome)
+                return (outcome, false)
+            }
+            let joined = await withCheckedContinuation { (continuation: Waiter) in
+                let waits = flights.withLock { flights in
+                    guard flights[key] != nil else { return false }
+                    flights[key]!.append(continuation)
+                    return true
+                }
+                // The flight ended between the two looks: lead the next one.
+                if !waits { continuation.resume(returning: nil) }
+            }
+            if let joined { return (joined, true) }
         }
     }
 
@@ -41,12 +55,17 @@ final class SingleFlight<Outcome: Sendable>: Sendable {
 
     var inFlight: Int { flights.withLock { $0.count } }
 
+    /// Callers waiting on the flight for `key` (tests).
+    func waiting(_ key: String) -> Int { flights.withLock { $0[key]?.count ?? 0 } }
+
     private func launch(_ key: String, _ work: @escaping @Sendable () async -> Outcome) {
         // On the caller's event loop, when it has one: the work's awaits come back there.
-        Task(executorPreference: LoopExecutor.current) { [self] in
-            let outcome = await work()
-            let waiters = flights.withLock { $0.removeValue(forKey: key) ?? [] }
-            for waiter in waiters { waiter.continuation.resume(returning: (outcome, waiter.collapsed)) }
-        }
+        Task(executorPreference: LoopExecutor.current) { [self] in finish(key, await work()) }
+    }
+
+    /// Ends the flight for `key`, resuming everyone who joined it.
+    private func finish(_ key: String, _ outcome: Outcome) {
+        let waiters = flights.withLock { $0.removeValue(forKey: key) ?? [] }
+        for waiter in waiters { waiter.resume(returning: outcome) }
     }
 }
