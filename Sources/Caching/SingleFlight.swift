@@ -9,7 +9,8 @@ import Synchronization
 /// Task was one more allocation, start and resumption on every miss. Nothing in Larder
 /// cancels the task of a request, so the work is not cut short by the caller it runs in;
 /// were that caller cancelled, those who joined would get its outcome (an upstream
-/// failure), never wait forever. Work nobody waits for (`startIfIdle`) gets a Task of its own.
+/// failure), never wait forever. Work nobody waits for (`startIfIdle`) gets a Task of its
+/// own.
 final class SingleFlight<Outcome: Sendable>: Sendable {
     /// Callers waiting for the flight of their key; nil when it ended before they joined.
     private typealias Waiter = CheckedContinuation<Outcome?, Never>
