@@ -34,8 +34,8 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxOutputBytes: Int = 1024 * 1024
     /// Requests read ahead of their responses on one connection (pipelining depth).
     public var maxPipelinedRequests: Int = 64
-    /// The longest a loop that has just handled events polls for more before it sleeps; it
-    /// learns how long pays, up to this (`IdlePolling`). Zero looks once and sleeps.
+    /// The longest a loop that has just heard from a caller polls for more before it sleeps;
+    /// it learns how long pays, up to this (`IdlePolling`). Zero looks once and sleeps.
     public var idlePollLimit: Duration = .microseconds(100)
     /// How long a graceful stop waits for in-flight responses before closing everything.
     public var shutdownGracePeriod: Duration = .seconds(8)

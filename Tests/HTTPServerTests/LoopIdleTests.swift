@@ -29,6 +29,18 @@ import TestSupport
         return Int32(String(decoding: path[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self).split(separator: "/").last ?? "") ?? 0
     }
 
+    /// The share of one core (1 is all of it) a thread of this process used while `body` ran,
+    /// from its CPU ticks, and the reading it came from for a failure's message.
+    static func coreShare(thread: Int32, while body: () async throws -> Void) async throws -> (share: Double, reading: String) {
+        let before = try #require(cpuTicks(thread: thread))
+        let started = ContinuousClock.now
+        try await body()
+        let elapsed = ContinuousClock.now - started
+        let used = try #require(cpuTicks(thread: thread)) - before
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (Double(used) / (Double(sysconf(Int32(_SC_CLK_TCK))) * seconds), "\(used) ticks in \(elapsed)")
+    }
+
     /// Voluntary context switches of one thread of this process: each is a sleep.
     static func sleeps(thread: Int32) -> Int? {
         guard let status = try? String(contentsOfFile: "/proc/self/task/\(thread)/status", encoding: .utf8) else { return nil }
@@ -76,16 +88,11 @@ import TestSupport
                 for client in clients { try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n") }
                 for client in clients { #expect(try await client.readResponse().text == "ok") }
             }
-            let thread = loopThread.load(ordering: .relaxed)
-            let before = try #require(Self.cpuTicks(thread: thread))
-            let started = ContinuousClock.now
-            try await Task.sleep(for: .seconds(1))
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let used = try #require(Self.cpuTicks(thread: thread)) - before
+            let (share, reading) = try await Self.coreShare(thread: loopThread.load(ordering: .relaxed)) {
+                try await Task.sleep(for: .seconds(1))
+            }
             // A spinning loop would use about the whole second (100 ticks); a sleeping one, none.
-            let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
-            #expect(Double(used) < Double(ticksPerSecond) * seconds * 0.2, "\(used) ticks in \(elapsed)")
+            #expect(share < 0.2, "\(reading)")
             for client in clients {
                 try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
                 #expect(try await client.readResponse().text == "ok")
@@ -113,19 +120,14 @@ import TestSupport
             let client = try TestClient(port: port)
             try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
             #expect(try await client.readResponse().text == "later")
-            let thread = loopThread.load(ordering: .relaxed)
-            let before = try #require(Self.cpuTicks(thread: thread))
-            let started = ContinuousClock.now
-            for _ in 0..<40 {
-                try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-                #expect(try await client.readResponse().text == "later")
-                try await Task.sleep(for: .milliseconds(25))
+            let (share, reading) = try await Self.coreShare(thread: loopThread.load(ordering: .relaxed)) {
+                for _ in 0..<40 {
+                    try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                    #expect(try await client.readResponse().text == "later")
+                    try await Task.sleep(for: .milliseconds(25))
+                }
             }
-            let elapsed = ContinuousClock.now - started
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let used = try #require(Self.cpuTicks(thread: thread)) - before
-            let ticksPerSecond = sysconf(Int32(_SC_CLK_TCK))
-            #expect(Double(used) < Double(ticksPerSecond) * seconds * 0.35, "\(used) ticks in \(elapsed)")
+            #expect(share < 0.35, "\(reading)")
         }
     }
 }
