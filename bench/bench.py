@@ -1,15 +1,19 @@
 #!/usr/bin/env python3
 """make bench: Larder against nginx proxy_cache (and static nginx), side by side in one run.
 
-Loopback only, bounded in time (about twelve minutes with 10 s runs), every process started
-is stopped by pid. Only ratios measured in the same run count: these machines are shared
-and noisy.
+Loopback only, bounded in time (about seventeen minutes with 10 s runs and three rounds),
+every process started is stopped by pid. Only ratios measured in the same run count: these
+machines are shared and noisy.
 Server CPU time per request comes from /proc, because wrk needs a core of its own here.
 
 Every server runs in a session of its own (as a service runs in a cgroup of its own), so
 with the kernel's autogroup scheduling a two-worker server and wrk contend for the same two
-cores by group. A second, smaller table gives each server one worker (Larder
-`--event-loops 1`, nginx `worker_processes 1`): the server has a core and wrk the other.
+cores by group. Where the scheduler puts a server's two workers decides about a third of
+its throughput, for nginx as for Larder: both workers on the core wrk does not use, or one
+on wrk's core. A placement lasts a run or longer, so each cell keeps the best of
+`BENCH_ROUNDS` interleaved rounds (3), which gives each server its chances at the better
+one. A second, smaller table gives each server one worker (Larder `--event-loops 1`, nginx
+`worker_processes 1`): the server has a core and wrk the other.
 """
 import concurrent.futures
 import json
@@ -30,6 +34,7 @@ import urllib.request
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LARDER = sys.argv[1]
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HOT = "/weather?lat=52.52&lon=13.41"
 # Debian installs nginx in /usr/sbin, which is not on every user's PATH.
@@ -318,7 +323,7 @@ def main():
 
         peers = [("larder", larder, larder_port), ("larder pass-through", passthrough, pass_port),
                  ("nginx proxy_cache", nginx["proxy"], proxy_port), ("nginx static", nginx["static"], static_port)]
-        for rep in (1, 2):
+        for rep in range(1, ROUNDS + 1):
             print(f"round {rep}")
             for connections in (64, 256):
                 for keys in ("hot key", "1000 keys"):
@@ -331,7 +336,7 @@ def main():
         one_peers = [("larder", one, one_port), ("nginx proxy_cache", nginx["one-proxy"], one_proxy_port),
                      ("nginx static", nginx["one-static"], one_static_port), ("larder (logged)", one_logged, one_logged_port),
                      ("nginx proxy_cache (logged)", nginx["one-proxy-logged"], one_proxy_logged_port)]
-        for rep in (1, 2):
+        for rep in range(1, ROUNDS + 1):
             print(f"one worker each, round {rep}")
             for connections in (64, 256):
                 for name, proc, port in one_peers:
@@ -389,7 +394,7 @@ def report(rows, miss, idle, after):
     except OSError:
         autogroup = "not in this kernel"
     lines = ["# make bench", "", f"{time.strftime('%Y-%m-%d %H:%M:%S %Z')}, {os.cpu_count()} cores, wrk -t1, {DURATION} s runs,"
-             f" best of two interleaved rounds; each server in a session of its own, autogroup scheduling {autogroup}.", "",
+             f" best of {ROUNDS} interleaved rounds; each server in a session of its own, autogroup scheduling {autogroup}.", "",
              "Two workers each (Larder: one event loop per CPU; nginx: worker_processes 2):", ""]
     lines += table("two", ("hot key", "1000 keys"))
     lines += ["", "One worker each (Larder --event-loops 1; nginx worker_processes 1), hot key:", ""]
