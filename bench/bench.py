@@ -35,6 +35,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LARDER = sys.argv[1]
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+if ROUNDS < 1:
+    raise SystemExit("BENCH_ROUNDS must be at least 1")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 HOT = "/weather?lat=52.52&lon=13.41"
 # Debian installs nginx in /usr/sbin, which is not on every user's PATH.
