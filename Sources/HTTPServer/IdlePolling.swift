@@ -14,7 +14,8 @@
 ///   it is under an eighth of the limit.
 ///
 /// A loop whose requests come further apart than `limit` stops polling after a few sleeps;
-/// one whose requests come closer keeps its core busy. A limit of 0 never polls.
+/// one whose requests come closer keeps its core busy. A limit of 0 keeps the window at 0:
+/// the loop looks once without waiting, then sleeps.
 struct IdlePolling {
     /// The longest window, in nanoseconds.
     let limit: UInt64
