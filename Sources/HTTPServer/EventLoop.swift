@@ -313,7 +313,7 @@ final class EventLoop: @unchecked Sendable {
         while true {
             let result: IOResult
             do {
-                result = try System.read(connection.fd, scratch)
+                result = try System.receive(connection.fd, scratch)
             } catch {
                 close(connection)
                 return false
