@@ -28,11 +28,21 @@ public struct PathTable<Value> {
     }
 
     /// The value of the path a request asks for, compared byte for byte (no normalising).
-    /// Inlinable, so it is specialised where it is used: generic, it cost more than a hash.
     @inlinable
     public func value(at path: Substring) -> Value? {
+        index(at: path).map { entries[$0].value }
+    }
+
+    /// The value of the path at `position` in `paths`, as `index(at:)` answers it.
+    @inlinable
+    public func value(atPosition position: Int) -> Value { entries[position].value }
+
+    /// The position in `paths` of the path a request asks for, compared byte for byte.
+    /// Inlinable, so it is specialised where it is used: generic, it cost more than a hash.
+    @inlinable
+    public func index(at path: Substring) -> Int? {
         var path = path
-        let found: Int? = path.withUTF8 { wanted in
+        return path.withUTF8 { wanted in
             for i in entries.indices where entries[i].path.utf8.count == wanted.count {
                 // Read in place: a copy of each candidate (to call `withUTF8`) cost a retain
                 // and a release per path of the same length.
@@ -43,7 +53,6 @@ public struct PathTable<Value> {
             }
             return nil
         }
-        return found.map { entries[$0].value }
     }
 }
 

@@ -14,6 +14,8 @@ public typealias HTTPHandler = @Sendable (HTTPRequest) -> HTTPHandlerResult
 /// path with another method is 405 with `Allow`; HEAD is served by the GET handler.
 public struct Router: Sendable {
     private var routes = PathTable<MethodHandlers>()
+    /// Each path's position in `paths` (sorted), by its position in `routes` (as added).
+    private var sortedPositions: [Int] = []
     /// Handles paths with no route of their own (pass-through routes plug in here).
     public var fallback: HTTPHandler?
 
@@ -23,6 +25,8 @@ public struct Router: Sendable {
         var byMethod = routes[path] ?? MethodHandlers()
         byMethod[method] = handler
         routes[path] = byMethod
+        let sorted = paths
+        sortedPositions = routes.paths.map { sorted.firstIndex(of: $0)! }
     }
 
     public mutating func get(_ path: String, _ handler: @escaping HTTPHandler) {
@@ -35,20 +39,31 @@ public struct Router: Sendable {
     /// Routes the request by its normalised path (`TargetPath`), which is also the target
     /// every handler sees: what is matched is what is keyed and forwarded.
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
-        guard TargetPath.needsWork(request.target) else { return route(request) }
+        var path: Int?
+        return handle(request, matchedPath: &path)
+    }
+
+    /// `handle`, also telling which route answered: `matchedPath` is set to the position in
+    /// `paths` of the path that matched (after normalising), and left nil when none did (a
+    /// fallback's answer, 404, or a refused target). Per-route tables (the request series)
+    /// index by it, rather than looking the path up a second time.
+    public func handle(_ request: HTTPRequest, matchedPath: inout Int?) -> HTTPHandlerResult {
+        guard TargetPath.needsWork(request.target) else { return route(request, matchedPath: &matchedPath) }
         guard let target = TargetPath.normalized(request.target) else {
             return .now(ProblemDetails(status: 400, detail: "The path climbs above the root or holds a malformed percent-escape.").response())
         }
         var normalized = request
         normalized.target = target
-        return route(normalized)
+        return route(normalized, matchedPath: &matchedPath)
     }
 
-    private func route(_ request: HTTPRequest) -> HTTPHandlerResult {
-        guard let byMethod = routes.value(at: request.path) else {
+    private func route(_ request: HTTPRequest, matchedPath: inout Int?) -> HTTPHandlerResult {
+        guard let index = routes.index(at: request.path) else {
             if let fallback { return fallback(request) }
             return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())
         }
+        matchedPath = sortedPositions[index]
+        let byMethod = routes.value(atPosition: index)
         if let handler = byMethod.serving(request.method) {
             return handler(request)
         }

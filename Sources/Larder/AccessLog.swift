@@ -76,18 +76,22 @@ struct AccessLog: Sendable {
         direct = (logger.handler as? LogOutput).map(Direct.init)
     }
 
+    /// The router's answers, logged and counted. The series must number routes as this
+    /// router does (made from its `paths`): a request counts under the route that matched.
     func wrap(_ router: Router) -> HTTPHandler {
-        { request in
+        precondition(series.routes == router.paths, "the request series was made for another router")
+        return { request in
             let start = MonotonicClock.nanoseconds()
             let id = requestIDs.id(for: request.headers["x-request-id"])
-            switch router.handle(request) {
+            var matched: Int?
+            switch router.handle(request, matchedPath: &matched) {
             case .now(var response):
-                record(request, &response, id: id, start)
+                record(request, &response, route: matched, id: id, start)
                 return .now(response)
             case .later(let work):
-                return .later {
+                return .later { [matched] in
                     var response = await work()
-                    record(request, &response, id: id, start)
+                    record(request, &response, route: matched, id: id, start)
                     return response
                 }
             }
@@ -96,10 +100,10 @@ struct AccessLog: Sendable {
 
     /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
     /// the response per request was a measurable part of the hit path.
-    private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, id: RequestIDs.ID, _ start: UInt64) {
+    private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64) {
         let idOctets = response.lines.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
-        let route = series.route(of: request.path, passThrough: passThrough?.covers(request.path) == true)
+        let route = series.route(matched: matched, passThrough: passThrough?.covers(request.path) == true)
         let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
         series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
@@ -145,34 +149,42 @@ struct AccessLog: Sendable {
 /// Request ids: the client's when it is 1 to 128 visible ASCII characters, else a new one,
 /// made of a random prefix per process and a counter (unique, and no system call per request).
 final class RequestIDs: Sendable {
-    /// Up to 8 hex digits.
-    private let prefix = Array(String(UInt64.random(in: .min ... .max) & 0xFFFF_FFFF, radix: 16).utf8)
+    private let prefix = UInt32.random(in: .min ... .max)
     private let next = Atomic<UInt64>(0)
 
     /// A request's id, written straight into the response: a made one is never a String.
     enum ID {
         case given(String)
-        case made(prefix: [UInt8], number: UInt64)
+        /// `prefix-number`, both in lower-case hex without leading zeros. Two integers, not
+        /// text: a made id is copied without a retain and written in one copy.
+        case made(prefix: UInt32, number: UInt64)
 
         func append(to out: inout [UInt8]) {
             switch self {
             case .given(let text):
                 out.append(contentsOf: text.utf8)
-            case .made(let prefix, let n):
-                out.append(contentsOf: prefix)
-                out.append(0x2D)
-                // Right to left on the stack, then one copy: an append per digit cost twice as much.
-                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 16) { digits in
-                    var start = digits.count
-                    var rest = n
-                    repeat {
-                        start -= 1
-                        digits[start] = Hex.digits[Int(rest & 0xF)]
-                        rest >>= 4
-                    } while rest != 0
-                    out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[start...]))
+            case .made(let prefix, let number):
+                // Right to left on the stack, then one copy: an append per part cost twice as much.
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 25) { text in
+                    var start = Self.writeHex(number, endingAt: text.count, in: text) - 1
+                    text[start] = 0x2D
+                    start = Self.writeHex(UInt64(prefix), endingAt: start, in: text)
+                    out.append(contentsOf: UnsafeBufferPointer(rebasing: text[start...]))
                 }
             }
+        }
+
+        /// Writes `value`'s hex digits to end just before `end`; answers where they start.
+        private static func writeHex(_ value: UInt64, endingAt end: Int, in text: UnsafeMutableBufferPointer<UInt8>) -> Int {
+            var start = end
+            var rest = value
+            repeat {
+                start -= 1
+                let digit = UInt8(truncatingIfNeeded: rest & 0xF)
+                text[start] = digit < 10 ? 0x30 + digit : 0x57 + digit  // 0x57 + 10 is "a"
+                rest >>= 4
+            } while rest != 0
+            return start
         }
     }
 

@@ -46,7 +46,8 @@ final class RequestSeries: Sendable {
     private static let histogramWidth = bounds.count + 3
 
     private let labels: [String]
-    private let index: PathTable<Int>
+    /// The routes' own paths: the first labels, in the order a router numbers them (`Router.paths`).
+    let routes: [String]
     /// Both tables flat and striped per loop, so a request costs two indexes and adds to
     /// its own loop's cache lines: `requests[route][status]` at `route * statuses.count +
     /// status − 100`, `durations[route][result][cell]` at `(route * results + result) *
@@ -57,20 +58,18 @@ final class RequestSeries: Sendable {
     private let boundsNanoseconds: [Int]
 
     init(routes: [String]) {
+        self.routes = routes
         labels = routes + [Self.passThroughLabel, Self.otherLabel]
-        // Only the routes' own paths: a request's path is never `pass-through` or `other`.
-        var index = PathTable<Int>()
-        for (i, route) in routes.enumerated() where index[route] == nil { index[route] = i }
-        self.index = index
         requests = StripedCounters(count: labels.count * Self.statuses.count)
         durations = StripedCounters(count: labels.count * CacheResult.allCases.count * Self.histogramWidth)
         boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
     }
 
-    /// The route a request counts under; `passThrough` says whether a pass-through route
-    /// covers its path (asked only for a path without a route of its own).
-    func route(of path: Substring, passThrough: @autoclosure () -> Bool) -> Route {
-        if let known = index.value(at: path) { return Route(index: known) }
+    /// The route a request counts under: the position in `routes` of the path the router
+    /// matched (`Router.handle(_:matchedPath:)`), else `pass-through` when `passThrough` says
+    /// a pass-through route covers its path, else `other`.
+    func route(matched: Int?, passThrough: @autoclosure () -> Bool) -> Route {
+        if let matched, routes.indices.contains(matched) { return Route(index: matched) }
         return Route(index: labels.count - (passThrough() ? 2 : 1))
     }
 

@@ -35,4 +35,23 @@ import Testing
         #expect(body("/x/../balance") == "b")
         #expect(body("/balancE") == "404")
     }
+
+    @Test func theRouterTellsWhichOfItsSortedPathsAnswered() {
+        var router = Router()
+        router.get("/weather") { _ in .now(HTTPResponse(status: 200, body: "w")) }
+        router.get("/balance") { _ in .now(HTTPResponse(status: 200, body: "b")) }
+        router.add(.post, "/admin") { _ in .now(HTTPResponse(status: 204)) }
+        #expect(router.paths == ["/admin", "/balance", "/weather"])
+        func matched(_ method: HTTPMethod, _ target: String) -> Int? {
+            var path: Int?
+            _ = router.handle(HTTPRequest(method: method, target: target), matchedPath: &path)
+            return path
+        }
+        #expect(matched(.get, "/weather?lat=1") == 2)
+        #expect(matched(.get, "/x/../balance") == 1)
+        #expect(matched(.post, "/admin") == 0)
+        #expect(matched(.get, "/admin") == 0)  // 405: the path matched, the method did not
+        #expect(matched(.get, "/nowhere") == nil)
+        #expect(matched(.get, "/../weather") == nil)  // refused before routing
+    }
 }

@@ -92,8 +92,10 @@ extension AccessLogLevelTests {
         #expect(made.allSatisfy { $0.wholeMatch(of: #/[0-9a-f]{1,8}-[0-9a-f]{1,16}/#) != nil && $0.hasPrefix(prefix + "-") })
         #expect(made[15].hasSuffix("-10"))
         for (number, digits) in [(UInt64(0), "0"), (0x1F, "1f"), (0xABC0_0000_0000_0001, "abc0000000000001"), (.max, "ffffffffffffffff")] {
-            #expect(text(.made(prefix: Array("ab".utf8), number: number)) == "ab-" + digits)
+            #expect(text(.made(prefix: 0xab, number: number)) == "ab-" + digits)
         }
+        #expect(text(.made(prefix: 0, number: 9)) == "0-9")
+        #expect(text(.made(prefix: .max, number: 0x10)) == "ffffffff-10")
         #expect(text(ids.id(for: "given-1")) == "given-1")
         for unusable in ["", "two words", String(repeating: "x", count: 129), "caf\u{E9}"] {
             #expect(text(ids.id(for: unusable)).hasPrefix(prefix + "-"), "\(unusable)")

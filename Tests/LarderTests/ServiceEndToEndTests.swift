@@ -359,17 +359,22 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
         try await withLarder { h in
             _ = try await h.get("/weather?lat=13&lon=13")
             _ = try await h.get("/weather?lat=13&lon=13")
+            // A request counts under the route that answered it, found from its normalised
+            // path; one no route answers counts under `other`.
+            #expect(try await h.get("/x/../weather?lat=13&lon=13").status == 200)
+            #expect(try await h.get("/nowhere").status == 404)
             let metrics = try await h.get("/metrics")
             #expect(metrics.status == 200)
             #expect(metrics.header("content-type")?.hasPrefix("text/plain; version=0.0.4") == true)
-            for line in ["larder_http_requests_total{route=\"/weather\",status=\"200\"} 2",
-                         // The miss looked in memory and on disk before the upstream; the hit only in memory.
-                         "larder_cache_lookups_total{tier=\"memory\",result=\"hit\"} 1",
+            for line in ["larder_http_requests_total{route=\"/weather\",status=\"200\"} 3",
+                         "larder_http_requests_total{route=\"other\",status=\"404\"} 1",
+                         // The miss looked in memory and on disk before the upstream; the hits only in memory.
+                         "larder_cache_lookups_total{tier=\"memory\",result=\"hit\"} 2",
                          "larder_cache_lookups_total{tier=\"memory\",result=\"miss\"} 1",
                          "larder_cache_lookups_total{tier=\"disk\",result=\"miss\"} 1",
                          "larder_cache_lookups_total{tier=\"upstream\",result=\"miss\"} 1",
                          "larder_upstream_requests_total{upstream=\"weather\",outcome=\"ok\"} 1",
-                         "larder_http_request_duration_seconds_count{route=\"/weather\",cache=\"hit\"} 1",
+                         "larder_http_request_duration_seconds_count{route=\"/weather\",cache=\"hit\"} 2",
                          "larder_http_request_duration_seconds_count{route=\"/weather\",cache=\"miss\"} 1",
                          "larder_upstream_request_duration_seconds_count{upstream=\"weather\"} 1",
                          "larder_cache_limit_bytes{tier=\"memory\"} 67108864.0",
