@@ -99,6 +99,17 @@ import Testing
             #expect(CacheStatus(hit: true, ttl: 7, stored: true, detail: detail).description == "larder; hit; ttl=7; stored; detail=\(detail.rawValue)")
         }
         #expect(CacheStatus(hit: true, ttl: 0).description == "larder; hit; ttl=0")
+        for forward in CacheStatus.Forward.allCases {
+            #expect(CacheStatus(forward: forward).description == "larder; fwd=\(forward.rawValue)")
+        }
+    }
+
+    /// The value is put together in a fixed buffer on the stack: the longest one must fit.
+    @Test func theLongestCacheStatusComesOutWhole() {
+        let longest = CacheStatus(hit: true, forward: .request, forwardStatus: .min, ttl: .min, stored: true, collapsed: true,
+                                  detail: .refreshLimited)
+        #expect(longest.description == "larder; hit; fwd=request; fwd-status=-9223372036854775808; ttl=-9223372036854775808; "
+                + "stored; collapsed; detail=refresh-limited")
     }
 }
 
