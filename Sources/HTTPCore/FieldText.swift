@@ -14,26 +14,28 @@ public enum FieldText {
         return text
     }
 
-    /// Appends the octets a value string stands for. Scalars above 0xFF (text Larder wrote
-    /// itself, never bytes it received) go out as UTF-8.
+    /// Appends the octets a value string stands for.
     @inline(__always)
     public static func append(_ text: String, to out: inout [UInt8]) {
+        withOctets(text) { out.append(contentsOf: $0) }
+    }
+
+    /// Calls `body` with the octets a value string stands for: read in place when the value
+    /// is ASCII, as nearly all are. Scalars above 0xFF (text Larder wrote itself, never bytes
+    /// it received) go out as UTF-8.
+    @inline(__always)
+    public static func withOctets<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         var text = text
-        let ascii = text.withUTF8 { bytes -> Bool in
-            if bytes.allSatisfy({ $0 < 0x80 }) {
-                out.append(contentsOf: bytes)
-                return true
-            }
-            return false
-        }
-        if ascii { return }
+        if text.withUTF8({ $0.allSatisfy { $0 < 0x80 } }) { return text.withUTF8(body) }
+        var octets: [UInt8] = []
         for scalar in text.unicodeScalars {
             if scalar.value <= 0xFF {
-                out.append(UInt8(scalar.value))
+                octets.append(UInt8(scalar.value))
             } else {
-                out.append(contentsOf: String(scalar).utf8)
+                octets.append(contentsOf: String(scalar).utf8)
             }
         }
+        return octets.withUnsafeBufferPointer(body)
     }
 
     /// The octets of a value string.

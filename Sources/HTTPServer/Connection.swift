@@ -15,9 +15,8 @@ final class Connection {
     var parser: RequestParser
     var input = InputBuffer()
 
-    var output: [UInt8] = []
-    var outputSent = 0
-    var pendingOutput: Int { output.count - outputSent }
+    var output = OutputBuffer()
+    var pendingOutput: Int { output.pending }
 
     /// Sequence number the next parsed request gets.
     var nextSequence = 0
@@ -104,10 +103,6 @@ final class Connection {
     }
 
     func outputWritten(_ n: Int) {
-        outputSent += n
-        if outputSent == output.count {
-            output.removeAll(keepingCapacity: output.capacity <= 256 * 1024)
-            outputSent = 0
-        }
+        output.markSent(n)
     }
 }

@@ -379,7 +379,7 @@ final class EventLoop: @unchecked Sendable {
             case .needMore:
                 if connection.parser.wantsContinue, connection.responsesOwed == 0 {
                     connection.parser.wantsContinue = false
-                    connection.output.append(contentsOf: "HTTP/1.1 100 Continue\r\n\r\n".utf8)
+                    connection.output.append("HTTP/1.1 100 Continue\r\n\r\n")
                 }
                 connection.state.parserWaiting(readingHead: connection.parser.readingHead, readingBody: connection.parser.readingBody,
                                                at: turnTime)
@@ -409,9 +409,7 @@ final class EventLoop: @unchecked Sendable {
         while connection.pendingOutput > 0 {
             let result: IOResult
             do {
-                result = try connection.output.withUnsafeBytes { bytes throws(SystemError) in
-                    try System.send(connection.fd, UnsafeRawBufferPointer(rebasing: bytes[connection.outputSent...]))
-                }
+                result = try connection.output.withUnsent { bytes throws(SystemError) in try System.send(connection.fd, bytes) }
             } catch {
                 close(connection)
                 return false

@@ -9,15 +9,15 @@ enum ResponseSerializer {
         var version: HTTPVersion
     }
 
-    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout [UInt8]) {
-        out.reserveCapacity(out.count + 128 + response.body.count + response.headers.count * 32 + response.lines.bytes.count
-                            + (response.rendered?.bytes.count ?? 0))
+    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout OutputBuffer) {
+        out.reserve(128 + response.body.count + response.headers.count * 32 + response.lines.bytes.count
+                    + (response.rendered?.bytes.count ?? 0))
         if let line = Self.statusLine(response.status) {
-            out.append(contentsOf: line)
+            out.append(line)
         } else {
-            out.append(contentsOf: "HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8)
+            out.append(Array("HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8))
         }
-        out.append(contentsOf: response.lines.bytes)
+        out.append(response.lines.bytes)
         var hasDate = false
         for field in response.headers {
             // Framing and connection management belong to the server alone.
@@ -26,34 +26,30 @@ enum ResponseSerializer {
                 continue
             }
             if !hasDate, HTTPHeaders.namesEqual(field.name, "date") { hasDate = true }
-            out.append(contentsOf: field.name.utf8)
-            out.append(0x3A)
-            out.append(0x20)
-            FieldText.append(field.value, to: &out)
-            out.append(0x0D)
-            out.append(0x0A)
+            var name = field.name
+            name.withUTF8 { out.append(UnsafeRawBufferPointer($0)) }
+            out.append(": ")
+            FieldText.withOctets(field.value) { out.append(UnsafeRawBufferPointer($0)) }
+            out.append("\r\n")
         }
         if let rendered = response.rendered {
-            out.append(contentsOf: rendered.bytes)
+            out.append(rendered.bytes)
             hasDate = hasDate || rendered.hasDate
         }
-        if !hasDate { out.append(contentsOf: date) }
+        if !hasDate { out.append(date) }
         if response.allowsBody {
-            out.append(contentsOf: Self.contentLengthName)
-            let length = context.isHead && response.body.isEmpty ? response.headContentLength ?? 0 : response.body.count
-            DecimalText.append(length, to: &out)
-            out.append(0x0D)
-            out.append(0x0A)
+            out.append("Content-Length: ")
+            out.append(decimal: context.isHead && response.body.isEmpty ? response.headContentLength ?? 0 : response.body.count)
+            out.append("\r\n")
         }
         if !context.keepAlive {
-            out.append(contentsOf: "Connection: close\r\n".utf8)
+            out.append("Connection: close\r\n")
         } else if context.version == .http10 {
-            out.append(contentsOf: "Connection: keep-alive\r\n".utf8)
+            out.append("Connection: keep-alive\r\n")
         }
-        out.append(0x0D)
-        out.append(0x0A)
+        out.append("\r\n")
         if response.allowsBody, !context.isHead {
-            out.append(contentsOf: response.body)
+            out.append(response.body)
         }
     }
 
@@ -66,5 +62,4 @@ enum ResponseSerializer {
     private static func statusLine(_ status: Int) -> [UInt8]? {
         (100..<600).contains(status) ? statusLines[status - 100] : nil
     }
-    private static let contentLengthName = Array("Content-Length: ".utf8)
 }
