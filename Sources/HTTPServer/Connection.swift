@@ -82,7 +82,7 @@ final class Connection {
 
     /// Writes the next owed response into `output`.
     private func render(_ response: HTTPResponse, date: inout DateHeaderCache) {
-        ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output)
+        ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output.bytes)
         owedFront += 1
         nextToSend += 1
         if owedFront == owed.count {

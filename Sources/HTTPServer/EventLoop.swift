@@ -379,7 +379,7 @@ final class EventLoop: @unchecked Sendable {
             case .needMore:
                 if connection.parser.wantsContinue, connection.responsesOwed == 0 {
                     connection.parser.wantsContinue = false
-                    connection.output.append("HTTP/1.1 100 Continue\r\n\r\n")
+                    connection.output.bytes.append("HTTP/1.1 100 Continue\r\n\r\n")
                 }
                 connection.state.parserWaiting(readingHead: connection.parser.readingHead, readingBody: connection.parser.readingBody,
                                                at: turnTime)

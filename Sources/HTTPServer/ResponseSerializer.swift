@@ -9,7 +9,7 @@ enum ResponseSerializer {
         var version: HTTPVersion
     }
 
-    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout OutputBuffer) {
+    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout ByteBuffer) {
         out.reserve(128 + response.body.count + response.headers.count * 32 + response.lines.bytes.count
                     + (response.rendered?.bytes.count ?? 0))
         if let line = Self.statusLine(response.status) {

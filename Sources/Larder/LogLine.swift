@@ -37,7 +37,7 @@ struct LogLine: ~Copyable {
         }
     }
 
-    private var bytes: LineBuffer
+    private var bytes: ByteBuffer
     private let json: Bool
 
     /// What every line of one format, level and logger starts with, around its timestamp:
@@ -118,7 +118,7 @@ struct LogLine: ~Copyable {
 
     private init(json: Bool, capacity: Int = 64) {
         self.json = json
-        bytes = LineBuffer(capacity: capacity)
+        bytes = ByteBuffer(capacity: capacity)
     }
 
     mutating func field(_ key: String, _ value: Value) {

@@ -12,8 +12,8 @@ import Testing
         return [c, "ab" + c + "cdefghij" + c, String(repeating: "x", count: code % 17) + c + "°C 😀"]
     } + ["", "plain text with no escapes at all, longer than a word", "\"\\\n\r\t\u{1}\u{1F}\u{7F}"]
 
-    func viaLineBuffer(_ text: String) -> [UInt8] {
-        var buffer = LineBuffer(capacity: 16)
+    func viaByteBuffer(_ text: String) -> [UInt8] {
+        var buffer = ByteBuffer(capacity: 16)
         var text = text
         buffer.append(0x22)
         text.withUTF8 { JSONString.escape($0, into: &buffer) }
@@ -24,7 +24,7 @@ import Testing
     @Test(arguments: texts) func bothSinksAgreeAndReadBack(_ text: String) throws {
         var array: [UInt8] = []
         JSONString.append(text, to: &array)
-        #expect(array == viaLineBuffer(text))
+        #expect(array == viaByteBuffer(text))
         #expect(JSONString.quote(text) == String(decoding: array, as: UTF8.self))
         #expect(JSONValue.parse(array) == .string(text))
         let decoded = try JSONSerialization.jsonObject(with: Data(array), options: .fragmentsAllowed) as? String

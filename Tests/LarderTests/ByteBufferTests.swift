@@ -1,18 +1,21 @@
+import HTTPCore
 import Testing
 @testable import Larder
 
-/// A log line's own buffer and the pieces every access line is made of hold exactly the
+/// The buffer log lines and responses are written into, and the pieces every access line is made of hold exactly the
 /// bytes given, across the buffer's growth and for empty pieces.
-@Suite struct LineBufferTests {
+@Suite struct ByteBufferTests {
     @Test func appendsMatchAnArrayAcrossGrowth() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<50 {
-            var buffer = LineBuffer(capacity: 16)
+            var buffer = ByteBuffer(capacity: 16)
+            #expect(buffer.capacity == 0)  // nothing is allocated before the first append
             var expected: [UInt8] = []
             for _ in 0..<40 {
                 let chunk = (0..<Int.random(in: 0...300, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) }
-                switch Int.random(in: 0..<4, using: &generator) {
+                switch Int.random(in: 0..<5, using: &generator) {
                 case 0: chunk.forEach { buffer.append($0) }
+                case 4: buffer.reserve(chunk.count); buffer.append(chunk)
                 case 1: buffer.append(chunk)
                 case 2: chunk.withUnsafeBytes { buffer.append($0) }
                 default: chunk.withUnsafeBufferPointer { buffer.append($0) }
