@@ -52,7 +52,7 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 	@# Reached only when everything above passed: one plain closing line for any reader.
 	@echo "tests: $$(grep -aoE 'Test run with [0-9]+ tests' .build/swift-test.log | grep -oE '[0-9]+' | head -n 1) passed, 0 failed"
 
-## Measurements (not part of `make test`): release build, loopback only, about 17 minutes.
+## Measurements (not part of `make test`): release build, loopback only, about 18 minutes.
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
 ## then the libcurl fetch overhead and the memory hit cost. Table: bench/results/latest.md.
 bench: prerequisites
