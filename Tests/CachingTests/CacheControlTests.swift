@@ -39,6 +39,17 @@ import Testing
         #expect(cc.noStore)
     }
 
+    /// Names are lower-cased as ASCII, up to the longest directive's length; a longer name,
+    /// or one with other bytes, is none of them.
+    @Test func namesOfEveryLengthAndByteAreMatchedOnlyWhenTheyAreADirective() {
+        #expect(CacheControl("Stale-While-Revalidate=5, STALE-IF-ERROR=6").staleWhileRevalidate == 5)
+        #expect(CacheControl("Stale-While-Revalidate=5, STALE-IF-ERROR=6").staleIfError == 6)
+        #expect(CacheControl("STALE-WHILE-REVALIDATEX=5, STALE-WHILE-REVALIDATE-AND-MORE=5") == CacheControl())
+        #expect(CacheControl("na\u{EF}ve, m\u{E1}x-age=3, max-age=4").maxAge == 4)
+        #expect(CacheControl("no-cache=\"a\\\"b, c\", max-age=7, é").maxAge == 7)
+        #expect(CacheControl("=5, max-age = 8 ,").maxAge == 8)
+    }
+
     @Test func quotedStringsMayHoldCommas() {
         let cc = CacheControl("private=\"Set-Cookie, X-A\", max-age=9")
         #expect(cc.isPrivate)
