@@ -160,12 +160,20 @@ enum DiskEntryCodec {
         var headers: HTTPHeaders = []
         headers.reserveCapacity(Int(count))
         for _ in 0..<count {
-            guard let nameLength = fields.u32(), let name = fields.take(Int(nameLength)), FieldSyntax.isToken(name),
+            guard let nameLength = fields.u32(), let nameBytes = fields.take(Int(nameLength)),
+                  let name = nameBytes.withUnsafeBufferPointer(Self.fieldName),
                   let valueLength = fields.u32(), let value = fields.take(Int(valueLength)), FieldSyntax.isValue(value) else { return nil }
-            headers.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
+            headers.append((name, String(decoding: value, as: UTF8.self)))
         }
         guard fields.remaining == 0 else { return nil }
         return (Int(status), requestTime, responseTime, headers)
+    }
+
+    /// A stored field name: the literal for a common one (a token by construction), else
+    /// the bytes if they are a token; nil when they are not.
+    private static func fieldName(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        if let known = KnownFieldNames.literal(bytes) { return known }
+        return FieldSyntax.isToken(bytes) ? String(decoding: bytes, as: UTF8.self) : nil
     }
 
     /// The whole entry's length, or nil when the lengths overflow (so never equal to a real size).

@@ -337,24 +337,10 @@ struct RequestParser {
         return nil
     }
 
-    /// The names most clients send, as most spell them: one that matches exactly is a
-    /// literal, so it is neither checked as UTF-8 nor copied. Any other name is kept as sent.
+    /// A field name as a String: the literal when it is a common one (`KnownFieldNames`),
+    /// else as sent.
     static func fieldName(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        func matches(_ name: StaticString) -> Bool {
-            name.utf8CodeUnitCount == bytes.count && memcmp(name.utf8Start, bytes.baseAddress!, bytes.count) == 0
-        }
-        switch bytes.count {
-        case 4 where matches("Host"): return "Host"
-        case 6 where matches("Accept"): return "Accept"
-        case 10 where matches("User-Agent"): return "User-Agent"
-        case 10 where matches("Connection"): return "Connection"
-        case 13 where matches("Cache-Control"): return "Cache-Control"
-        case 13 where matches("If-None-Match"): return "If-None-Match"
-        case 13 where matches("Authorization"): return "Authorization"
-        case 15 where matches("Accept-Encoding"): return "Accept-Encoding"
-        case 15 where matches("Accept-Language"): return "Accept-Language"
-        default: return String(decoding: bytes, as: UTF8.self)
-        }
+        KnownFieldNames.literal(bytes) ?? String(decoding: bytes, as: UTF8.self)
     }
 
     // MARK: Message body framing (RFC 9112 §6)

@@ -4,6 +4,21 @@ import Testing
 /// The byte-level helpers of the hit path: token bytes by bit mask, field lines rendered
 /// straight into bytes.
 @Suite struct FieldBytesTests {
+    /// A common name is taken as its literal only when spelt exactly so; the literals are tokens.
+    @Test func knownFieldNamesAreTakenOnlyWhenSpeltExactly() {
+        let names = ["Age", "Host", "Date", "ETag", "Vary", "Accept", "Server", "Expires", "User-Agent", "Connection", "Content-Type",
+                     "Cache-Control", "If-None-Match", "Authorization", "Last-Modified", "Content-Length", "Accept-Encoding",
+                     "Accept-Language"]
+        func literal(_ text: String) -> String? { Array(text.utf8).withUnsafeBufferPointer(KnownFieldNames.literal) }
+        for name in names {
+            #expect(literal(name) == name)
+            #expect(FieldSyntax.isToken(name.utf8))
+            #expect(literal(name.lowercased()) == nil, "\(name)")
+            #expect(literal(String(name.dropLast()) + "x") == nil, "\(name)")
+        }
+        for other in ["", "X", "Hosts", "Content-Typf", "X-Request-Id"] { #expect(literal(other) == nil, "\(other)") }
+    }
+
     @Test func tokenBytesAreExactlyRFC9110Tchar() {
         let tchar = Set("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
         for byte in UInt8.min...UInt8.max {
