@@ -22,8 +22,10 @@ public struct RenderedFields: Sendable, Equatable {
         self.hasDate = hasDate
     }
 
-    private init(bytes: [UInt8], hasDate: Bool) {
-        self.bytes = bytes
+    /// Lines a writer of Larder's own rendered itself, each `name: value` and CRLF: for a
+    /// response rendered on every disk hit, whose values are its own numbers and dates.
+    public init(lines: [UInt8], hasDate: Bool) {
+        bytes = lines
         self.hasDate = hasDate
     }
 
@@ -31,6 +33,6 @@ public struct RenderedFields: Sendable, Equatable {
     /// rendered once.
     public func appending(_ name: String, _ value: String) -> RenderedFields {
         let line = RenderedFields([(name, value)])
-        return RenderedFields(bytes: bytes + line.bytes, hasDate: hasDate || line.hasDate)
+        return RenderedFields(lines: bytes + line.bytes, hasDate: hasDate || line.hasDate)
     }
 }

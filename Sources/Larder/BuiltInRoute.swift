@@ -37,16 +37,27 @@ struct BuiltInRoute: Sendable {
     let format: String
 
     /// Cache-Control with the full lifetime (downstream subtracts Age itself). Only the
-    /// lifetime changes from one answer to the next, so the rest is made once: every disk hit
-    /// renders this again.
-    static func cacheControl(_ audience: Audience, settings: ServeSettings) -> @Sendable (_ lifetime: Int) -> String {
+    /// lifetime changes from one answer to the next, so the text around it is made once, as
+    /// bytes: every disk hit renders this again.
+    struct CacheControlValue: Sendable {
+        let head: [UInt8]
+        let tail: [UInt8]
+
+        func write(lifetime: Int, into out: inout ByteBuffer) {
+            out.append(head)
+            out.append(decimal: lifetime)
+            out.append(tail)
+        }
+    }
+
+    static func cacheControl(_ audience: Audience, settings: ServeSettings) -> CacheControlValue {
         switch audience {
         case .shared:
             let tail = ", stale-while-revalidate=\(Int(settings.staleWhileRevalidate.seconds)), "
                 + "stale-if-error=\(Int(settings.staleIfError.seconds))"
-            return { "public, max-age=" + String($0) + tail }
+            return CacheControlValue(head: Array("public, max-age=".utf8), tail: Array(tail.utf8))
         case .caller:
-            return { "private, max-age=" + String($0) }
+            return CacheControlValue(head: Array("private, max-age=".utf8), tail: [])
         }
     }
 
@@ -71,7 +82,7 @@ struct BuiltInRoute: Sendable {
     func reuse(settings: ServeSettings) -> RenditionReuse {
         RenditionReuse(tag: format) { [policy, cacheControl = Self.cacheControl(audience, settings: settings)] entry, json, etag in
             let lifetime = Freshness.wholeSeconds(Freshness.lifetime(of: entry, policy: policy))
-            return RenderedResponse(json: json, date: entry.date ?? entry.responseTime, cacheControl: cacheControl(lifetime), etag: etag)
+            return RenderedResponse(json: json, date: entry.date ?? entry.responseTime, cacheControl: cacheControl, lifetime: lifetime, etag: etag)
         }
     }
 }

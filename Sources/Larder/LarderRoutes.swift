@@ -103,7 +103,7 @@ struct LarderRoutes: Sendable {
         let older = w.age >= b.age ? w.entry : b.entry
         let lifetime = min(w.lifetime, b.lifetime)
         let rendered = RenderedResponse(json: body, date: older.date ?? older.responseTime,
-                                        cacheControl: BuiltInRoute.cacheControl(.caller, settings: settings)(lifetime))
+                                        cacheControl: BuiltInRoute.cacheControl(.caller, settings: settings), lifetime: lifetime)
         let answer = CacheAnswer(response: StoredResponse(entry: older, rendered: rendered), age: max(w.age, b.age), lifetime: lifetime,
                                  status: Self.combined(w.status, b.status))
         return CachedResponse.make(answer, for: request, ranges: false)
