@@ -119,13 +119,20 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
     }
 
     /// `namesEqual` on raw bytes, for readers that have no String: the request parser and
-    /// rendered field lines. Names are tokens, in which only letters differ by 0x20.
+    /// rendered field lines.
     @inlinable
     public static func namesEqual(_ x: UnsafeBufferPointer<UInt8>, _ y: UnsafeBufferPointer<UInt8>) -> Bool {
         guard x.count == y.count else { return false }
-        for i in 0..<x.count where x[i] | 0x20 != y[i] | 0x20 {
+        for i in 0..<x.count where !sameLetter(x[i], y[i]) {
             return false
         }
         return true
+    }
+
+    /// Two bytes of a name are the same when equal, or the same ASCII letter in either case.
+    /// Only letters: `^` and `~` (both token characters) also differ by 0x20 alone.
+    @inlinable @inline(__always)
+    static func sameLetter(_ x: UInt8, _ y: UInt8) -> Bool {
+        x == y || (x | 0x20 == y | 0x20 && (x | 0x20) &- 0x61 < 26)
     }
 }

@@ -4,6 +4,20 @@ import Testing
 /// The byte-level helpers of the hit path: token bytes by bit mask, field lines rendered
 /// straight into bytes.
 @Suite struct FieldBytesTests {
+    /// Names compare equal when they differ only in the case of ASCII letters, as Strings
+    /// and as bytes; `^` and `~` differ by the same bit and are different names.
+    @Test func namesCompareCaseInsensitivelyInLettersOnly() {
+        let pairs: [(String, String, Bool)] = [("Cache-Control", "cache-control", true), ("ETAG", "etag", true), ("a^b", "a~b", false),
+                                               ("a`b", "a@b", false), ("x_y", "x\u{7F}y", false), ("Date", "Dates", false), ("", "", true),
+                                               ("Stra\u{DF}e", "STRA\u{DF}E", true), ("\u{E9}", "\u{C9}", false), ("Vary", "Varz", false)]
+        for (a, b, equal) in pairs {
+            #expect(HTTPHeaders.namesEqual(a, b) == equal, "\(a) \(b)")
+            #expect(HTTPHeaders.namesEqual(b, a) == equal, "\(b) \(a)")
+            let bytes = Array(a.utf8).withUnsafeBufferPointer { x in Array(b.utf8).withUnsafeBufferPointer { HTTPHeaders.namesEqual(x, $0) } }
+            #expect(bytes == equal, "\(a) \(b) as bytes")
+        }
+    }
+
     /// A common name is taken as its literal only when spelt exactly so; the literals are tokens.
     @Test func knownFieldNamesAreTakenOnlyWhenSpeltExactly() {
         let names = ["Age", "Host", "Date", "ETag", "Vary", "Accept", "Server", "Expires", "User-Agent", "Connection", "Content-Type",
