@@ -85,14 +85,15 @@ public struct ByteBuffer: ~Copyable, ByteSink {
         storageCapacity = 0
     }
 
-    /// Storage for at least `extra` more bytes, the written ones kept. Doubling keeps a
-    /// long run of appends linear.
+    /// Storage for at least `extra` more bytes, the written ones kept.
     @usableFromInline
     mutating func grow(toHold extra: Int) {
         let (needed, overflow) = written.addingReportingOverflow(extra)
         precondition(!overflow, "a byte buffer larger than memory")
-        var newCapacity = max(storageCapacity, initialCapacity)
-        while newCapacity < needed { newCapacity = newCapacity > Int.max / 2 ? needed : newCapacity * 2 }
+        // Double (appends stay linear), or exactly what is needed when that is more: a
+        // response's body is reserved whole, and doubling up to it could waste nearly as much.
+        let doubled = storageCapacity > Int.max / 2 ? needed : max(storageCapacity * 2, initialCapacity)
+        let newCapacity = max(doubled, needed)
         let grown = UnsafeMutableRawPointer.allocate(byteCount: newCapacity, alignment: 16)
         if let base {
             grown.copyMemory(from: base, byteCount: written)

@@ -29,6 +29,20 @@ import Testing
         }
     }
 
+    /// Appends double the storage; a reservation beyond double takes what it asks for.
+    @Test func storageDoublesForAppendsAndFitsALargeReservation() {
+        var buffer = ByteBuffer(capacity: 64)
+        buffer.append(0x61)
+        #expect(buffer.capacity == 64)
+        buffer.append([UInt8](repeating: 0x62, count: 64))
+        #expect(buffer.capacity == 128)
+        buffer.reserve(1_000_000)
+        #expect(buffer.capacity == 1_000_065)
+        #expect(buffer.array == [0x61] + [UInt8](repeating: 0x62, count: 64))
+        buffer.removeAll(keepingCapacity: false)
+        #expect(buffer.capacity == 0 && buffer.count == 0)
+    }
+
     @Test func piecesReadBackAsGiven() {
         let pieces: [[UInt8]] = [[], Array("time=".utf8), [], Array(" level=info msg=".utf8), Array(repeating: 0x61, count: 1000), []]
         let stored = RenderedPieces(pieces)
