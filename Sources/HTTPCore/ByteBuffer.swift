@@ -1,7 +1,8 @@
 /// A growable run of bytes that one owner writes: a log line while it is made, a
-/// connection's responses until they are sent (`OutputBuffer`).
+/// connection's responses until they are sent (`OutputBuffer`), the fields of an answer
+/// Larder renders on a disk hit.
 ///
-/// Both are a dozen or more appends of a few bytes each. `Array.append(contentsOf:)` checks
+/// Each is a dozen or more appends of a few bytes each. `Array.append(contentsOf:)` checks
 /// that its storage is not shared and copies through a generic path on every one, about a
 /// hundred instructions an append, more than the copies; here an append is a capacity check
 /// and a `memcpy`. It cannot be copied (`~Copyable`), so no two owners ever free or write the
@@ -11,7 +12,7 @@ public struct ByteBuffer: ~Copyable, ByteSink {
     @usableFromInline var base: UnsafeMutableRawPointer?
     @usableFromInline var storageCapacity = 0
     @usableFromInline var written = 0
-    /// The size of the storage first allocated.
+    /// The least storage allocated at the first append (more when that append needs more).
     @usableFromInline let initialCapacity: Int
 
     public init(capacity: Int = 512) {
