@@ -35,6 +35,32 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The whole key's bytes (as `text`), joined on the stack when short: a disk read names
+    /// its file from them and checks the file's key against them, and two joined Strings
+    /// per read were two allocations.
+    public func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
+        guard var rest else {
+            var head = head
+            return head.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        }
+        var head = head
+        return head.withUTF8 { first in
+            rest.withUTF8 { second in
+                let count = first.count + 1 + second.count
+                guard count <= 1024 else {
+                    var text = self.text
+                    return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+                }
+                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { text in
+                    _ = text.initialize(fromContentsOf: first)
+                    text[first.count] = 0
+                    _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
+                    return body(UnsafeRawBufferPointer(text))
+                }
+            }
+        }
+    }
+
     /// The primary key of `resource` in `route` (a route name such as `weather`, or a
     /// pass-through route's origin URL).
     public init(route: String, resource: String) {

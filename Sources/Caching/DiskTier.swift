@@ -168,9 +168,23 @@ public final class DiskTier: Sendable {
     /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
     public var failedWrites: Int { index.withLock { $0.failedWrites } }
 
-    static func name(_ key: CacheKey) -> EntryName { EntryName(SHA256.hash(data: Array(key.text.utf8))) }
+    static func name(_ key: CacheKey) -> EntryName {
+        key.withText { text in
+            var hash = SHA256()
+            hash.update(bufferPointer: text)
+            return EntryName(hash.finalize())
+        }
+    }
 
     func path(for name: EntryName) -> String { name.path(under: directory) }
+
+    /// Whether a file's stored key is `key`, compared as bytes without joining `key`'s text.
+    static func same(_ key: CacheKey, _ stored: String) -> Bool {
+        var stored = stored
+        return stored.withUTF8 { storedBytes in
+            key.withText { $0.count == storedBytes.count && ($0.isEmpty || memcmp($0.baseAddress!, storedBytes.baseAddress!, $0.count) == 0) }
+        }
+    }
 
     /// What an entry of `size` bytes costs in the budget: whole file-system blocks.
     static func charge(_ size: Int) -> Int { max(blockSize, (size + blockSize - 1) / blockSize * blockSize) }
@@ -200,7 +214,7 @@ public final class DiskTier: Sendable {
         }
         // Not in the index (any more): a miss, not damage.
         guard case .read(let bytes)? = read else { return nil }
-        guard let decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed), decoded.key == key.text else {
+        guard let decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed), Self.same(key, decoded.key) else {
             index.withLock { $0.corruptions += 1 }
             report("removed a damaged or unreadable cache file: \(path(for: name))")
             await remove(key)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPCore
 import Testing
@@ -39,6 +40,21 @@ import Testing
         let bare = CacheKey(stored: "bare")
         #expect(bare.text == "bare" && bare != CacheKey(stored: "bare\u{0}") && bare.route == "bare")
         #expect(bare.variant(generation: "g", selector: "s").text == "bare\u{0}g\u{0}s")
+    }
+
+    /// A key's bytes, joined on the stack or (past 1 KiB) in a String, are its text; the disk
+    /// tier names files and checks stored keys with them.
+    @Test func aKeysBytesAreItsTextAndNameItsFile() {
+        let primary = CacheKey(route: "http://o", resource: "/page%x")
+        let keys = [primary, primary.variant(generation: "g1", selector: "accept=json"), CacheKey(route: "weather", resource: ""),
+                    CacheKey(stored: "bare"), CacheKey(route: "r", resource: String(repeating: "é", count: 700))]
+        for key in keys {
+            #expect(key.withText { Array($0) } == Array(key.text.utf8))
+            #expect(DiskTier.name(key) == EntryName(SHA256.hash(data: Array(key.text.utf8))))
+            #expect(DiskTier.same(key, key.text))
+            #expect(!DiskTier.same(key, key.text + "x") && !DiskTier.same(key, String(key.text.dropLast())))
+        }
+        #expect(!DiskTier.same(keys[0], keys[1].text) && DiskTier.same(CacheKey(stored: ""), ""))
     }
 
     @Test func aResourceCannotSpellAVariantOrAnEscape() {
