@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPCore
 
 /// The directives of `Cache-Control` (RFC 9111 §5.2), from a request or a response.
@@ -62,19 +59,16 @@ public struct CacheControl: Sendable, Equatable {
         /// The directive a name (already lower-cased) stands for. Its length picks the one or
         /// few names to compare: every stored entry's fields are read through this.
         init?(_ name: UnsafeBufferPointer<UInt8>) {
-            func named(_ literal: StaticString) -> Bool {
-                literal.utf8CodeUnitCount == name.count && memcmp(literal.utf8Start, name.baseAddress!, name.count) == 0
-            }
             let found: Directive? = switch name.count {
-            case 6: named("public") ? .isPublic : nil
-            case 7: named("max-age") ? .maxAge : named("private") ? .isPrivate : nil
-            case 8: named("no-cache") ? .noCache : named("no-store") ? .noStore : named("s-maxage") ? .sharedMaxAge : nil
-            case 9: named("max-stale") ? .maxStale : named("min-fresh") ? .minFresh : named("immutable") ? .immutable : nil
-            case 12: named("no-transform") ? .noTransform : nil
-            case 14: named("stale-if-error") ? .staleIfError : named("only-if-cached") ? .onlyIfCached : nil
-            case 15: named("must-revalidate") ? .mustRevalidate : named("must-understand") ? .mustUnderstand : nil
-            case 16: named("proxy-revalidate") ? .proxyRevalidate : nil
-            case 22: named("stale-while-revalidate") ? .staleWhileRevalidate : nil
+            case 6: name.isExactly("public") ? .isPublic : nil
+            case 7: name.isExactly("max-age") ? .maxAge : name.isExactly("private") ? .isPrivate : nil
+            case 8: name.isExactly("no-cache") ? .noCache : name.isExactly("no-store") ? .noStore : name.isExactly("s-maxage") ? .sharedMaxAge : nil
+            case 9: name.isExactly("max-stale") ? .maxStale : name.isExactly("min-fresh") ? .minFresh : name.isExactly("immutable") ? .immutable : nil
+            case 12: name.isExactly("no-transform") ? .noTransform : nil
+            case 14: name.isExactly("stale-if-error") ? .staleIfError : name.isExactly("only-if-cached") ? .onlyIfCached : nil
+            case 15: name.isExactly("must-revalidate") ? .mustRevalidate : name.isExactly("must-understand") ? .mustUnderstand : nil
+            case 16: name.isExactly("proxy-revalidate") ? .proxyRevalidate : nil
+            case 22: name.isExactly("stale-while-revalidate") ? .staleWhileRevalidate : nil
             default: nil
             }
             guard let found else { return nil }

@@ -25,12 +25,7 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
         var head = head
         return head.withUTF8 { first in
             rest.withUTF8 { second in
-                String(unsafeUninitializedCapacity: first.count + 1 + second.count) { text in
-                    _ = text.initialize(fromContentsOf: first)
-                    text[first.count] = 0
-                    _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
-                    return first.count + 1 + second.count
-                }
+                String(unsafeUninitializedCapacity: first.count + 1 + second.count) { Self.join(first, second, into: $0) }
             }
         }
     }
@@ -39,26 +34,28 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     /// its file from them and checks the file's key against them, and two joined Strings
     /// per read were two allocations.
     public func withText<R>(_ body: (UnsafeRawBufferPointer) -> R) -> R {
-        guard var rest else {
-            var head = head
-            return head.withUTF8 { body(UnsafeRawBufferPointer($0)) }
+        guard var rest, head.utf8.count + 1 + rest.utf8.count <= 1024 else {
+            var text = text
+            return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
         }
         var head = head
         return head.withUTF8 { first in
             rest.withUTF8 { second in
-                let count = first.count + 1 + second.count
-                guard count <= 1024 else {
-                    var text = self.text
-                    return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
-                }
-                return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: count) { text in
-                    _ = text.initialize(fromContentsOf: first)
-                    text[first.count] = 0
-                    _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
-                    return body(UnsafeRawBufferPointer(text))
+                withUnsafeTemporaryAllocation(of: UInt8.self, capacity: first.count + 1 + second.count) { text in
+                    let count = Self.join(first, second, into: text)
+                    return body(UnsafeRawBufferPointer(UnsafeMutableBufferPointer(rebasing: text[..<count])))
                 }
             }
         }
+    }
+
+    /// Writes `first`, a NUL and `second` at the start of `text`; answers how many bytes.
+    private static func join(_ first: UnsafeBufferPointer<UInt8>, _ second: UnsafeBufferPointer<UInt8>,
+                             into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        _ = text.initialize(fromContentsOf: first)
+        text[first.count] = 0
+        _ = text[(first.count + 1)...].initialize(fromContentsOf: second)
+        return first.count + 1 + second.count
     }
 
     /// The primary key of `resource` in `route` (a route name such as `weather`, or a

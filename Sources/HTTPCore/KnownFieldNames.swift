@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// The field names most messages carry, as most peers spell them. A name read from outside
 /// (a request, a stored entry) that matches one exactly is taken as the literal: it is
 /// neither checked as UTF-8 nor copied, and it is a token by construction. A String per
@@ -9,28 +5,25 @@ import Glibc
 public enum KnownFieldNames {
     /// The literal for `bytes`, or nil when they are not one of the names, as spelt here.
     public static func literal(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        func matches(_ name: StaticString) -> Bool {
-            name.utf8CodeUnitCount == bytes.count && memcmp(name.utf8Start, bytes.baseAddress!, bytes.count) == 0
-        }
         return switch bytes.count {
-        case 3 where matches("Age"): "Age"
-        case 4 where matches("Host"): "Host"
-        case 4 where matches("Date"): "Date"
-        case 4 where matches("ETag"): "ETag"
-        case 4 where matches("Vary"): "Vary"
-        case 6 where matches("Accept"): "Accept"
-        case 6 where matches("Server"): "Server"
-        case 7 where matches("Expires"): "Expires"
-        case 10 where matches("User-Agent"): "User-Agent"
-        case 10 where matches("Connection"): "Connection"
-        case 12 where matches("Content-Type"): "Content-Type"
-        case 13 where matches("Cache-Control"): "Cache-Control"
-        case 13 where matches("If-None-Match"): "If-None-Match"
-        case 13 where matches("Authorization"): "Authorization"
-        case 13 where matches("Last-Modified"): "Last-Modified"
-        case 14 where matches("Content-Length"): "Content-Length"
-        case 15 where matches("Accept-Encoding"): "Accept-Encoding"
-        case 15 where matches("Accept-Language"): "Accept-Language"
+        case 3 where bytes.isExactly("Age"): "Age"
+        case 4 where bytes.isExactly("Host"): "Host"
+        case 4 where bytes.isExactly("Date"): "Date"
+        case 4 where bytes.isExactly("ETag"): "ETag"
+        case 4 where bytes.isExactly("Vary"): "Vary"
+        case 6 where bytes.isExactly("Accept"): "Accept"
+        case 6 where bytes.isExactly("Server"): "Server"
+        case 7 where bytes.isExactly("Expires"): "Expires"
+        case 10 where bytes.isExactly("User-Agent"): "User-Agent"
+        case 10 where bytes.isExactly("Connection"): "Connection"
+        case 12 where bytes.isExactly("Content-Type"): "Content-Type"
+        case 13 where bytes.isExactly("Cache-Control"): "Cache-Control"
+        case 13 where bytes.isExactly("If-None-Match"): "If-None-Match"
+        case 13 where bytes.isExactly("Authorization"): "Authorization"
+        case 13 where bytes.isExactly("Last-Modified"): "Last-Modified"
+        case 14 where bytes.isExactly("Content-Length"): "Content-Length"
+        case 15 where bytes.isExactly("Accept-Encoding"): "Accept-Encoding"
+        case 15 where bytes.isExactly("Accept-Language"): "Accept-Language"
         default: nil
         }
     }

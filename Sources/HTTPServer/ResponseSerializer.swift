@@ -27,9 +27,9 @@ enum ResponseSerializer {
             }
             if !hasDate, HTTPHeaders.namesEqual(field.name, "date") { hasDate = true }
             var name = field.name
-            name.withUTF8 { out.append(UnsafeRawBufferPointer($0)) }
+            name.withUTF8 { out.append($0) }
             out.append(": ")
-            FieldText.withOctets(field.value) { out.append(UnsafeRawBufferPointer($0)) }
+            FieldText.withOctets(field.value) { out.append($0) }
             out.append("\r\n")
         }
         if let rendered = response.rendered {

@@ -100,7 +100,7 @@ struct LogLine: ~Copyable {
         bytes.append(0x20)
         escape(target)
         bytes.append(0x20)
-        append(decimal: status)
+        bytes.append(decimal: status)
         bytes.append(0x22)
     }
 
@@ -154,13 +154,13 @@ struct LogLine: ~Copyable {
             // Text above ASCII is written as the UTF-8 of the characters it stands for.
             guard octets.allSatisfy({ $0 < 0x80 }) else { return quote(FieldText.decode(octets), bare: !json) }
             octets.withUnsafeBufferPointer { quote(utf8: $0, bare: !json) }
-        case .integer(let number): append(decimal: number)
+        case .integer(let number): bytes.append(decimal: number)
         case .thousandths(let count): appendThousandths(count)
         case .metadata(let metadata):
             if case .stringConvertible(let convertible) = metadata {
                 switch convertible {
                 case let number as Int:
-                    append(decimal: number)
+                    bytes.append(decimal: number)
                     return
                 case let number as Double where number.isFinite:
                     append(String(number))
@@ -187,10 +187,6 @@ struct LogLine: ~Copyable {
     private mutating func end() {
         if json { append("}") }
         append("\n")
-    }
-
-    private mutating func append(decimal value: Int) {
-        DecimalText.withDigits(value) { bytes.append($0) }
     }
 
     // MARK: Writing
@@ -229,7 +225,7 @@ struct LogLine: ~Copyable {
     private mutating func appendThousandths(_ count: Int) {
         if count < 0 { bytes.append(0x2D) }
         let magnitude = count.magnitude
-        append(decimal: Int(magnitude / 1000))
+        bytes.append(decimal: Int(magnitude / 1000))
         bytes.append(0x2E)
         var fraction = Int(magnitude % 1000)
         if fraction == 0 {
@@ -243,7 +239,7 @@ struct LogLine: ~Copyable {
         }
         let digits = fraction < 10 ? 1 : fraction < 100 ? 2 : 3
         for _ in digits..<width { bytes.append(0x30) }
-        append(decimal: fraction)
+        bytes.append(decimal: fraction)
     }
 
     // MARK: Time
@@ -271,7 +267,7 @@ struct LogLine: ~Copyable {
         let millis = Int(now.tv_nsec / 1_000_000)
         if millis < 100 { bytes.append(0x30) }
         if millis < 10 { bytes.append(0x30) }
-        append(decimal: millis)
+        bytes.append(decimal: millis)
         bytes.append(0x5A)
     }
 }
