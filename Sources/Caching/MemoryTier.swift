@@ -2,9 +2,10 @@ import Synchronization
 
 /// The first tier: entries in memory, bounded by bytes, least recently used evicted first.
 ///
-/// One lock around a dictionary and an intrusive list, so a lookup is a hash, a compare and
-/// a few pointer moves: cheap enough to run on an event loop thread. Shared by every route;
-/// each response carries what its route rendered from the entry, so a hit renders nothing.
+/// One lock around a dictionary and a recency list linked by index, so a lookup is a hash, a
+/// compare and a few integer moves: cheap enough to run on an event loop thread. Shared by
+/// every route; each response carries what its route rendered from the entry, so a hit
+/// renders nothing.
 /// The budget counts what the items really hold (`MemoryCost`): entry, rendered response,
 /// node and key with their allocation overheads, not just body bytes.
 public final class MemoryTier: Sendable {
@@ -24,44 +25,78 @@ public final class MemoryTier: Sendable {
     /// What storing `item` under `key` counts against the budget.
     static func cost(of item: Item, key: CacheKey) -> Int { item.cost + nodeOverhead + MemoryCost.string(key.text) }
 
-    /// What the tier itself spends per item: its list node and its dictionary slot.
-    static let nodeOverhead = MemoryCost.allocation(16 + 16 + 8 + 16 + 8 + 8 + 16) + 48
+    /// What the tier itself spends per item: its slot (doubled, as an array grows), its place
+    /// on the free list and its dictionary entry.
+    static let nodeOverhead = 2 * (MemoryLayout<Item?>.stride + MemoryLayout<Slot>.stride + 4) + 48
 
-    private final class Node {
-        let key: CacheKey
-        var item: Item
-        var cost: Int
-        // Both links are strong; every removal unlinks, so no cycle outlives its node.
-        var newer: Node?
-        var older: Node?
-
-        init(key: CacheKey, item: Item, cost: Int) {
-            self.key = key
-            self.item = item
-            self.cost = cost
-        }
+    /// A slot's key, its cost, and its place in the recency list: its neighbours towards the
+    /// newest and the oldest end, `State.none` at an end. The list is linked by index, not by
+    /// reference: a counted link cost a retain and a release on the neighbours of every entry
+    /// a hit moved, each on a cache line of another entry that another loop had written last.
+    private struct Slot {
+        /// Nil while the slot is free.
+        var key: CacheKey?
+        var cost = 0
+        var newer = State.none
+        var older = State.none
     }
 
     private struct State {
-        var nodes: [CacheKey: Node] = [:]
-        var newest: Node?
-        var oldest: Node?
+        static let none: Int32 = -1
+
+        /// Each slot's item, nil while it is free; apart from the slots, so a hit reads its
+        /// item and copies nothing else.
+        var items: [Item?] = []
+        var slots: [Slot] = []
+        /// Slots freed by a removal, taken again by the next insertion: nothing else moves.
+        var free: [Int32] = []
+        var nodes: [CacheKey: Int32] = [:]
+        var newest = none
+        var oldest = none
         var bytes = 0
         var evictions = 0
 
-        mutating func unlink(_ node: Node) {
-            if let older = node.older { older.newer = node.newer } else { oldest = node.newer }
-            if let newer = node.newer { newer.older = node.older } else { newest = node.older }
-            node.older = nil
-            node.newer = nil
+        mutating func unlink(_ index: Int32) {
+            let (newer, older) = (slots[Int(index)].newer, slots[Int(index)].older)
+            if older != Self.none { slots[Int(older)].newer = newer } else { oldest = newer }
+            if newer != Self.none { slots[Int(newer)].older = older } else { newest = older }
+            slots[Int(index)].newer = Self.none
+            slots[Int(index)].older = Self.none
         }
 
-        mutating func pushNewest(_ node: Node) {
-            node.older = newest
-            node.newer = nil
-            newest?.newer = node
-            newest = node
-            if oldest == nil { oldest = node }
+        mutating func pushNewest(_ index: Int32) {
+            slots[Int(index)].newer = Self.none
+            slots[Int(index)].older = newest
+            if newest != Self.none { slots[Int(newest)].newer = index }
+            newest = index
+            if oldest == Self.none { oldest = index }
+        }
+
+        mutating func insert(_ item: Item, key: CacheKey, cost: Int) {
+            let index: Int32
+            if let reused = free.popLast() {
+                index = reused
+                items[Int(index)] = item
+                slots[Int(index)].key = key
+                slots[Int(index)].cost = cost
+            } else {
+                index = Int32(items.count)
+                items.append(item)
+                slots.append(Slot(key: key, cost: cost))
+            }
+            nodes[key] = index
+            pushNewest(index)
+            bytes += cost
+        }
+
+        /// Takes the item at `index` out of the list and the dictionary, and frees its slot.
+        mutating func remove(at index: Int32) -> (key: CacheKey, item: Item) {
+            unlink(index)
+            let key = slots[Int(index)].key.take()!
+            nodes.removeValue(forKey: key)
+            bytes -= slots[Int(index)].cost
+            free.append(index)
+            return (key, items[Int(index)].take()!)
         }
     }
 
@@ -72,29 +107,15 @@ public final class MemoryTier: Sendable {
         self.budget = budget
     }
 
-    /// The list's links are strong both ways: break them, or the nodes outlive the tier.
-    deinit {
-        state.withLock { state in
-            var node = state.oldest
-            while let current = node {
-                node = current.newer
-                current.newer = nil
-                current.older = nil
-            }
-            state.newest = nil
-            state.oldest = nil
-        }
-    }
-
     /// The item for `key`, marked as most recently used.
     public func get(_ key: CacheKey) -> Item? {
         state.withLock { state in
-            guard let node = state.nodes[key] else { return nil }
-            if state.newest !== node {
-                state.unlink(node)
-                state.pushNewest(node)
+            guard let index = state.nodes[key] else { return nil }
+            if state.newest != index {
+                state.unlink(index)
+                state.pushNewest(index)
             }
-            return node.item
+            return state.items[Int(index)]
         }
     }
 
@@ -104,35 +125,25 @@ public final class MemoryTier: Sendable {
         let cost = Self.cost(of: item, key: key)
         // The items replaced and evicted are freed after the lock is released, not under it:
         // freeing an entry's strings and arrays would hold up every other loop's lookups.
-        _ = state.withLock { state -> [Item] in
-            var dropped: [Item] = []
-            if let existing = state.nodes.removeValue(forKey: key) {
-                state.unlink(existing)
-                state.bytes -= existing.cost
-                dropped.append(existing.item)
+        _ = state.withLock { state -> [(key: CacheKey, item: Item)] in
+            var dropped: [(key: CacheKey, item: Item)] = []
+            if let existing = state.nodes[key] {
+                dropped.append(state.remove(at: existing))
             }
             guard cost <= budget else { return dropped }
-            let node = Node(key: key, item: item, cost: cost)
-            state.nodes[key] = node
-            state.pushNewest(node)
-            state.bytes += cost
-            while state.bytes > budget, let victim = state.oldest {
-                state.unlink(victim)
-                state.nodes.removeValue(forKey: victim.key)
-                state.bytes -= victim.cost
+            state.insert(item, key: key, cost: cost)
+            while state.bytes > budget, state.oldest != State.none {
+                dropped.append(state.remove(at: state.oldest))
                 state.evictions += 1
-                dropped.append(victim.item)
             }
             return dropped
         }
     }
 
     public func remove(_ key: CacheKey) {
-        _ = state.withLock { state -> Item? in  // freed outside the lock, as in `set`
-            guard let node = state.nodes.removeValue(forKey: key) else { return nil }
-            state.unlink(node)
-            state.bytes -= node.cost
-            return node.item
+        _ = state.withLock { state -> (key: CacheKey, item: Item)? in  // freed outside the lock, as in `set`
+            guard let index = state.nodes[key] else { return nil }
+            return state.remove(at: index)
         }
     }
 
@@ -141,13 +152,9 @@ public final class MemoryTier: Sendable {
     func removeAll(where matches: @Sendable (CacheKey, Item) -> Bool) -> [(key: CacheKey, item: Item)] {
         state.withLock { state in
             var removed: [(key: CacheKey, item: Item)] = []
-            for (key, node) in state.nodes where matches(key, node.item) {
-                removed.append((key, node.item))
-            }
-            for (key, _) in removed {
-                guard let node = state.nodes.removeValue(forKey: key) else { continue }
-                state.unlink(node)
-                state.bytes -= node.cost
+            for index in state.items.indices {
+                guard let key = state.slots[index].key, let item = state.items[index], matches(key, item) else { continue }
+                removed.append(state.remove(at: Int32(index)))
             }
             return removed
         }
@@ -155,7 +162,12 @@ public final class MemoryTier: Sendable {
 
     /// The items `matches` selects, without marking them used (inspection).
     func items(where matches: @Sendable (CacheKey, Item) -> Bool) -> [(key: CacheKey, item: Item)] {
-        state.withLock { state in state.nodes.compactMap { matches($0.key, $0.value.item) ? ($0.key, $0.value.item) : nil } }
+        state.withLock { state in
+            zip(state.slots, state.items).compactMap { slot, item in
+                guard let key = slot.key, let item, matches(key, item) else { return nil }
+                return (key, item)
+            }
+        }
     }
 
     public var bytes: Int { state.withLock { $0.bytes } }

@@ -39,6 +39,44 @@ import Testing
         #expect(memory.bytes == 0)
     }
 
+    /// The recency list is linked by index and freed slots are reused: a long mix of every
+    /// operation must keep exactly what a plain LRU list keeps, evicting in its order, with
+    /// its byte count.
+    @Test func aMixOfEveryOperationKeepsWhatAPlainLRUListKeeps() {
+        let sizes = [40, 300, 1000, 2500]
+        let budget = 12 * MemoryTier.cost(of: item(300), key: "k00")
+        let memory = MemoryTier(budget: budget)
+        var model: [(key: CacheKey, cost: Int)] = []  // oldest first
+        var random = SeededRandom(seed: 18)
+        for step in 0..<4000 {
+            let key = CacheKey(stringLiteral: "k\(random.below(40))")
+            switch random.below(10) {
+            case 0..<4:
+                let size = sizes[random.below(sizes.count)]
+                let cost = MemoryTier.cost(of: item(size), key: key)
+                memory.set(key, item(size))
+                model.removeAll { $0.key == key }
+                if cost <= budget { model.append((key, cost)) }
+                while model.reduce(0, { $0 + $1.cost }) > budget { model.removeFirst() }
+            case 4..<8:
+                let found = memory.get(key) != nil
+                let index = model.firstIndex { $0.key == key }
+                #expect(found == (index != nil), "step \(step): get \(key)")
+                if let index { model.append(model.remove(at: index)) }
+            case 8:
+                memory.remove(key)
+                model.removeAll { $0.key == key }
+            default:
+                let digit = Character(String(random.below(10)))
+                _ = memory.removeAll { key, _ in key.text.last == digit }
+                model.removeAll { $0.key.text.last == digit }
+            }
+            let held = Set(memory.items { _, _ in true }.map(\.key))
+            #expect(held == Set(model.map(\.key)) && memory.count == model.count, "step \(step)")
+            #expect(memory.bytes == model.reduce(0) { $0 + $1.cost }, "step \(step)")
+        }
+    }
+
     @Test func manyThreadsAtOnceLeaveItConsistent() async {
         let memory = MemoryTier(budget: 50 * MemoryTier.cost(of: item(100), key: "k000"))
         await withTaskGroup(of: Void.self) { group in
@@ -53,6 +91,19 @@ import Testing
         }
         #expect(memory.bytes <= memory.budget)
         #expect(memory.count <= 50)
+    }
+}
+
+/// SplitMix64: the same sequence on every run, so a failing step can be looked at again.
+private struct SeededRandom {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func below(_ bound: Int) -> Int {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int((z ^ (z >> 31)) % UInt64(bound))
     }
 }
 
