@@ -50,7 +50,8 @@ public final class MemoryTier: Sendable {
         var slots: [Slot] = []
         /// Slots freed by a removal, taken again by the next insertion: nothing else moves.
         var free: [Int32] = []
-        var nodes: [CacheKey: Int32] = [:]
+        /// Where each key's item is.
+        var slotIndex: [CacheKey: Int32] = [:]
         var newest = none
         var oldest = none
         var bytes = 0
@@ -84,7 +85,7 @@ public final class MemoryTier: Sendable {
                 items.append(item)
                 slots.append(Slot(key: key, cost: cost))
             }
-            nodes[key] = index
+            slotIndex[key] = index
             pushNewest(index)
             bytes += cost
         }
@@ -93,7 +94,7 @@ public final class MemoryTier: Sendable {
         mutating func remove(at index: Int32) -> (key: CacheKey, item: Item) {
             unlink(index)
             let key = slots[Int(index)].key.take()!
-            nodes.removeValue(forKey: key)
+            slotIndex.removeValue(forKey: key)
             bytes -= slots[Int(index)].cost
             free.append(index)
             return (key, items[Int(index)].take()!)
@@ -110,7 +111,7 @@ public final class MemoryTier: Sendable {
     /// The item for `key`, marked as most recently used.
     public func get(_ key: CacheKey) -> Item? {
         state.withLock { state in
-            guard let index = state.nodes[key] else { return nil }
+            guard let index = state.slotIndex[key] else { return nil }
             if state.newest != index {
                 state.unlink(index)
                 state.pushNewest(index)
@@ -127,7 +128,7 @@ public final class MemoryTier: Sendable {
         // freeing an entry's strings and arrays would hold up every other loop's lookups.
         _ = state.withLock { state -> [(key: CacheKey, item: Item)] in
             var dropped: [(key: CacheKey, item: Item)] = []
-            if let existing = state.nodes[key] {
+            if let existing = state.slotIndex[key] {
                 dropped.append(state.remove(at: existing))
             }
             guard cost <= budget else { return dropped }
@@ -142,7 +143,7 @@ public final class MemoryTier: Sendable {
 
     public func remove(_ key: CacheKey) {
         _ = state.withLock { state -> (key: CacheKey, item: Item)? in  // freed outside the lock, as in `set`
-            guard let index = state.nodes[key] else { return nil }
+            guard let index = state.slotIndex[key] else { return nil }
             return state.remove(at: index)
         }
     }
@@ -171,6 +172,6 @@ public final class MemoryTier: Sendable {
     }
 
     public var bytes: Int { state.withLock { $0.bytes } }
-    public var count: Int { state.withLock { $0.nodes.count } }
+    public var count: Int { state.withLock { $0.slotIndex.count } }
     public var evictions: Int { state.withLock { $0.evictions } }
 }
