@@ -7,7 +7,7 @@ import Synchronization
 /// every route; each response carries what its route rendered from the entry, so a hit
 /// renders nothing.
 /// The budget counts what the items really hold (`MemoryCost`): entry, rendered response,
-/// node and key with their allocation overheads, not just body bytes.
+/// slot and key with their allocation overheads, not just body bytes.
 public final class MemoryTier: Sendable {
     /// What a key holds: a response, or the index of a response's `Vary` variants.
     public enum Item: Sendable {
@@ -23,11 +23,11 @@ public final class MemoryTier: Sendable {
     }
 
     /// What storing `item` under `key` counts against the budget.
-    static func cost(of item: Item, key: CacheKey) -> Int { item.cost + nodeOverhead + MemoryCost.string(key.text) }
+    static func cost(of item: Item, key: CacheKey) -> Int { item.cost + slotOverhead + MemoryCost.string(key.text) }
 
     /// What the tier itself spends per item: its slot (doubled, as an array grows), its place
     /// on the free list and its dictionary entry.
-    static let nodeOverhead = 2 * (MemoryLayout<Item?>.stride + MemoryLayout<Slot>.stride + 4) + 48
+    static let slotOverhead = 2 * (MemoryLayout<Item?>.stride + MemoryLayout<Slot>.stride + 4) + 48
 
     /// A slot's key, its cost, and its place in the recency list: its neighbours towards the
     /// newest and the oldest end, `State.none` at an end. The list is linked by index, not by
