@@ -162,11 +162,14 @@ final class EventLoop: @unchecked Sendable {
             turnYielding.yielded(at: idleSince, backAt: back)
             idleSince = back
         }
+        // Without a slot the loop looks once, as with a closed window, and sleeps.
+        let slot = idlePolling.window > 0 && shared.pollingSlots.take()
+        defer { if slot { shared.pollingSlots.give() } }
         repeat {
             let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
             guard ready == 0 else { return ready }
             sched_yield()
-        } while MonotonicClock.nanoseconds() &- idleSince < idlePolling.window
+        } while slot && MonotonicClock.nanoseconds() &- idleSince < idlePolling.window
         let ready = epoll_wait(epfd, events, Self.maxEvents, wait)
         idlePolling.woke(afterIdling: MonotonicClock.nanoseconds() &- idleSince)
         return ready

@@ -12,7 +12,7 @@ public final class HTTPServer: Sendable {
     public let configuration: HTTPServerConfiguration
     private let handler: HTTPHandler
     private let logger: Logger
-    private let shared = ServerSharedState()
+    private let shared: ServerSharedState
 
     private struct State {
         var loops: [EventLoop] = []
@@ -27,6 +27,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
+        shared = ServerSharedState(loops: max(1, configuration.eventLoops))
     }
 
     /// The bound port (the kernel's choice when configured with 0); nil before `start`.
@@ -118,4 +119,9 @@ final class ServerSharedState: Sendable {
     let acceptedConnections = Atomic<Int>(0)
     /// epoll_ctl calls for connections and for guests' descriptors (for tests).
     let epollChanges = Atomic<Int>(0)
+    let pollingSlots: PollingSlots
+
+    init(loops: Int) {
+        pollingSlots = PollingSlots(loops: loops)
+    }
 }
