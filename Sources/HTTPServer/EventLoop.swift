@@ -147,7 +147,8 @@ final class EventLoop: @unchecked Sendable {
     /// and sleeping in `epoll_wait` and being woken again costs more than a cached answer,
     /// it looks without waiting, once and then for as long as `idlePolling` has learnt
     /// pays, letting every other runnable thread of the process go first between looks (a
-    /// yield is a no-op on an idle core); only then does it sleep.
+    /// yield is a no-op on an idle core); only then does it sleep. It polls past the first
+    /// look only with one of the server's polling slots (`PollingSlots`: all loops but one).
     ///
     /// A turn that only finished work begun earlier (an answer made in a Task, an
     /// upstream's reply, a timer) says nothing about when the next request comes, so after
@@ -162,15 +163,18 @@ final class EventLoop: @unchecked Sendable {
             turnYielding.yielded(at: idleSince, backAt: back)
             idleSince = back
         }
-        // Without a slot the loop looks once, as with a closed window, and sleeps.
+        // Without a slot the loop looks once, as with a closed window, and sleeps. The slot
+        // is given back before the sleep: a sleeping loop must not keep another from polling.
         let slot = idlePolling.window > 0 && shared.pollingSlots.take()
-        defer { if slot { shared.pollingSlots.give() } }
+        var ready: Int32
         repeat {
-            let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
-            guard ready == 0 else { return ready }
+            ready = epoll_wait(epfd, events, Self.maxEvents, 0)
+            if ready != 0 { break }
             sched_yield()
         } while slot && MonotonicClock.nanoseconds() &- idleSince < idlePolling.window
-        let ready = epoll_wait(epfd, events, Self.maxEvents, wait)
+        if slot { shared.pollingSlots.give() }
+        if ready != 0 { return ready }
+        ready = epoll_wait(epfd, events, Self.maxEvents, wait)
         idlePolling.woke(afterIdling: MonotonicClock.nanoseconds() &- idleSince)
         return ready
     }

@@ -119,6 +119,7 @@ final class ServerSharedState: Sendable {
     let acceptedConnections = Atomic<Int>(0)
     /// epoll_ctl calls for connections and for guests' descriptors (for tests).
     let epollChanges = Atomic<Int>(0)
+    /// Which loops may poll before they sleep, now.
     let pollingSlots: PollingSlots
 
     init(loops: Int) {
