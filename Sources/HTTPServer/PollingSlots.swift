@@ -7,11 +7,11 @@ import Synchronization
 /// has just heard from callers fills every core, and whatever else needs one waits for a
 /// scheduler tick: the callers themselves when they run on the same host, and the process's
 /// own disk and log writers. A `sched_yield` between looks did not hand the core over: on
-/// 2 cores beside wrk (one hot key, 64 connections, eight interleaved rounds), two polling
-/// loops served 90,000–106,000 requests per second, and the same two loops with one
-/// polling at a time 104,000–128,000, ahead in every round. The likely reason is that
-/// each service runs in a scheduling group of its own (autogroup, or a container's cgroup),
-/// and a yield only lets the loop's own group go first.
+/// 2 cores beside wrk (one hot key, 64 connections, five interleaved rounds), two polling
+/// loops served a median of 107,400 requests per second, and the same two loops with one
+/// polling at a time 124,800. The likely reason is that each service runs in a scheduling
+/// group of its own (autogroup, or a container's cgroup), and a yield only lets the loop's
+/// own group go first.
 ///
 /// A loop that finds no slot free looks once without waiting, as a loop whose polling
 /// window is closed does, and sleeps.
