@@ -27,7 +27,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
-        shared = ServerSharedState(loops: max(1, configuration.eventLoops))
+        shared = ServerSharedState(loops: configuration.eventLoops)
     }
 
     /// The bound port (the kernel's choice when configured with 0); nil before `start`.

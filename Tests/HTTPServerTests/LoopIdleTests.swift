@@ -32,13 +32,20 @@ import TestSupport
     /// The share of one core (1 is all of it) a thread of this process used while `body` ran,
     /// from its CPU ticks, and the reading it came from for a failure's message.
     static func coreShare(thread: Int32, while body: () async throws -> Void) async throws -> (share: Double, reading: String) {
-        let before = try #require(cpuTicks(thread: thread))
+        let (shares, reading) = try await coreShares(threads: [thread], while: body)
+        return (shares[0], reading)
+    }
+
+    /// `coreShare` for several threads over the same span.
+    static func coreShares(threads: [Int32], while body: () async throws -> Void) async throws -> (shares: [Double], reading: String) {
+        let before = try threads.map { try #require(cpuTicks(thread: $0)) }
         let started = ContinuousClock.now
         try await body()
         let elapsed = ContinuousClock.now - started
-        let used = try #require(cpuTicks(thread: thread)) - before
+        let used = try zip(threads, before).map { try #require(cpuTicks(thread: $0.0)) - $0.1 }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return (Double(used) / (Double(sysconf(Int32(_SC_CLK_TCK))) * seconds), "\(used) ticks in \(elapsed)")
+        let shares = used.map { Double($0) / (Double(sysconf(Int32(_SC_CLK_TCK))) * seconds) }
+        return (shares, "\(used.map(String.init).joined(separator: ", ")) ticks in \(elapsed)")
     }
 
     /// Voluntary context switches of one thread of this process: each is a sleep.
@@ -98,20 +105,16 @@ import TestSupport
             }
             try #require(clients.count == 2, "no connection reached the second loop")
             let threads = Array(clients.keys)
-            let before = try threads.map { try #require(Self.cpuTicks(thread: $0)) }
-            let started = ContinuousClock.now
-            for _ in 0..<50 {
-                for thread in threads {
-                    try clients[thread]!.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
-                    #expect(try await clients[thread]!.readResponse().text == "ok")
-                    try await Task.sleep(for: .milliseconds(5))
+            let (shares, reading) = try await Self.coreShares(threads: threads) {
+                for _ in 0..<50 {
+                    for thread in threads {
+                        try clients[thread]!.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+                        #expect(try await clients[thread]!.readResponse().text == "ok")
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
                 }
             }
-            let elapsed = ContinuousClock.now - started
-            let ticks = try zip(threads, before).map { try #require(Self.cpuTicks(thread: $0.0)) - $0.1 }
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            let shares = ticks.map { Double($0) / (Double(sysconf(Int32(_SC_CLK_TCK))) * seconds) }
-            #expect(shares.min()! < 0.3, "each loop's share of a core: \(shares) (\(ticks) ticks in \(elapsed))")
+            #expect(shares.min()! < 0.3, "each loop's share of a core: \(shares) (\(reading))")
         }
     }
 
