@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Shipping checks that need no Docker engine: hadolint on the Dockerfile, the compose file
-# against the Compose specification, the Kubernetes manifests against the Kubernetes
-# schemas and checkov's policies, the alert rules with promtool, and the Dockerfile's exact
-# release build command, whose binary must start with the one event loop asked for, serve
-# /livez, pass `larder healthcheck` (and fail it against a closed port), and exit 0 on SIGTERM.
+# against the Compose specification, every kustomization rendered by `kubectl kustomize` and
+# its output against the Kubernetes schemas and checkov's policies, the alert rules with
+# promtool (each with a `promtool test rules` case), and the Dockerfile's exact release build
+# command, whose binary must start with the one event loop asked for, serve /livez, pass
+# `larder healthcheck` (and fail it against a closed port), and exit 0 on SIGTERM. Last, the
+# deploy files are run: every pod and compose service from its effective command line, with
+# that binary (scripts/run-deploy-files.py).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.tools/venv
@@ -12,12 +15,20 @@ echo "== hadolint (failure threshold: warning)"
 "$venv/bin/hadolint" --failure-threshold warning Dockerfile
 echo "== compose file against the Compose specification"
 "$venv/bin/check-jsonschema" --builtin-schema vendor.compose-spec docker-compose.yml docker-compose.replicas.yml
-echo "== deploy/kubernetes against the Kubernetes schemas (strict), then checkov's policies"
-# (kustomization.yaml is kustomize's own file, not a Kubernetes resource)
-"$venv/bin/kubernetes-validate" --strict --quiet $(ls deploy/kubernetes/*.yaml deploy/kubernetes/with-redis/*.yaml | grep -v kustomization.yaml)
-.tools/checkov-venv/bin/checkov -d deploy/kubernetes --framework kubernetes --compact --quiet --skip-download
-echo "== deploy/prometheus alert rules"
-promtool check rules deploy/prometheus/*.yaml
+rendered=$(mktemp -d)
+echo "== every kustomization under deploy/kubernetes rendered, against the Kubernetes schemas (strict), then checkov's policies"
+for kustomization in $(find deploy/kubernetes -name kustomization.yaml | sort); do
+    folder=$(dirname "$kustomization")
+    out="$rendered/$(echo "$folder" | tr / _).yaml"
+    "$venv/bin/kubectl" kustomize "$folder" > "$out"
+    echo "$folder: $(grep -c '^kind:' "$out") resources"
+    "$venv/bin/kubernetes-validate" --strict --quiet "$out"
+done
+.tools/checkov-venv/bin/checkov -d "$rendered" --framework kubernetes --compact --quiet --skip-download
+rm -rf "$rendered"
+echo "== deploy/prometheus alert rules, and a promtool test case for each alert"
+promtool check rules deploy/prometheus/larder-alerts.yaml
+promtool test rules deploy/prometheus/larder-alerts.test.yaml
 
 echo "== swift build -c release --static-swift-stdlib (the Dockerfile's command)"
 # A scratch path of its own: sharing .build/release with `make bench`'s plain release build
@@ -48,3 +59,6 @@ status=0
 wait "$LARDER_PID" || status=$?
 [ "$status" = 0 ] || { echo "SIGTERM exit status $status"; cat "$work/log"; exit 1; }
 echo "release binary: serves /livez on the one loop asked for, healthcheck 0 (live) and 1 (closed port), SIGTERM exit 0"
+
+echo "== the deploy files run: each pod and compose service from its effective command line"
+"$venv/bin/python" scripts/run-deploy-files.py "$larder" "$venv/bin/kubectl"

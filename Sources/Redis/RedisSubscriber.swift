@@ -59,6 +59,7 @@ public final class RedisSubscriber: Sendable {
     private func listen(_ connection: RedisConnection) throws(RedisFailure) {
         let confirmation = try connection.pipeline([[Array("SUBSCRIBE".utf8), channel]])
         guard case .array(let parts)? = confirmation.first, parts.first == .bytes(Array("subscribe".utf8)) else {
+            if case .error(let message)? = confirmation.first { throw .unavailable("Redis refused the subscription: \(message)") }
             throw .unavailable("Redis did not confirm the subscription")
         }
         state.withLock { $0.subscribed = true }

@@ -46,7 +46,7 @@ import Testing
     }
 
     @Test func theDeploymentAgreesWithTheImage() throws {
-        let deployment = try Self.read("deploy/kubernetes/deployment.yaml")
+        let deployment = try Self.read("deploy/kubernetes/base/deployment.yaml")
         #expect(deployment.contains("containerPort: \(ServeSettings().port)"))
         #expect(deployment.contains("runAsUser: 10001") && deployment.contains("readOnlyRootFilesystem: true"))
         #expect(deployment.contains("httpGet: {path: /livez, port: http}") && deployment.contains("httpGet: {path: /readyz, port: http}"))
@@ -58,7 +58,7 @@ extension DeployFilesTests {
     /// A container sees every CPU of its host: each file runs as many event loops as its CPU
     /// limit allows, not one per host CPU.
     @Test func eventLoopsMatchTheCPULimit() throws {
-        let deployment = try Self.read("deploy/kubernetes/deployment.yaml")
+        let deployment = try Self.read("deploy/kubernetes/base/deployment.yaml")
         let kubernetesLoops = try #require(deployment.firstMatch(of: /name: LARDER_EVENT_LOOPS, value: "(\d+)"/)?.output.1)
         let kubernetesLimit = try #require(deployment.firstMatch(of: /limits:\s+cpu: "(\d+)"/)?.output.1)
         #expect(kubernetesLoops == kubernetesLimit)
@@ -75,7 +75,7 @@ extension DeployFilesTests {
     /// Polling between requests keeps a loop's core busy while they come close together:
     /// under a CPU limit that spends the quota, and a CPU-based autoscaler reads it as load.
     @Test func containersDoNotPollBetweenRequests() throws {
-        let deployment = try Self.read("deploy/kubernetes/deployment.yaml")
+        let deployment = try Self.read("deploy/kubernetes/base/deployment.yaml")
         var given = [try #require(deployment.firstMatch(of: /name: LARDER_IDLE_POLL, value: "([^"]*)"/)?.output.1)]
         for path in ["docker-compose.yml", "docker-compose.replicas.yml"] {
             let compose = try Self.read(path)
@@ -110,9 +110,9 @@ extension DeployFilesTests {
         #expect(replicas.contains("\"--maxmemory-policy\", \"allkeys-lru\""))
         #expect(replicas.contains("--save\", \"\""))
         let kubernetes = try Self.read("deploy/kubernetes/with-redis/kustomization.yaml")
-        #expect(kubernetes.contains("- ../") && kubernetes.contains("- redis.yaml"))
+        #expect(kubernetes.contains("- ../base") && kubernetes.contains("- redis.yaml"))
         #expect(kubernetes.contains("LARDER_REDIS_URL") && kubernetes.contains("port: 6379"))
-        let base = try Self.read("deploy/kubernetes/deployment.yaml")
+        let base = try Self.read("deploy/kubernetes/base/deployment.yaml")
         #expect(!base.contains("REDIS"))
     }
 
