@@ -21,6 +21,9 @@ start_larder "$work" "$larder" serve --demo --port 0 --cache-dir "$work/cache" -
 url="http://127.0.0.1:$LARDER_PORT"
 admin="http://127.0.0.1:$(grep -o 'admin listening on http://[^ "]*' "$work/log" | head -n 1 | sed 's/.*://')"
 
+echo "== before any request: every series an alert reads is exported"
+"$venv/bin/python" scripts/check-alert-series.py deploy/prometheus/larder-alerts.yaml "$url/metrics"
+
 echo "== schemathesis against $url"
 timeout 600 "$venv/bin/st" run openapi.yaml --url "$url" --checks all --max-examples 30 --no-color
 

@@ -53,8 +53,9 @@ final class LarderMetrics: Sendable {
     }
 
     /// The request series of a router's routes, made once; `/metrics` writes them out too.
-    func requestSeries(routes: [String]) -> RequestSeries {
-        let made = RequestSeries(routes: routes)
+    /// `cached` are the labels of the routes the cache answers, whose stale series an alert reads.
+    func requestSeries(routes: [String], cached: [String]) -> RequestSeries {
+        let made = RequestSeries(routes: routes, cached: cached)
         series.withLock { $0 = made }
         return made
     }
@@ -91,6 +92,19 @@ final class LarderMetrics: Sendable {
         return text
     }
 
+    /// Outcomes an upstream exchange is counted under (`UpstreamObserver.observed`).
+    static let upstreamOutcomes = ["ok", "status_4xx", "status_5xx", "timeout", "error"]
+
+    /// Makes an upstream's counters at zero, so an alert's `increase()` sees its first event
+    /// (a series that first appears at 1 shows no increase).
+    func declareUpstream(_ name: String) {
+        for outcome in Self.upstreamOutcomes where upstreamSeries.withLock({ $0[UpstreamSeriesKey(upstream: name, outcome: outcome)] }) == nil {
+            _ = makeUpstreamSeries(UpstreamSeriesKey(upstream: name, outcome: outcome))
+        }
+        _ = counter(.upstreamBackoffs, [("upstream", name)])
+        _ = counter(.upstreamBackoffRefusals, [("upstream", name)])
+    }
+
     func upstream(_ name: String, outcome: String, duration: Duration) {
         let key = UpstreamSeriesKey(upstream: name, outcome: outcome)
         let (requests, durations) = upstreamSeries.withLock { $0[key] } ?? makeUpstreamSeries(key)
@@ -109,9 +123,8 @@ final class LarderMetrics: Sendable {
     }
 
     /// Moves a counter kept as a running total elsewhere (a tier's evictions) up to that
-    /// total; a total still at zero makes no series.
+    /// total; a total still at zero is exported as 0, so an alert sees the first event.
     private func catchUp(_ family: MetricFamily, _ labels: [(String, String)], to total: Int) {
-        guard total > 0 else { return }
         let id = family.name + labels.map { "|\($0.0)=\($0.1)" }.joined()
         let delta = lastTotals.withLock { last in
             defer { last[id] = total }

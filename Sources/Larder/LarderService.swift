@@ -62,13 +62,15 @@ public final class LarderService: Service, @unchecked Sendable {
         }
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
-            let fetcher = fetcher("origin", client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnAnswers: false)
+            let fetcher = fetcher(Self.originMetricName, client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnAnswers: false)
             upstreams.append(Health.Upstream(check: "upstream:origin \(mount.origin)", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
                 clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
         }, metrics: metrics)
         caches = builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? [])
+        // Pass-through origins are counted under one name, `origin`, so labels stay bounded.
+        for name in Set(upstreams.map { $0.name ?? Self.originMetricName }) { metrics.declareUpstream(name) }
 
         var router = Router()
         let routes = LarderRoutes(settings: settings, weather: builtIns[0], balance: builtIns[1], metrics: metrics)
@@ -93,7 +95,9 @@ public final class LarderService: Service, @unchecked Sendable {
         }
         router.fallback = passThrough?.handler
 
-        let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths), passThrough: passThrough)
+        let cached = builtIns.map(\.route.path) + ["/overview"] + (passThrough == nil ? [] : [RequestSeries.passThroughLabel])
+        let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
+                                  passThrough: passThrough)
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))
         serverBox.server = server
         // The admin listener binds first, so a port in use stops the start before the public port serves.
@@ -133,6 +137,8 @@ public final class LarderService: Service, @unchecked Sendable {
             logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
         }
     }
+
+    static let originMetricName = "origin"
 
     private static func hostInURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 

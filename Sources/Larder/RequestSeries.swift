@@ -6,7 +6,8 @@ import HTTPCore
 /// atomic cells made once at start, one stripe per event loop, so recording is an index and
 /// an atomic add to the loop's own cache lines (no label strings, no lock, no hash), and
 /// summed and written out at scrape time with only the series that have counted something
-/// (no wall of zeros).
+/// (no wall of zeros), but for the stale answers of the routes the cache answers: an alert
+/// reads those, and a series that first appears at 1 shows it no increase.
 ///
 /// Route labels are the router's own paths, plus `pass-through` for every path a
 /// pass-through route answers and `other` for the rest.
@@ -46,6 +47,8 @@ final class RequestSeries: Sendable {
     private static let histogramWidth = bounds.count + 3
 
     private let labels: [String]
+    /// Indexes into `labels` of the routes whose stale series are written out from the start.
+    private let cached: Set<Int>
     /// The routes' own paths: the first labels, in the order a router numbers them (`Router.paths`).
     let routes: [String]
     /// Both tables flat and striped per loop, so a request costs two indexes and adds to
@@ -57,9 +60,11 @@ final class RequestSeries: Sendable {
     /// The bucket bounds in nanoseconds, compared with a duration without a Double.
     private let boundsNanoseconds: [Int]
 
-    init(routes: [String]) {
+    init(routes: [String], cached: [String] = []) {
         self.routes = routes
-        labels = routes + [Self.passThroughLabel, Self.otherLabel]
+        let labels = routes + [Self.passThroughLabel, Self.otherLabel]
+        self.labels = labels
+        self.cached = Set(cached.compactMap { labels.firstIndex(of: $0) })
         requests = StripedCounters(count: labels.count * Self.statuses.count)
         durations = StripedCounters(count: labels.count * CacheResult.allCases.count * Self.histogramWidth)
         boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
@@ -114,7 +119,8 @@ final class RequestSeries: Sendable {
         for route in labels.indices {
             for result in CacheResult.allCases.indices {
                 let cells = durationCells(route: route, result: result)
-                guard cells[Self.bounds.count + 1] > 0 else { continue }
+                let alerted = CacheResult.allCases[result] == .stale && cached.contains(route)
+                guard cells[Self.bounds.count + 1] > 0 || alerted else { continue }
                 let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheResult.allCases[result].label)\""
                 var cumulative = 0
                 for (bucket, bound) in Self.bounds.enumerated() {

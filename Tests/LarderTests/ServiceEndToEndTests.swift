@@ -382,13 +382,18 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
                          "larder_cache_entries{tier=\"memory\"} 1.0"] {
                 #expect(metrics.text.contains(line), "\(line)")
             }
-            // Every family says what it is; nothing is exported before it has counted something.
+            // Every family says what it is; nothing is exported before it has counted something,
+            // but the counters an alert reads, which are there at 0 from the start.
             for family in MetricFamily.allCases where metrics.text.contains("# TYPE \(family.name) ") {
                 #expect(metrics.text.contains("# HELP \(family.name) \(family.help)\n"), "\(family.name)")
             }
             #expect(!metrics.text.contains("status=\"504\""))
             #expect(!metrics.text.contains("tier=\"disk\",result=\"hit\""))
-            #expect(!metrics.text.contains("larder_upstream_backoffs_total"))
+            for zero in ["larder_upstream_backoffs_total{upstream=\"weather\"} 0", "larder_disk_write_errors_total 0",
+                         "larder_upstream_requests_total{upstream=\"weather\",outcome=\"timeout\"} 0",
+                         "larder_http_request_duration_seconds_count{route=\"/weather\",cache=\"stale\"} 0"] {
+                #expect(metrics.text.contains(zero), "\(zero)")
+            }
             // At least this scrape's own connection; an earlier one may not have been closed yet.
             let open = metrics.text.firstMatch(of: /larder_open_connections (\d+)/).flatMap { Int($0.1) }
             #expect((open ?? 0) >= 1)
