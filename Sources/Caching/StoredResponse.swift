@@ -46,14 +46,25 @@ public struct RenderedResponse: Sendable {
     /// `Content-Length` and the tag fields (`CacheTags.fields`); a 304 leaves out the fields that describe the body. Without
     /// `Last-Modified`, the stored `Date` stands in for `If-Modified-Since` (RFC 9111 §4.3.2).
     public init(relaying entry: CacheEntry) {
-        // Age and Content-Length are Larder's own to send; the tag fields are for caches, not clients.
-        let kept = entry.headers.filter { field in
-            !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
-                && !CacheTags.fields.contains(field.name.lowercased())
-        }
+        let kept = Self.relayed(entry.headers)
         self.init(status: entry.status, body: entry.body, fields: RenderedFields(kept.map { ($0.name, $0.value) }),
                   notModifiedFields: RenderedFields(kept.filter { !Self.describesBody($0.name) }.map { ($0.name, $0.value) }),
                   etag: entry.etag, modified: entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date)
+    }
+
+    /// The fields of a part of the entry (a 206 made from it): as relayed, without any
+    /// `Content-Range` it had, since the part states its own (RFC 9110 §14.4).
+    public static func partialFields(of entry: CacheEntry) -> RenderedFields {
+        RenderedFields(relayed(entry.headers).filter { !HTTPHeaders.namesEqual($0.name, "content-range") }.map { ($0.name, $0.value) })
+    }
+
+    /// The stored fields a client gets: `Age` and `Content-Length` are Larder's own to send;
+    /// the tag fields are for caches, not clients.
+    private static func relayed(_ headers: HTTPHeaders) -> HTTPHeaders {
+        headers.filter { field in
+            !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
+                && !CacheTags.fields.contains(field.name.lowercased())
+        }
     }
 
     /// `Content-*` fields other than `Content-Location` describe a body.

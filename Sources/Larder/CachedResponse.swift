@@ -27,7 +27,8 @@ enum CachedResponse {
                 break
             case .partial(let r):
                 headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
-                var response = HTTPResponse(status: 206, headers: headers, rendered: rendered.fields, body: Array(rendered.body[r.first...r.last]))
+                var response = HTTPResponse(status: 206, headers: headers, rendered: RenderedResponse.partialFields(of: answer.entry),
+                                            body: Array(rendered.body[r.first...r.last]))
                 response.note(answer.status, age: answer.age)
                 return response
             case .unsatisfiable:

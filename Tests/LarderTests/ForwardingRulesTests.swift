@@ -172,6 +172,24 @@ import TestSupport
         }
     }
 
+    /// httpbin's `/range/N` sends `Content-Range` on a 200: a 206 made from that stored
+    /// answer states only the range it serves.
+    @Test func aPartialAnswerHasExactlyOneContentRange() async throws {
+        let body = String(repeating: "abcdefghij", count: 100)
+        let origin = try TestOrigin { _ in
+            HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=60"), ("Content-Range", "bytes 0-999/1000")]), body: body)
+        }
+        try await withRoutes(origin) { larder in
+            let whole = try await larder.get("/r/range/1000")
+            #expect(whole.status == 200 && whole.body.count == 1000)
+            for _ in 0..<2 {  // from the fetch's stored answer in memory, then again
+                let part = try await larder.get("/r/range/1000", headers: ["Range: bytes=0-9"])
+                #expect(part.status == 206 && part.text == "abcdefghij")
+                #expect(part.headerValues("content-range") == ["bytes 0-9/1000"])
+            }
+        }
+    }
+
     // MARK: Helpers
 
     private func withRoutes(_ origin: TestOrigin, _ body: (ServiceHarness) async throws -> Void) async throws {
