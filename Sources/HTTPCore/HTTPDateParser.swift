@@ -46,7 +46,7 @@ public enum HTTPDateParser {
               day <= CalendarDays.inMonth(month, year: year) else { return nil }
         // A leap second (:60) counts as :59, so it never carries into the next minute (or, on
         // 9999-12-31, into a five-digit year no HTTP date can state).
-        let seconds = daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
+        let seconds = CalendarDays.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }
 
@@ -87,16 +87,6 @@ public enum HTTPDateParser {
     /// Each month's three lower-case letters in one integer, as `month` packs them.
     private static let packedMonths: [UInt32] = months.map { name in name.utf8.reduce(0) { $0 << 8 | UInt32($1) } }
 
-    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil),
-    /// plain arithmetic instead of a Calendar: this runs for every entry read from disk.
-    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yearOfEra = y - era * 400
-        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
-        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
-        return era * 146_097 + dayOfEra - 719_468
-    }
 
     private static func monthIndex(_ name: String) -> Int? {
         months.firstIndex(of: name.lowercased()).map { $0 + 1 }

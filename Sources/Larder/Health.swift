@@ -23,12 +23,13 @@ final class Health: UpstreamObserver {
         self.clock = clock
     }
 
-    /// An unhealthy outcome (no answer, or a 5xx) is one `warning` line with what the
-    /// library or the upstream said, which callers are never shown.
-    func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration) {
+    /// An outcome that is not an answer (no answer, a 5xx, or a status the route does not
+    /// take) is one `warning` line with what the library or the upstream said, which callers
+    /// are never shown; only an unhealthy one (no answer, a 5xx) makes readiness `warn`.
+    func record(upstream: String, outcome: String, healthy: Bool, warns: Bool, detail: String, duration: Duration) {
         lastOutcome.withLock { $0[upstream] = (healthy, detail, Date()) }
         metrics.upstream(upstream, outcome: outcome, duration: duration)
-        if !healthy { logger.warning("upstream \(upstream) request failed: \(detail)") }
+        if warns { logger.warning("upstream \(upstream) request failed: \(detail)") }
     }
 
     func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change) {

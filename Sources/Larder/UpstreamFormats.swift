@@ -12,8 +12,8 @@ struct UndecodableAnswer: Error, CustomStringConvertible {
 /// Open-Meteo's current-weather format, decoded only here.
 enum OpenMeteoFormat {
     /// The version of the JSON `json` makes: one more with every change to its bytes, so no
-    /// JSON kept on disk by an older build is served.
-    static let version = 1
+    /// JSON kept on disk by an older build is served (2: `utc_offset_seconds` applied).
+    static let version = 2
 
     /// The upstream request for a place.
     static func url(base: String, resource: String) -> String {
@@ -41,8 +41,8 @@ enum OpenMeteoFormat {
         guard let condition = WeatherCondition.description(of: answer.weatherCode) else {
             throw UndecodableAnswer(description: "unknown WMO weather code \(answer.weatherCode)")
         }
-        guard let lastUpdate = isoTime(openMeteo: answer.time) else {
-            throw UndecodableAnswer(description: "unreadable time '\(answer.time)'")
+        guard let lastUpdate = isoTime(openMeteo: answer.time, utcOffset: answer.utcOffset) else {
+            throw UndecodableAnswer(description: "unreadable time '\(answer.time)' at offset \(answer.utcOffset) s")
         }
         let place = resource.utf8
         guard let comma = place.firstIndex(of: UInt8(ascii: ",")), !place[place.index(after: comma)...].contains(UInt8(ascii: ",")) else {
@@ -72,19 +72,22 @@ enum OpenMeteoFormat {
 
     /// What Larder reads of an answer: `current.time`, `current.temperature_2m` (a finite
     /// number), `current.weather_code` (an exact integer) and, when given, the string
-    /// `current_units.temperature_2m`. Other members are ignored; a required one missing, or
-    /// any of these of another type, makes the answer unusable.
+    /// `current_units.temperature_2m` and the integer `utc_offset_seconds` (the offset of
+    /// `current.time` from UTC; 0 when absent). Other members are ignored; a required one
+    /// missing, or any of these of another type, makes the answer unusable.
     private struct Answer {
         let time: String
         /// As Larder writes it: the text of a finite Double (`JSONValue.doubleText`).
         let temperature: String
         let weatherCode: Int
         let unit: String
+        let utcOffset: Int
 
         /// The members `init` looks at; the rest of an answer is checked, not built.
         static let read = JSONKeep.members([
             "current": .members(["time": .whole, "temperature_2m": .whole, "weather_code": .whole]),
             "current_units": .members(["temperature_2m": .whole]),
+            "utc_offset_seconds": .whole,
         ])
 
         init?(_ document: JSONValue?) {
@@ -93,6 +96,12 @@ enum OpenMeteoFormat {
             self.time = time
             self.temperature = temperature
             self.weatherCode = weatherCode
+            switch document?["utc_offset_seconds"] {
+            case nil, .null?: utcOffset = 0
+            case let offset?:
+                guard let seconds = offset.integer else { return nil }
+                utcOffset = seconds
+            }
             switch document?["current_units"] {
             case nil, .null?:
                 unit = "°C"
@@ -107,9 +116,14 @@ enum OpenMeteoFormat {
         }
     }
 
-    /// `2026-11-21T20:45` (GMT) → `2026-11-21T20:45:00Z`; nil unless it is a real moment
-    /// (month 1–12, a day the month has, hour 0–23, minute and second 0–59).
-    static func isoTime(openMeteo time: String) -> String? {
+    /// The most a local time is off UTC (ISO 8601 and RFC 3339 stop at ±18:00).
+    static let largestUTCOffset = 18 * 3600
+
+    /// `2026-11-21T20:45` at `utcOffset` seconds east of UTC (Open-Meteo's
+    /// `utc_offset_seconds`; 0 is GMT, Open-Meteo's default) → that moment in UTC,
+    /// `2026-11-21T19:45:00Z` at 3600; nil unless it is a real moment (month 1–12, a day the
+    /// month has, hour 0–23, minute and second 0–59) at an offset within ±18 h.
+    static func isoTime(openMeteo time: String, utcOffset: Int = 0) -> String? {
         // `yyyy-MM-ddTHH:mm` or with `:ss`, checked by position (a Regex costs more than the
         // whole rest of the decode on this path).
         let bytes = Array(time.utf8)
@@ -121,9 +135,11 @@ enum OpenMeteoFormat {
         }
         func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
         let year = number(0..<4), month = number(5..<7), day = number(8..<10)
+        let hour = number(11..<13), minute = number(14..<16), second = bytes.count == 16 ? 0 : number(17..<19)
         guard (1...12).contains(month), day >= 1, day <= CalendarDays.inMonth(month, year: year),
-              number(11..<13) < 24, number(14..<16) < 60, bytes.count == 16 || number(17..<19) < 60 else { return nil }
-        return bytes.count == 16 ? time + ":00Z" : time + "Z"
+              hour < 24, minute < 60, second < 60, abs(utcOffset) <= largestUTCOffset else { return nil }
+        let local = CalendarDays.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        return Date(timeIntervalSince1970: Double(local - utcOffset)).formatted(.iso8601)
     }
 }
 
@@ -159,5 +175,30 @@ enum BalanceFormat {
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
         return formatter.string(from: date)
+    }
+}
+
+/// The error body Open-Meteo (and many JSON APIs) send with a refusal:
+/// `{"error":true,"reason":"Latitude must be in range of -90 to 90°. Given: 100.0."}`.
+enum UpstreamErrorBody {
+    /// The longest reason kept, in bytes: a log line is no place for a whole page.
+    static let longestReason = 256
+
+    private struct Body: Decodable {
+        let reason: String
+    }
+
+    /// The reason, cut to `longestReason` bytes on a character boundary; nil when the body
+    /// is not such an error. The log writer escapes it like any other text.
+    static func reason(in body: [UInt8]) -> String? {
+        guard body.first == UInt8(ascii: "{"), let reason = try? JSONDecoder().decode(Body.self, from: Data(body)).reason,
+              !reason.isEmpty else { return nil }
+        guard reason.utf8.count > longestReason else { return reason }
+        var cut = ""
+        for character in reason {
+            guard cut.utf8.count + character.utf8.count <= longestReason - 3 else { break }
+            cut.append(character)
+        }
+        return cut + "…"
     }
 }

@@ -3,7 +3,8 @@ import Upstream
 
 /// Receives every upstream outcome and backoff (metrics, logs and readiness implement it).
 protocol UpstreamObserver: Sendable {
-    func record(upstream: String, outcome: String, healthy: Bool, detail: String, duration: Duration)
+    /// `warns`: the outcome is worth a warning line (it is no answer, and no backoff says why).
+    func record(upstream: String, outcome: String, healthy: Bool, warns: Bool, detail: String, duration: Duration)
     /// A pause began or ended.
     func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change)
     /// A request was not sent because the upstream is backing off.
@@ -18,14 +19,19 @@ extension UpstreamObserver {
         let start = ContinuousClock.now
         do {
             let response = try await client.fetch(request)
-            record(upstream: name, outcome: ok(response.status) ? "ok" : "status_\(response.status / 100)xx",
-                   healthy: response.status < 500, detail: "answered \(response.status)", duration: ContinuousClock.now - start)
+            let answered = ok(response.status)
+            // An upstream that says why it refused (Open-Meteo's 400) has the operator told why.
+            let reason = answered ? nil : UpstreamErrorBody.reason(in: response.body)
+            // A 429 is announced by the backoff it starts.
+            record(upstream: name, outcome: answered ? "ok" : "status_\(response.status / 100)xx", healthy: response.status < 500,
+                   warns: response.status >= 500 || !answered && response.status != 429, detail: "answered \(response.status)" + (reason.map { ": " + $0 } ?? ""),
+                   duration: ContinuousClock.now - start)
             return response
         } catch UpstreamError.timeout {
-            record(upstream: name, outcome: "timeout", healthy: false, detail: "timed out", duration: ContinuousClock.now - start)
+            record(upstream: name, outcome: "timeout", healthy: false, warns: true, detail: "timed out", duration: ContinuousClock.now - start)
             throw UpstreamError.timeout
         } catch {
-            record(upstream: name, outcome: "error", healthy: false, detail: "\(error)", duration: ContinuousClock.now - start)
+            record(upstream: name, outcome: "error", healthy: false, warns: true, detail: "\(error)", duration: ContinuousClock.now - start)
             throw error
         }
     }

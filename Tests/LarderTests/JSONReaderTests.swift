@@ -102,12 +102,14 @@ import Testing
         }
         let current_units: Units?
         let current: Current
+        let utc_offset_seconds: Int?
     }
 
     private func reference(_ body: [UInt8]) -> String? {
         guard let answer = try? JSONDecoder().decode(ReferenceAnswer.self, from: Data(body)), answer.current.temperature_2m.isFinite,
               let condition = WeatherCondition.description(of: answer.current.weather_code),
-              let lastUpdate = OpenMeteoFormat.isoTime(openMeteo: answer.current.time) else { return nil }
+              let lastUpdate = OpenMeteoFormat.isoTime(openMeteo: answer.current.time, utcOffset: answer.utc_offset_seconds ?? 0)
+        else { return nil }
         return "{\"latitude\":52.52,\"longitude\":13.41,\"temperature\":\(answer.current.temperature_2m),"
             + "\"temperatureUnit\":\(JSONString.quote(answer.current_units?.temperature_2m ?? "°C")),"
             + "\"weatherCode\":\(answer.current.weather_code),\"condition\":\(JSONString.quote(condition)),\"lastUpdate\":\"\(lastUpdate)\"}"

@@ -103,6 +103,25 @@ private func json(_ response: TestResponse) throws -> [String: Any] {
         }
     }
 
+    /// Open-Meteo refuses a bad request with 400 and a reason: the caller gets 502, the
+    /// operator one warning line saying why (escaped by the log writer, capped).
+    @Test func anUpstreamRefusalLogsItsReason() async throws {
+        let log = RecordedLog()
+        let upstream = try TestUpstream()
+        upstream.update {
+            $0.status = 400
+            $0.body = #"{"error":true,"reason":"Cannot initialize WeatherVariable from invalid String value tempera\nture_2m"}"#
+        }
+        try await withLarder(upstream: upstream, logger: log.logger(level: .warning)) { h in
+            let response = try await h.get("/weather?lat=52.52&lon=13.41")
+            #expect(response.status == 502)
+            #expect(!response.text.contains("WeatherVariable"))
+            let lines = log.messages(at: .warning).filter { $0.hasPrefix("upstream weather request failed") }
+            #expect(lines == ["upstream weather request failed: answered 400: Cannot initialize WeatherVariable from invalid String value tempera\nture_2m"])
+        }
+        await upstream.stop()
+    }
+
     @Test func roundingSharesOneEntryAndOneUpstreamCall() async throws {
         try await withLarder { h in
             let first = try await h.get("/weather?lat=52.5201&lon=13.4149")
