@@ -7,74 +7,86 @@ import Logging
 /// The admin listener's API (`--admin-port`), on a listener of its own so the public port
 /// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method
 /// every client and OpenAPI know), `POST /purge` by tags or everything, and
-/// `GET /cache?target=` to see what is stored. Every request needs the bearer token; every
-/// purge is one `notice` log line saying what it removed.
+/// `GET /cache?target=` to see what is stored. Every request needs the bearer token, gets an
+/// `X-Request-Id`, and leaves one audit line (`notice`; `warning` when refused for its
+/// token) with the client, method, target, status, request id and, for a purge, what it
+/// removed. The token itself is never logged.
 struct AdminAPI: Sendable {
     let token: BearerToken
     let targets: AdminTargets
     let purger: CachePurger
     let logger: Logger
+    let requestIDs = RequestIDs()
 
+    /// An operator's request now and then: every answer is made in a Task, plainly.
     var handler: HTTPHandler {
         let api = self
-        return { api.handle($0) }
+        return { request in .later { await api.answer(request) } }
     }
 
-    func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
+    /// What one admin request gets, stamped with its request id and logged.
+    func answer(_ request: HTTPRequest) async -> HTTPResponse {
+        var (response, action) = await respond(request)
+        let id = response.lines.add("X-Request-Id", requestIDs.id(for: request.headers["x-request-id"]).append)
+        let refused = response.status == 401 || response.status == 403
+        let did = action.map { ": " + $0 } ?? ""
+        logger.log(level: refused ? .warning : .notice, "admin \(request.method) \(request.target) \(response.status)\(did)",
+                   metadata: ["client": .string(request.clientAddress), "request_id": .string(String(decoding: response.lines.bytes[id], as: UTF8.self)),
+                              "status": .stringConvertible(response.status)])
+        return response
+    }
+
+    /// The answer, and what it did to the cache (said in the audit line).
+    private func respond(_ request: HTTPRequest) async -> (HTTPResponse, action: String?) {
         switch token.check(authorization: request.headers["authorization"]) {
         case .missing:
-            return .now(ProblemDetails(status: 401, detail: "The admin API needs Authorization: Bearer with the admin token.")
-                .response(extraHeaders: [("WWW-Authenticate", "Bearer realm=\"larder-admin\"")]))
+            return (ProblemDetails(status: 401, detail: "The admin API needs Authorization: Bearer with the admin token.")
+                .response(extraHeaders: [("WWW-Authenticate", "Bearer realm=\"larder-admin\"")]), nil)
         case .wrong:
-            return .now(ProblemDetails(status: 403, detail: "The bearer token is not the admin token.").response())
+            return (ProblemDetails(status: 403, detail: "The bearer token is not the admin token.").response(), nil)
         case .right:
             break
         }
         switch (request.method, request.path) {
         case (.other("PURGE"), _):
-            return purge(target: request.target)
+            return await purge(target: request.target)
         case (.post, "/purge"):
-            return purge(body: request.body)
+            return await purge(body: request.body)
         case (.get, "/cache"), (.head, "/cache"):
-            return inspect(request.query)
+            return (await inspect(request.query), nil)
         case (.delete, "/cache"):
-            return Self.target(in: request.query).map { purge(target: $0) } ?? .now(Self.noTarget)
+            guard let target = Self.target(in: request.query) else { return (Self.noTarget, nil) }
+            return await purge(target: target)
         case (_, "/purge"):
-            return .now(Self.notAllowed(request, allow: "POST"))
+            return (Self.notAllowed(request, allow: "POST"), nil)
         case (_, "/cache"):
-            return .now(Self.notAllowed(request, allow: "GET, HEAD, DELETE"))
+            return (Self.notAllowed(request, allow: "GET, HEAD, DELETE"), nil)
         default:
-            return .now(ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge and GET /cache.").response())
+            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge and GET /cache.").response(), nil)
         }
     }
 
     // MARK: Purge
 
-    private func purge(target: String) -> HTTPHandlerResult {
+    private func purge(target: String) async -> (HTTPResponse, action: String?) {
         let parts: [AdminTargets.Part]
         switch targets.resolve(target) {
-        case .failure(let refusal): return .now(refusal.response)
+        case .failure(let refusal): return (refusal.response, nil)
         case .success(let resolved): parts = resolved
         }
-        return .later { [self] in
-            var purged = 0
-            for part in parts { purged += await purger.purge(.key(part.cache.key(part.resource))) }
-            logger.notice("admin: purged \(target): removed \(purged) stored answer(s)")
-            return Self.json(200, "{\"purged\":\(purged)}")
-        }
+        var purged = 0
+        for part in parts { purged += await purger.purge(.key(part.cache.key(part.resource))) }
+        return (Self.json(200, "{\"purged\":\(purged)}"), "purged \(target): removed \(purged) stored answer(s)")
     }
 
-    private func purge(body: [UInt8]) -> HTTPHandlerResult {
+    private func purge(body: [UInt8]) async -> (HTTPResponse, action: String?) {
         guard let selection = Self.selection(body) else {
-            return .now(ProblemDetails(status: 400, detail: "The body must be {\"tags\":[\"tag\", …]} with at least one tag, or {\"all\":true}.")
-                .response())
+            return (ProblemDetails(status: 400, detail: "The body must be {\"tags\":[\"tag\", …]} with at least one tag, or {\"all\":true}.")
+                .response(), nil)
         }
-        return .later { [self] in
-            let purged = await purger.purge(selection)
-            let what = if case .tags(let tags) = selection { "tags " + tags.sorted().joined(separator: ", ") } else { "everything" }
-            logger.notice("admin: purged \(what): removed \(purged) stored answer(s)")
-            return Self.json(200, "{\"purged\":\(purged)}")
-        }
+        let purged = await purger.purge(selection)
+        let what = if case .tags(let tags) = selection { "tags " + tags.sorted().joined(separator: ", ") } else { "everything" }
+        return (Self.json(200, "{\"purged\":\(purged)}"), "purged \(what): removed \(purged) stored answer(s)")
     }
 
     private struct PurgeBody: Decodable {
@@ -108,28 +120,26 @@ struct AdminAPI: Sendable {
         ProblemDetails(status: 400, detail: "Give one target, percent-encoded: /cache?target=%2Fweather%3Flat%3D52.52%26lon%3D13.41.").response()
     }
 
-    private func inspect(_ query: Substring?) -> HTTPHandlerResult {
-        guard let target = Self.target(in: query) else { return .now(Self.noTarget) }
+    private func inspect(_ query: Substring?) async -> HTTPResponse {
+        guard let target = Self.target(in: query) else { return Self.noTarget }
         let parts: [AdminTargets.Part]
         switch targets.resolve(target) {
-        case .failure(let refusal): return .now(refusal.response)
+        case .failure(let refusal): return refusal.response
         case .success(let resolved): parts = resolved
         }
-        return .later {
-            var stored: [String] = []
-            for part in parts {
-                for summary in await part.cache.stored(part.resource) { stored.append(Self.json(summary, route: part.cache.route)) }
-            }
-            guard !stored.isEmpty else {
-                return ProblemDetails(status: 404, detail: "Nothing is stored for \(target).").response()
-            }
-            return Self.json(200, "{\"target\":\(JSONString.quote(target)),\"stored\":[\(stored.joined(separator: ","))]}")
+        var stored: [String] = []
+        for part in parts {
+            for summary in await part.cache.stored(part.resource) { stored.append(Self.json(summary, route: part.cache.route)) }
         }
+        guard !stored.isEmpty else {
+            return ProblemDetails(status: 404, detail: "Nothing is stored for \(target).").response()
+        }
+        return Self.json(200, "{\"target\":\(JSONString.quote(target)),\"stored\":[\(stored.joined(separator: ","))]}")
     }
 
     static func json(_ summary: StoredSummary, route: String) -> String {
         let optional: (String?) -> String = { $0.map(JSONString.quote) ?? "null" }
-        return "{\"route\":\(JSONString.quote(route)),\"tiers\":[\(summary.tiers.map(JSONString.quote).joined(separator: ","))],"
+        return "{\"route\":\(JSONString.quote(RedactedURL.text(route))),\"tiers\":[\(summary.tiers.map(JSONString.quote).joined(separator: ","))],"
             + "\"status\":\(summary.status),\"age\":\(summary.age),\"lifetime\":\(summary.lifetime),"
             + "\"etag\":\(optional(summary.etag)),\"lastModified\":\(optional(summary.lastModified)),"
             + "\"tags\":[\(summary.tags.map(JSONString.quote).joined(separator: ","))],\"size\":\(summary.size),"

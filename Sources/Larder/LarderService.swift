@@ -63,7 +63,7 @@ public final class LarderService: Service, @unchecked Sendable {
         let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
             let fetcher = fetcher(Self.originMetricName, client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnAnswers: false)
-            upstreams.append(Health.Upstream(check: "upstream:origin \(mount.origin)", name: nil, backoff: fetcher.backoff))
+            upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
                 clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
@@ -132,7 +132,7 @@ public final class LarderService: Service, @unchecked Sendable {
         }
         logger.info("settings in use", metadata: settings.summary)
         if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
-        for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.origin)") }
+        for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(RedactedURL.text(mount.origin))") }
         for route in builtIns where !route.route.credentials.isEmpty {
             logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
         }

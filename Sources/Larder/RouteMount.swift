@@ -36,5 +36,6 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         return path[path.index(path.startIndex, offsetBy: prefix.count)] == "/"
     }
 
-    public var description: String { prefix + "=" + origin }
+    /// As printed: the origin with any password redacted.
+    public var description: String { prefix + "=" + RedactedURL.text(origin) }
 }

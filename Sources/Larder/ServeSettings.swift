@@ -184,13 +184,10 @@ public struct ServeSettings: Sendable, Equatable {
     }
 
     /// The settings in use, for the one start-up line: secrets never (header values and the
-    /// admin token are left out, and a password in an upstream URL is redacted).
+    /// admin token are left out; passwords and credential parameters in URLs are redacted).
     public var summary: Logger.Metadata {
         func url(_ text: String?) -> Logger.MetadataValue {
-            guard let text else { return "none" }
-            guard var parts = URLComponents(string: text), parts.password != nil else { return .string(text) }
-            parts.password = "redacted"
-            return .string(parts.string ?? "redacted")
+            text.map { .string(RedactedURL.text($0)) } ?? "none"
         }
         func seconds(_ duration: Duration) -> Logger.MetadataValue { .stringConvertible(duration.seconds) }
         var summary: Logger.Metadata = [
@@ -205,7 +202,7 @@ public struct ServeSettings: Sendable, Equatable {
             "upstream_backoff_s": seconds(upstreamBackoff), "refresh_min_interval_s": seconds(refreshMinInterval),
             "coordinate_precision": .stringConvertible(coordinatePrecision), "log_level": .string(logLevel),
             "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
-            "routes": .string(routes.isEmpty ? "none" : routes.map { "\($0.prefix)=\($0.origin)" }.joined(separator: ",")),
+            "routes": .string(routes.isEmpty ? "none" : routes.map(\.description).joined(separator: ",")),
             "ca_file": .string(caFile ?? "system"),
             "weather_headers": .string(weatherHeaders.isEmpty ? "none" : CredentialHeaders.redacted(weatherHeaders)),
             "balance_headers": .string(balanceHeaders.isEmpty ? "none" : CredentialHeaders.redacted(balanceHeaders)),

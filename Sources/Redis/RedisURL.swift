@@ -26,7 +26,7 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        let login = password == nil ? (username.map { $0 + "@" } ?? "") : "\(username ?? ""):redacted@"
+        let login = password == nil ? (username.map { $0 + "@" } ?? "") : "\(username ?? ""):<redacted>@"
         let shownHost = host.contains(":") ? "[\(host)]" : host
         return "redis://\(login)\(shownHost):\(port)" + (database == 0 ? "" : "/\(database)")
     }

@@ -16,9 +16,9 @@ import TestSupport
 
     /// One admin request on a new connection; `authorization` nil sends none.
     static func admin(_ h: ServiceHarness, _ method: String, _ target: String, body: String? = nil,
-                      authorization: String? = "Bearer \(token)") async throws -> TestResponse {
+                      authorization: String? = "Bearer \(token)", headers: [String] = []) async throws -> TestResponse {
         let client = try TestClient(port: h.service.adminServer!.port!)
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: admin\r\n"
+        var head = "\(method) \(target) HTTP/1.1\r\nHost: admin\r\n" + headers.map { $0 + "\r\n" }.joined()
         if let authorization { head += "Authorization: \(authorization)\r\n" }
         if let body { head += "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n" }
         try client.send(head + "\r\n" + (body ?? ""))
@@ -47,6 +47,27 @@ import TestSupport
         }
     }
 
+    /// The audit trail: one line per admin request, refused ones included, with who asked,
+    /// what, the answer and its request id (echoed to the caller); never the token.
+    @Test func everyAdminRequestLeavesOneAuditLine() async throws {
+        let log = RecordedLog()
+        try await withLarder(logger: log.logger(level: .notice), Self.admin) { h in
+            let refused = try await Self.admin(h, "POST", "/purge", body: "{\"all\":true}", authorization: "Bearer guess")
+            let missing = try await Self.admin(h, "GET", "/cache?target=%2Fbalance", authorization: nil, headers: ["X-Request-Id: probe-7"])
+            let purged = try await Self.admin(h, "POST", "/purge", body: "{\"all\":true}")
+            #expect(missing.header("x-request-id") == "probe-7")
+            let ids = [refused, missing, purged].compactMap { $0.header("x-request-id") }
+            #expect(Set(ids).count == 3)
+            let lines = log.all.filter { $0.message.hasPrefix("admin ") && $0.metadata["request_id"] != nil }
+            #expect(lines.map(\.message) == ["admin POST /purge 403", "admin GET /cache?target=%2Fbalance 401",
+                                             "admin POST /purge 200: purged everything: removed 0 stored answer(s)"])
+            #expect(lines.map(\.level) == [.warning, .warning, .notice])
+            #expect(lines.map { $0.metadata["request_id"] ?? "" } == ids)
+            #expect(lines.allSatisfy { $0.metadata["client"] == "127.0.0.1" && $0.metadata["status"] != nil })
+            #expect(!log.all.contains { $0.message.contains(Self.token) || $0.metadata.values.contains { $0.contains(Self.token) } })
+        }
+    }
+
     @Test func theTokenIsComparedByteForByteWhateverWhereItDiffers() {
         let token = BearerToken("abcdef")
         #expect(token.matches("abcdef"))
@@ -66,7 +87,7 @@ import TestSupport
             let purged = try await Self.admin(h, "PURGE", "/weather?lon=13.41&lat=52.5201")
             #expect(purged.status == 200)
             #expect(purged.text == "{\"purged\":1}")
-            #expect(log.messages(at: .notice).contains("admin: purged /weather?lon=13.41&lat=52.5201: removed 1 stored answer(s)"))
+            #expect(log.messages(at: .notice).contains("admin PURGE /weather?lon=13.41&lat=52.5201 200: purged /weather?lon=13.41&lat=52.5201: removed 1 stored answer(s)"))
             let after = try await h.get("/weather?lat=52.52&lon=13.41")
             #expect(after.header("cache-status")?.hasPrefix("larder; fwd=miss") == true)
             #expect(h.upstream.count("/v1/forecast") == 2)

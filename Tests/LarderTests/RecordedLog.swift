@@ -1,9 +1,14 @@
 import Logging
 import Synchronization
 
-/// A logger whose lines the test reads back: level and message, nothing printed.
+/// A logger whose lines the test reads back: level, message and metadata, nothing printed.
 final class RecordedLog: Sendable {
-    private let lines = Mutex<[(level: Logger.Level, message: String)]>([])
+    struct Line: Sendable {
+        let level: Logger.Level
+        let message: String
+        let metadata: [String: String]
+    }
+    private let lines = Mutex<[Line]>([])
 
     func logger(level: Logger.Level = .info) -> Logger {
         var logger = Logger(label: "larder-test") { _ in Handler(sink: self) }
@@ -15,8 +20,11 @@ final class RecordedLog: Sendable {
         lines.withLock { $0.filter { $0.level == level }.map(\.message) }
     }
 
-    fileprivate func append(_ level: Logger.Level, _ message: String) {
-        lines.withLock { $0.append((level, message)) }
+    /// Every line, at every level.
+    var all: [Line] { lines.withLock { $0 } }
+
+    fileprivate func append(_ line: Line) {
+        lines.withLock { $0.append(line) }
     }
 
     private struct Handler: LogHandler {
@@ -30,7 +38,8 @@ final class RecordedLog: Sendable {
         }
 
         func log(event: LogEvent) {
-            sink.append(event.level, event.message.description)
+            let merged = metadata.merging(event.metadata ?? [:]) { $1 }
+            sink.append(Line(level: event.level, message: event.message.description, metadata: merged.mapValues(\.description)))
         }
     }
 }

@@ -54,10 +54,33 @@ import Redis
         #expect(on.redisPrefix == "app1:")
         let shown = "\(on.summary)"
         #expect(!shown.contains("hunter2"))
-        #expect(shown.contains("redis://:redacted@cache.internal:6380/3"))
+        #expect(shown.contains("redis://:<redacted>@cache.internal:6380/3"))
         #expect(RedisURL("redis://[::1]")?.host == "::1")
         #expect(RedisURL("redis://[::1]")?.port == 6379)
         #expect(RedisURL("redis://app:secret@h")?.username == "app")
+    }
+
+    /// Open-Meteo's commercial API takes its key in the URL: wherever a URL is printed, a
+    /// credential-like parameter's value and a password are not.
+    @Test func credentialsInUpstreamURLsAreRedactedWhereverTheyArePrinted() throws {
+        let settings = try ServeSettings.resolve(flags: ["routes": "/api=https://svc:pa55@origin.example/base"], environment: [
+            "LARDER_WEATHER_URL": "https://customer-api.open-meteo.com/v1/forecast?apikey=S3CRET&models=best",
+            "LARDER_BALANCE_URL": "https://u:hunter2@bank.example/balance?Access_Token=T0KEN&x-api-key=K3Y&sig=S1G#frag",
+        ])
+        let shown = "\(settings.summary)"
+        for secret in ["S3CRET", "pa55", "hunter2", "T0KEN", "K3Y", "S1G"] { #expect(!shown.contains(secret), "\(secret)") }
+        #expect(settings.summary["weather_url"] == "https://customer-api.open-meteo.com/v1/forecast?apikey=<redacted>&models=best")
+        #expect(settings.summary["balance_url"]
+            == "https://u:<redacted>@bank.example/balance?Access_Token=<redacted>&x-api-key=<redacted>&sig=<redacted>#frag")
+        #expect(settings.summary["routes"] == "/api=https://svc:<redacted>@origin.example/base")
+    }
+
+    @Test(arguments: [("http://h/p?key=1&monkey=2&q=3", "http://h/p?key=<redacted>&monkey=2&q=3"),
+                      ("http://h/p?client_secret=1&auth_token=2&password", "http://h/p?client_secret=<redacted>&auth_token=<redacted>&password"),
+                      ("http://h/p?ap%69key=1", "http://h/p?ap%69key=<redacted>"), ("http://h:8/p", "http://h:8/p"),
+                      ("http://user@h/p?signature=", "http://user@h/p?signature=<redacted>")])
+    func urlsAreRedactedByParameterName(_ url: String, _ shown: String) {
+        #expect(RedactedURL.text(url) == shown)
     }
 
     @Test func theUpstreamBackoffComesFromItsFlagOrEnvironment() throws {
