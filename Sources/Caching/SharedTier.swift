@@ -23,6 +23,9 @@ public final class SharedTier: Sendable {
     /// This replica's own tiers, which remote invalidations and purges reach.
     private let local: CachePurger
     private let waiters = Mutex<[String: [Waiter]]>([:])
+    /// What the store said when it last refused a write (a Redis at `maxmemory` with
+    /// `noeviction`), until a write succeeds again: reads alone can look healthy meanwhile.
+    private let writeRefusal = Mutex<String?>(nil)
     /// Writes in flight, by primary name: a lock is released only after them.
     private let writing = Mutex<(next: Int, tasks: [String: [Int: Task<Void, Never>]])>((0, [:]))
     private let counters = Mutex(Counters())
@@ -49,6 +52,14 @@ public final class SharedTier: Sendable {
 
     public var counts: Counters { counters.withLock { $0 } }
 
+    /// The largest value this tier writes or reads, in bytes: an entry larger than this is
+    /// kept in the replica's own tiers only, and a larger value found in the store is not an
+    /// entry of ours (it is removed). Reading one costs at most this much memory.
+    public static let largestValue = 8 << 20
+
+    /// Why the store refuses writes now (its last refusal, until a write succeeds), or nil.
+    public var writeProblem: String? { writeRefusal.withLock { $0 } }
+
     /// The channel's name: every replica with this prefix listens on it.
     public var channel: String { prefix + "events" }
 
@@ -63,14 +74,16 @@ public final class SharedTier: Sendable {
     /// The entry stored for `key`; nil when there is none, the store cannot be asked, or the
     /// value is not a whole entry for this key (then it is removed, as a damaged file is).
     func read(_ key: CacheKey) async -> CacheEntry? {
-        guard let bytes = await attempt({ try await store.value(at: entryKey(Self.name(key))) }) ?? nil else { return nil }
+        guard let bytes = await attempt({ try await store.value(at: entryKey(Self.name(key)), limit: Self.largestValue) }) ?? nil else {
+            return nil
+        }
         return await decoded(bytes, key)
     }
 
     /// The entry in a value read for `key`; nil (the value counted and removed) when it is not
     /// a whole, unaltered entry for that key.
     private func decoded(_ bytes: [UInt8], _ key: CacheKey) async -> CacheEntry? {
-        if let entry = DiskEntryCodec.decode(bytes, key: key.text) { return entry }
+        if bytes.count <= Self.largestValue, let entry = DiskEntryCodec.decode(bytes, key: key.text) { return entry }
         counters.withLock { $0.corruptions += 1 }
         await discard(key)
         return nil
@@ -89,12 +102,19 @@ public final class SharedTier: Sendable {
         let primary = Self.name(key.primary)
         let sets = entry.status == VariantIndex.diskStatus ? [] : [underSet(primary)] + CacheTags.of(key.primary, entry).map(tagSet)
         let bytes = DiskEntryCodec.encode(key: key.text, entry: entry)
+        guard bytes.count <= Self.largestValue else { return }
         writing.withLock { writing in
             writing.next += 1
             let id = writing.next
             writing.tasks[primary, default: [:]][id] = Task { [self] in
-                if await attempt({ try await store.store(bytes, at: entryKey(name), expiry: expiry, member: name, sets: sets) }) != nil {
+                do {
+                    try await store.store(bytes, at: entryKey(name), expiry: expiry, member: name, sets: sets)
                     counters.withLock { $0.stores += 1 }
+                    writeRefusal.withLock { $0 = nil }
+                } catch {
+                    counters.withLock { $0.errors += 1 }
+                    // An unreachable store is its client's to report; a refusal is only seen here.
+                    if let refusal = error as? SharedStoreRefusal { writeRefusal.withLock { $0 = refusal.reason } }
                 }
                 self.writing.withLock { writing in
                     writing.tasks[primary]?[id] = nil
@@ -134,7 +154,8 @@ public final class SharedTier: Sendable {
     func lock(_ key: CacheKey) async -> Lock {
         let token = replica + "-" + String(UInt64.random(in: .min ... .max), radix: 36)
         guard let (taken, value) = await attempt({
-            try await store.lock(lockKey(Self.name(key.primary)), token: token, expiry: lockExpiry, reading: entryKey(Self.name(key)))
+            try await store.lock(lockKey(Self.name(key.primary)), token: token, expiry: lockExpiry, reading: entryKey(Self.name(key)),
+                                 limit: Self.largestValue)
         }) else { return .unavailable }
         guard taken else { return .held }
         guard let value else { return .acquired(token: token, stored: nil) }

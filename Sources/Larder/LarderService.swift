@@ -43,7 +43,7 @@ public final class LarderService: Service, @unchecked Sendable {
         let disk = try openDisk()
         let client = UpstreamClient(configuration: .init(caFile: settings.caFile))
         self.client = client
-        let redis = settings.redisURL.map { SharedRedis(settings: settings, url: $0, memory: memory, disk: disk) }
+        let redis = settings.redisURL.map { SharedRedis(settings: settings, url: $0, memory: memory, disk: disk, logger: logger) }
         self.redis = redis
         let shared = redis?.tier
         let health = Health(metrics: metrics, logger: logger, clock: clock)

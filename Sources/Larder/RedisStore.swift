@@ -16,16 +16,26 @@ struct RedisStore: SharedStore {
 
     private func run(_ commands: [[[UInt8]]]) async throws -> [RedisReply] {
         let replies = try await client.pipeline(commands).get()
-        if let refusal = replies.first(where: { if case .error = $0 { true } else { false } }) { throw UnexpectedReply(reply: refusal) }
+        for reply in replies { if case .error(let message) = reply { throw SharedStoreRefusal(message) } }
         return replies
     }
 
-    func value(at key: String) async throws -> [UInt8]? {
-        switch try await run([[Self.word("GET"), Self.word(key)]])[0] {
-        case .bytes(let bytes): return bytes
+    /// `GETRANGE 0 limit`, not `GET`: a value planted far larger than any entry costs at most
+    /// `limit` + 1 bytes to read. A missing key reads as empty, which is no entry either.
+    private static func read(_ key: String, limit: Int) -> [[UInt8]] {
+        [word("GETRANGE"), word(key), word("0"), word(String(limit))]
+    }
+
+    private static func value(_ reply: RedisReply) throws -> [UInt8]? {
+        switch reply {
+        case .bytes(let bytes): return bytes.isEmpty ? nil : bytes
         case .null: return nil
         case let other: throw UnexpectedReply(reply: other)
         }
+    }
+
+    func value(at key: String, limit: Int) async throws -> [UInt8]? {
+        try Self.value(try await run([Self.read(key, limit: limit)])[0])
     }
 
     func store(_ value: [UInt8], at key: String, expiry: Duration, member: String, sets: [String]) async throws {
@@ -40,21 +50,17 @@ struct RedisStore: SharedStore {
         _ = try await run(commands)
     }
 
-    func lock(_ key: String, token: String, expiry: Duration, reading: String) async throws -> (taken: Bool, value: [UInt8]?) {
+    func lock(_ key: String, token: String, expiry: Duration, reading: String, limit: Int) async throws -> (taken: Bool, value: [UInt8]?) {
         let replies = try await run([[Self.word("SET"), Self.word(key), Self.word(token), Self.word("NX"), Self.word("PX"),
                                       Self.word(String(expiry.wholeMilliseconds))],
-                                     [Self.word("GET"), Self.word(reading)]])
+                                     Self.read(reading, limit: limit)])
         let taken: Bool
         switch replies[0] {
         case .status("OK"): taken = true
         case .null: taken = false
         default: throw UnexpectedReply(reply: replies[0])
         }
-        switch replies[1] {
-        case .bytes(let bytes): return (taken, bytes)
-        case .null: return (taken, nil)
-        default: throw UnexpectedReply(reply: replies[1])
-        }
+        return (taken, try Self.value(replies[1]))
     }
 
     /// Compare and delete in one step, so a lock that expired and was taken by another replica is left alone.

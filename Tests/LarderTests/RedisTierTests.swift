@@ -4,6 +4,8 @@ import HTTPServer
 import Testing
 import TestSupport
 @testable import Larder
+import Caching
+import Logging
 import Redis
 
 /// The shared tier across replicas, with a real `redis-server` on a free port: several
@@ -12,7 +14,8 @@ import Redis
 @Suite(.serialized, .timeLimit(.minutes(2))) struct RedisTierTests {
     /// A fresh `redis-server` and test upstream, and `count` replicas sharing both (each also
     /// started with `configure`); everything is stopped afterwards.
-    static func withReplicas(_ count: Int, _ configure: @escaping (inout ServeSettings) -> Void = { _ in },
+    static func withReplicas(_ count: Int, logger: Logger = ServiceHarness.quietLogger(),
+                             _ configure: @escaping (inout ServeSettings) -> Void = { _ in },
                              _ body: (_ replicas: [ServiceHarness], _ upstream: TestUpstream, _ redis: RedisServer) async throws -> Void)
         async throws {
         let redis = try await RedisServer()
@@ -21,7 +24,7 @@ import Redis
         var replicas: [ServiceHarness] = []
         do {
             for _ in 0..<count {
-                replicas.append(try ServiceHarness.start(upstream: upstream) { settings in
+                replicas.append(try ServiceHarness.start(upstream: upstream, logger: logger) { settings in
                     settings.redisURL = RedisURL(redis.url)
                     // Generous: the parallel test run can hold a reply up; the tests of slow Redis set their own.
                     settings.redisTimeout = .seconds(1)
@@ -62,8 +65,9 @@ import Redis
             #expect(statuses.count == 60)
             #expect(statuses.allSatisfy { $0 == 200 })
             #expect(upstream.count("/v1/forecast") == 1)
-            let waits = try await replicas[0].get("/metrics").text + replicas[1].get("/metrics").text + replicas[2].get("/metrics").text
-            #expect(waits.contains("larder_redis_waits_total"))
+            var waits = 0.0
+            for replica in replicas { waits += metricValue("larder_redis_waits_total", in: try await replica.get("/metrics").text) }
+            #expect(waits > 0)
         }
     }
 
@@ -135,7 +139,8 @@ import Redis
 
 extension RedisTierTests {
     @Test func whenRedisStopsEveryRequestIsStillAnsweredAndSharingResumesWhenItIsBack() async throws {
-        try await Self.withReplicas(2) { replicas, upstream, redis in
+        let log = RecordedLog()
+        try await Self.withReplicas(2, logger: log.logger()) { replicas, upstream, redis in
             upstream.update { $0.delay = .milliseconds(50) }
             // Load on new keys while Redis goes away; each answer within the Redis timeout
             // (1 s here) for each call made of it plus the upstream time.
@@ -169,6 +174,62 @@ extension RedisTierTests {
             }
             #expect(shared)
             #expect(upstream.count("/v1/forecast") > before)
+            // Each replica said once that Redis went away, and once that it is back (its
+            // watcher looks four times a second).
+            var lines: [String] = []
+            for _ in 0..<20 {
+                lines = log.all.map(\.message).filter { $0.hasPrefix("shared tier (Redis)") }
+                if lines.filter({ $0 == "shared tier (Redis) is back" }).count >= 2 { break }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(lines.filter { $0.hasPrefix("shared tier (Redis) unavailable: ") }.count == 2, "\(lines)")
+            #expect(lines.filter { $0 == "shared tier (Redis) is back" }.count == 2, "\(lines)")
+            #expect(log.all.filter { $0.message.hasPrefix("shared tier (Redis) unavailable") }.allSatisfy { $0.level == .warning })
+        }
+    }
+
+    /// A Redis at `maxmemory` with `noeviction` answers reads and refuses every write: that is
+    /// no shared tier, and readiness and `larder_redis_up` say so until writes succeed again.
+    @Test func aRedisThatRefusesWritesIsReportedUntilItTakesThemAgain() async throws {
+        try await Self.withReplicas(1) { replicas, _, redis in
+            let admin = RedisClient(url: RedisURL(redis.url)!, timeout: .seconds(2))
+            defer { admin.shutdown() }
+            let word = { (text: String) in Array(text.utf8) }
+            _ = try await admin.pipeline([[word("CONFIG"), word("SET"), word("maxmemory-policy"), word("noeviction")],
+                                          [word("CONFIG"), word("SET"), word("maxmemory"), word("1")]]).get()
+            #expect(try await replicas[0].get("/weather?lat=7&lon=7").status == 200)
+            try await Task.sleep(for: .milliseconds(300))  // the write goes on after the answer
+            let ready = try await replicas[0].get("/readyz")
+            #expect(ready.status == 200 && ready.text.contains("Redis refuses writes"), "\(ready.text)")
+            #expect(metricValue("larder_redis_up", in: try await replicas[0].get("/metrics").text) == 0)
+
+            _ = try await admin.pipeline([[word("CONFIG"), word("SET"), word("maxmemory"), word("0")]]).get()
+            #expect(try await replicas[0].get("/weather?lat=8&lon=8").status == 200)
+            try await Self.waitUntilShared(replicas)
+            #expect(metricValue("larder_redis_up", in: try await replicas[0].get("/metrics").text) == 1)
+        }
+    }
+
+    /// A value planted in Redis far larger than any entry is read only up to the tier's
+    /// limit, counted as corrupt, removed, and the key fetched again.
+    @Test func aPlantedValueLargerThanAnyEntryIsNeverReadWhole() async throws {
+        try await Self.withReplicas(2) { replicas, upstream, redis in
+            #expect(try await replicas[0].get("/weather?lat=9&lon=9").status == 200)
+            try await Task.sleep(for: .milliseconds(300))
+            let admin = RedisClient(url: RedisURL(redis.url)!, timeout: .seconds(5))
+            defer { admin.shutdown() }
+            let word = { (text: String) in Array(text.utf8) }
+            guard case .array(let keys) = try await admin.pipeline([[word("KEYS"), word("larder:entry:*")]]).get()[0],
+                  let key = keys.first?.bytesValue, keys.count == 1 else {
+                Issue.record("no single stored entry in Redis")
+                return
+            }
+            let planted = [UInt8](repeating: 0x41, count: SharedTier.largestValue + 4096)
+            _ = try await admin.pipeline([[word("SET"), key, planted]]).get()
+            let answer = try await replicas[1].get("/weather?lat=9&lon=9")
+            #expect(answer.status == 200 && answer.header("Cache-Status")?.contains("detail=redis") != true)
+            #expect(metricValue("larder_redis_corrupt_values_total", in: try await replicas[1].get("/metrics").text) == 1)
+            #expect(upstream.count("/v1/forecast") == 2)
         }
     }
 
@@ -217,8 +278,9 @@ extension RedisTierTests {
             #expect(ready.status == 200, "\(kind)")
             #expect(ready.text.contains("working without the shared tier"), "\(kind)")
             let metrics = try await h.get("/metrics").text
-            #expect(metrics.contains("larder_redis_errors_total") || metrics.contains("larder_redis_corrupt_values_total"), "\(kind)")
-            if reply == "$5\r\nhello\r\n" { #expect(metrics.contains("larder_redis_corrupt_values_total")) }
+            #expect(metricValue("larder_redis_errors_total", in: metrics) + metricValue("larder_redis_corrupt_values_total", in: metrics) > 0,
+                    "\(kind)")
+            if reply == "$5\r\nhello\r\n" { #expect(metricValue("larder_redis_corrupt_values_total", in: metrics) > 0) }
         }
         await upstream.stop()
     }

@@ -187,3 +187,13 @@ public func raiseFileLimit() {
     limit.rlim_cur = limit.rlim_max
     setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 }
+
+/// The value of one series in a Prometheus text scrape (`name{labels}` exactly as written,
+/// or a bare name), 0 when it is absent: counters are exported at 0, so a test of an event
+/// reads the value, never the series' presence.
+public func metricValue(_ series: String, in scrape: String) -> Double {
+    for line in scrape.split(separator: "\n") where line.hasPrefix(series + " ") {
+        return Double(line.dropFirst(series.count + 1)) ?? 0
+    }
+    return 0
+}
