@@ -136,4 +136,14 @@ public enum HealthCheckDefaults {
         if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
         return "http://\(host):\(port)/readyz"
     }
+
+    /// Why a healthcheck of `url` fails, in words for standard error; nil for a 2xx.
+    public static func problem(url: String, _ outcome: Result<Int, UpstreamError>) -> String? {
+        switch outcome {
+        case .success(let status) where (200..<300).contains(status): nil
+        case .success(let status): "\(url) answered \(status)"
+        case .failure(.timeout): "\(url) did not answer within 3 s"
+        case .failure(let error): "\(url) could not be reached: \(error)"
+        }
+    }
 }

@@ -94,6 +94,7 @@ public final class LarderService: Service, @unchecked Sendable {
                               body: OpenAPIDocument.yaml))
         }
         router.fallback = passThrough?.handler
+        precondition(router.paths == Self.builtInPaths.sorted(), "builtInPaths must list the router's paths")
 
         let cached = builtIns.map(\.route.path) + ["/overview"] + (passThrough == nil ? [] : [RequestSeries.passThroughLabel])
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
@@ -139,6 +140,9 @@ public final class LarderService: Service, @unchecked Sendable {
     }
 
     static let originMetricName = "origin"
+
+    /// The paths Larder answers itself, before any pass-through route.
+    public static let builtInPaths = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
 
     private static func hostInURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// One pass-through route: requests whose path is under `prefix` are forwarded, with the
 /// same path and query, to `origin`.
@@ -27,6 +28,26 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
             mounts.append(mount)
         }
         return mounts.isEmpty ? nil : mounts
+    }
+
+    /// Why some of `mounts` could never match a request, one reason per such route (empty
+    /// when every one can): a prefix that is a built-in path (the built-in route answers
+    /// it), one given before, or one not in the normalised form requests are matched in.
+    static func unreachable(_ mounts: [RouteMount], builtIn: [String]) -> [String] {
+        var seen = Set<String>()
+        var problems: [String] = []
+        for mount in mounts {
+            if builtIn.contains(mount.prefix) {
+                problems.append("\(mount): \(mount.prefix) is a built-in path, which its built-in route answers")
+            } else if !seen.insert(mount.prefix).inserted {
+                problems.append("\(mount): the prefix \(mount.prefix) is given twice; the second route would never be used")
+            } else if let normalized = TargetPath.normalized(mount.prefix), normalized != mount.prefix {
+                problems.append("\(mount): requests are matched once normalised, so write the prefix as \(normalized)")
+            } else if TargetPath.normalized(mount.prefix) == nil {
+                problems.append("\(mount): the prefix is not a path a request can have")
+            }
+        }
+        return problems
     }
 
     /// Whether a request path falls under this route.

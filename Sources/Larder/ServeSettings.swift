@@ -140,6 +140,9 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
         if let v = try read("routes", "a comma list of PREFIX=ORIGIN (a path starting with / and an http:// or https:// URL)",
                             RouteMount.parseList) { s.routes = v }
+        if let problem = RouteMount.unreachable(s.routes, builtIn: LarderService.builtInPaths).first {
+            throw ConfigurationError("--route (LARDER_ROUTES) \(problem): a route that can never match is refused")
+        }
         for (key, keep) in [("weather.headers", \ServeSettings.weatherHeaders), ("balance.headers", \ServeSettings.balanceHeaders)] {
             // Not through `read`: its error repeats the value given, and these values are secrets.
             guard let text = string(key) else { continue }

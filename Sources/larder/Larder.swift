@@ -164,11 +164,20 @@ struct HealthCheck: AsyncParsableCommand {
     @Option(help: "The URL to ask (default: /readyz on LARDER_HOST and LARDER_PORT, else 127.0.0.1:8080).")
     var url: String?
 
+    /// Unhealthy says why on standard error (the orchestrator keeps it with the probe's result).
     func run() async throws {
         let url = url ?? HealthCheckDefaults.url(environment: ProcessInfo.processInfo.environment)
         let client = UpstreamClient()
-        let status = try? await client.fetch(UpstreamRequest(url: url, timeout: .seconds(3))).status
+        let outcome: Result<Int, UpstreamError>
+        do {
+            outcome = .success(try await client.fetch(UpstreamRequest(url: url, timeout: .seconds(3))).status)
+        } catch {
+            outcome = .failure(error as? UpstreamError ?? .invalidRequest("\(error)"))
+        }
         await client.shutdown()
-        throw ExitCode((200..<300).contains(status ?? 0) ? 0 : 1)
+        if let problem = HealthCheckDefaults.problem(url: url, outcome) {
+            FileHandle.standardError.write(Data("larder healthcheck: \(problem)\n".utf8))
+            throw ExitCode(1)
+        }
     }
 }

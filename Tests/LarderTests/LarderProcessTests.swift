@@ -170,13 +170,27 @@ import TestSupport
         #expect(HealthCheckDefaults.url(environment: ["LARDER_PORT": "nope"]) == "http://127.0.0.1:8080/readyz")
     }
 
-    @Test(arguments: [["serve", "--bogus"], ["serve", "--port", "70000"], ["serve", "--log-format", "yaml"], ["serve", "--route", "api=http://x"]])
+    @Test(arguments: [["serve", "--bogus"], ["serve", "--port", "70000"], ["serve", "--log-format", "yaml"], ["serve", "--route", "api=http://x"],
+                      ["serve", "--route", "/metrics=http://x"], ["serve", "--route", "/api=http://x", "--route", "/api=http://y"]])
     func badConfigurationExitsWithStatus2AndOneLine(_ arguments: [String]) async throws {
         let larder = try LarderProcess(arguments)
         #expect(await larder.waitForExit() == 2)
         let lines = larder.errorOutput.split(separator: "\n")
         #expect(lines.count == 1)
         #expect(lines.first?.hasPrefix("larder: ") == true)
+    }
+
+    @Test func aHealthcheckThatFailsSaysWhyOnStandardError() async throws {
+        let closed = try LarderProcess(["healthcheck", "--url", "http://127.0.0.1:\(closedPort())/readyz"])
+        #expect(await closed.waitForExit() == 1)
+        #expect(await eventually { closed.errorOutput.contains("could not be reached") })
+        #expect(closed.errorOutput.hasPrefix("larder healthcheck: http://127.0.0.1:"), "\(closed.errorOutput)")
+        let upstream = try TestUpstream()
+        upstream.update { $0.status = 503 }
+        let refused = try LarderProcess(["healthcheck", "--url", upstream.balanceURL])
+        #expect(await refused.waitForExit() == 1)
+        #expect(await eventually { refused.errorOutput == "larder healthcheck: \(upstream.balanceURL) answered 503\n" }, "\(refused.errorOutput)")
+        await upstream.stop()
     }
 
     @Test func aCacheDirectoryThatIsAFileIsSaidInPlainWords() async throws {

@@ -83,6 +83,23 @@ import Redis
         #expect(RedactedURL.text(url) == shown)
     }
 
+    @Test(arguments: [("/weather=http://o", "/weather is a built-in path"), ("/metrics=http://o", "/metrics is a built-in path"),
+                      ("/a=http://o,/b=http://o,/a=http://p", "the prefix /a is given twice"),
+                      ("/x/../y=http://o", "write the prefix as /y"), ("/%41pi=http://o", "write the prefix as /Api")])
+    func routesThatCanNeverMatchAreRefused(_ routes: String, _ reason: String) {
+        #expect {
+            try ServeSettings.resolve(flags: ["routes": routes], environment: [:])
+        } throws: { error in
+            let message = (error as? ConfigurationError)?.message ?? ""
+            return message.hasPrefix("--route (LARDER_ROUTES) ") && message.contains(reason)
+        }
+    }
+
+    @Test func routesUnderABuiltInPathOrNestedInEachOtherAreKept() throws {
+        let settings = try ServeSettings.resolve(flags: ["routes": "/=http://o,/metrics/extra=http://o,/api=http://o,/api/v2=http://p"], environment: [:])
+        #expect(settings.routes.count == 4)
+    }
+
     @Test func theUpstreamBackoffComesFromItsFlagOrEnvironment() throws {
         #expect(try ServeSettings.resolve(flags: [:], environment: [:]).upstreamBackoff == .seconds(5))
         #expect(try ServeSettings.resolve(flags: [:], environment: ["LARDER_UPSTREAM_BACKOFF": "2s"]).upstreamBackoff == .seconds(2))
