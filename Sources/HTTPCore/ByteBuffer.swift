@@ -77,6 +77,14 @@ public struct ByteBuffer: ~Copyable, ByteSink {
 
     public var array: [UInt8] { withBytes { Array($0) } }
 
+    /// Drops the first `n` bytes, moving the rest to the front of the same storage.
+    public mutating func removeFront(_ n: Int) {
+        precondition(n >= 0 && n <= written, "more bytes removed than were written")
+        guard n > 0, let base else { return }
+        (base).copyMemory(from: base + n, byteCount: written - n)
+        written -= n
+    }
+
     /// Forgets the bytes; the storage is kept for the next ones, or given back.
     public mutating func removeAll(keepingCapacity: Bool) {
         written = 0

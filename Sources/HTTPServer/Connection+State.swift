@@ -56,6 +56,9 @@ extension Connection {
             /// Some bytes of a request have been consumed and the request is not complete.
             var requestInProgress = false
             var inputBuffered = false
+            /// This connection has output waiting and the server's bound on output waiting
+            /// across all connections is reached (`OutputBudget`).
+            var budgetSpent = false
         }
 
         /// What a tick of the loop's clock asks for.
@@ -172,11 +175,12 @@ extension Connection {
         // MARK: Decisions
 
         /// No further request may be parsed or started: the output (written or waiting to be
-        /// rendered) is at its bound, too many answers are owed, or an answer of unknown size
-        /// is still being made (so only one runs at a time).
+        /// rendered) is at its bound, or it waits while the server's output across all
+        /// connections is at its bound, too many answers are owed, or an answer of unknown
+        /// size is still being made (so only one runs at a time).
         func isBackPressured(_ load: Load) -> Bool {
             load.responsesOwed >= limits.maxPipelinedRequests || load.pendingOutput >= limits.maxOutputBytes
-                || asyncInFlight > 0 || load.renderBacklog
+                || asyncInFlight > 0 || load.renderBacklog || load.budgetSpent
         }
 
         /// Whether to watch the socket for reading.

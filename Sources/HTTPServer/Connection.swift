@@ -17,6 +17,10 @@ final class Connection {
 
     var output = OutputBuffer()
     var pendingOutput: Int { output.pending }
+    /// The server's bound on output waiting across its connections, and how much of this
+    /// connection's it counts now (`EventLoop.account`).
+    let budget: OutputBudget
+    var accountedOutput = 0
 
     /// Sequence number the next parsed request gets.
     var nextSequence = 0
@@ -34,8 +38,11 @@ final class Connection {
     var registeredEvents: UInt32 = .max  // .max: not yet registered with epoll
     /// Waiting in the loop's queue of interest changes.
     var interestQueued = false
+    /// Waiting to be serviced again next turn, its share of this one used.
+    var resumeQueued = false
 
-    init(fd: Int32, token: UInt64, parser: RequestParser, limits: State.Limits, now: UInt64) {
+    init(fd: Int32, token: UInt64, parser: RequestParser, limits: State.Limits, budget: OutputBudget, now: UInt64) {
+        self.budget = budget
         self.fd = fd
         self.token = token
         var text = [CChar](repeating: 0, count: 64)
@@ -47,8 +54,10 @@ final class Connection {
 
     /// What the buffers hold, for the rules in `state`.
     var load: State.Load {
-        State.Load(responsesOwed: responsesOwed, pendingOutput: pendingOutput, renderBacklog: hasRenderBacklog,
-                   requestInProgress: parser.inProgress, inputBuffered: !input.isEmpty)
+        let waiting = pendingOutput
+        return State.Load(responsesOwed: responsesOwed, pendingOutput: waiting, renderBacklog: hasRenderBacklog,
+                          requestInProgress: parser.inProgress, inputBuffered: !input.isEmpty,
+                          budgetSpent: waiting > 0 && budget.isSpent)
     }
 
     var responsesOwed: Int { nextSequence - nextToSend }
@@ -82,7 +91,7 @@ final class Connection {
 
     /// Writes the next owed response into `output`.
     private func render(_ response: HTTPResponse, date: inout DateHeaderCache) {
-        ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output.bytes)
+        ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output)
         owedFront += 1
         nextToSend += 1
         if owedFront == owed.count {

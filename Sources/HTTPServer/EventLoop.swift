@@ -53,6 +53,9 @@ final class EventLoop: @unchecked Sendable {
     var afterTurnWork: [() -> Void] = []
     /// Connections whose epoll interest changes before the loop next waits.
     private var interestQueue: [Connection] = []
+    /// Connections that dispatched their share of a turn with requests still buffered
+    /// (`EventLoop+Fairness`).
+    var resumeQueue: [Connection] = []
     /// The loop's thread while it runs (`isCurrent`), 0 otherwise.
     let loopThread = Atomic<UInt>(0)
 
@@ -96,7 +99,8 @@ final class EventLoop: @unchecked Sendable {
 
         while true {
             // A job the loop queued for itself after its last look at the inbox: no waiting.
-            let wait = queuedFromLoop ? 0 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: MonotonicClock.nanoseconds(), tick: tick)
+            let wait = queuedFromLoop || !resumeQueue.isEmpty ? 0
+                : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: MonotonicClock.nanoseconds(), tick: tick)
             let polls = heardFromCaller && wait != 0
             heardFromCaller = false
             let count = polls ? pollBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
@@ -134,6 +138,7 @@ final class EventLoop: @unchecked Sendable {
                 fireDueTimers(now: MonotonicClock.nanoseconds())
             }
             if !afterTurnWork.isEmpty { runAfterTurnWork() }
+            if !resumeQueue.isEmpty { resumeConnections() }
             if !interestQueue.isEmpty { applyInterest() }
             if drainDeadline != nil, connections.isEmpty { break }
         }
@@ -225,7 +230,8 @@ final class EventLoop: @unchecked Sendable {
             generation += 1
             let now = MonotonicClock.nanoseconds()
             let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
-                                        parser: RequestParser(configuration: configuration), limits: limits, now: now)
+                                        parser: RequestParser(configuration: configuration), limits: limits,
+                                        budget: shared.outputBudget, now: now)
             connections[fd] = connection
             heardFromCaller = true
             updateInterest(connection)
@@ -318,9 +324,13 @@ final class EventLoop: @unchecked Sendable {
     /// Reads what is available. Returns false when the connection was closed.
     private func read(_ connection: Connection) -> Bool {
         while true {
+            // What a connection holds unparsed stays within one chunk; the rest waits in the
+            // kernel (a lingering connection's bytes are discarded, so it reads whole chunks).
+            let room = connection.state.isLingering ? scratch.count : Self.readChunk - connection.input.count
+            guard room > 0 else { return true }
             let result: IOResult
             do {
-                result = try System.receive(connection.fd, scratch)
+                result = try System.receive(connection.fd, UnsafeMutableRawBufferPointer(rebasing: scratch[0..<room]))
             } catch {
                 close(connection)
                 return false
@@ -338,9 +348,7 @@ final class EventLoop: @unchecked Sendable {
             connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
             heardFromCaller = true
             connection.state.bytesRead(at: turnTime)
-            if n < scratch.count { return true }
-            // A full chunk: let the parser catch up before reading more, so input stays bounded.
-            if connection.input.count >= configuration.maxOutputBytes { return true }
+            if n < room { return true }
         }
     }
 
@@ -350,10 +358,19 @@ final class EventLoop: @unchecked Sendable {
         guard pump(connection) else { return }
         if connection.state.isOpen {
             // Requests already buffered must not wait for new bytes that may never come:
-            // keep parsing for as long as writing makes room.
-            while parseAndDispatch(connection) {
-                guard pump(connection) else { return }
-                if connection.state.isBackPressured(connection.load) { break }
+            // keep parsing for as long as writing makes room, up to a turn's share.
+            var share = Self.requestsPerTurn
+            parsing: while true {
+                switch parseAndDispatch(connection, share: &share) {
+                case .needMore:
+                    break parsing
+                case .backPressured:
+                    guard pump(connection) else { return }
+                    if connection.state.isBackPressured(connection.load) { break parsing }
+                case .shareUsed:
+                    resumeNextTurn(connection)
+                    break parsing
+                }
             }
             guard pump(connection) else { return }
         }
@@ -362,6 +379,16 @@ final class EventLoop: @unchecked Sendable {
         case .linger: linger(connection)
         case .close: close(connection)
         }
+        account(connection)
+    }
+
+    /// Brings the server's count of output waiting up to date with this connection's. Most
+    /// answers leave in the pass that made them, so then nothing changes and nothing is shared.
+    private func account(_ connection: Connection) {
+        let waiting = connections[connection.fd] === connection ? connection.pendingOutput : 0
+        guard waiting != connection.accountedOutput else { return }
+        shared.outputBudget.add(waiting - connection.accountedOutput)
+        connection.accountedOutput = waiting
     }
 
     /// Writes output and renders waiting responses into it as room appears. Returns false
@@ -374,13 +401,25 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Parses and dispatches buffered requests. Returns true when it stopped for back-pressure
-    /// with bytes still buffered (the rest waits in `input` until the client reads).
-    private func parseAndDispatch(_ connection: Connection) -> Bool {
+    /// Why parsing stopped with bytes still buffered, or that it used them all.
+    private enum ParseStop {
+        case needMore
+        /// Back-pressure: the rest waits in `input` until the client reads.
+        case backPressured
+        /// The connection dispatched its share of this turn; the rest waits for the next.
+        case shareUsed
+    }
+
+    /// Parses and dispatches buffered requests, at most `share` of them.
+    private func parseAndDispatch(_ connection: Connection, share: inout Int) -> ParseStop {
         while connection.state.isOpen, !connection.input.isEmpty || connection.parser.inProgress {
             if connection.state.isBackPressured(connection.load) {
                 connection.input.compact()
-                return true
+                return .backPressured
+            }
+            if share == 0 {
+                connection.input.compact()
+                return .shareUsed
             }
             switch connection.parser.next(&connection.input) {
             case .needMore:
@@ -391,17 +430,18 @@ final class EventLoop: @unchecked Sendable {
                 connection.state.parserWaiting(readingHead: connection.parser.readingHead, readingBody: connection.parser.readingBody,
                                                at: turnTime)
                 connection.input.compact()
-                return false
+                return .needMore
             case .request(var request):
                 connection.state.requestParsed()
                 request.clientAddress = connection.clientAddress
+                share -= 1
                 dispatch(request, on: connection)
             case .failure(let error):
                 fail(connection, status: error.status, detail: error.detail)
             }
         }
         connection.input.compact()
-        return false
+        return .needMore
     }
 
     /// Queues an error response as the connection's last and stops reading requests.
@@ -416,7 +456,9 @@ final class EventLoop: @unchecked Sendable {
         while connection.pendingOutput > 0 {
             let result: IOResult
             do {
-                result = try connection.output.withUnsent { bytes throws(SystemError) in try System.send(connection.fd, bytes) }
+                result = try connection.output.withNextPiece { bytes, more throws(SystemError) in
+                    try System.send(connection.fd, bytes, more: more)
+                }
             } catch {
                 close(connection)
                 return false
@@ -490,6 +532,7 @@ final class EventLoop: @unchecked Sendable {
 
     private func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        account(connection)
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
         System.close(connection.fd)
         shared.openConnections.subtract(1, ordering: .relaxed)

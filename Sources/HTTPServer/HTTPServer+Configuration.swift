@@ -32,6 +32,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxConnections: Int = 10_000 + 1_024
     /// Output buffered for one connection before it stops reading further requests.
     public var maxOutputBytes: Int = 1024 * 1024
+    /// Output waiting across all connections (bodies shared with a stored answer counted in
+    /// full) past which a connection that still has output waiting reads no further request
+    /// until its own drains; connections with nothing waiting are served as ever.
+    public var maxTotalOutputBytes: Int = 16 * 1024 * 1024
     /// Requests read ahead of their responses on one connection (pipelining depth).
     public var maxPipelinedRequests: Int = 64
     /// The longest a loop that has just heard from a caller polls for more before it sleeps;

@@ -27,7 +27,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
-        shared = ServerSharedState(loops: configuration.eventLoops)
+        shared = ServerSharedState(loops: configuration.eventLoops, maxTotalOutputBytes: configuration.maxTotalOutputBytes)
     }
 
     /// The bound port (the kernel's choice when configured with 0); nil before `start`.
@@ -35,6 +35,9 @@ public final class HTTPServer: Sendable {
 
     /// Connections open now, across every loop.
     public var openConnections: Int { shared.openConnections.load(ordering: .relaxed) }
+
+    /// Bytes of output waiting across every connection now (rendered or shared, not yet sent).
+    public var outputWaiting: Int { shared.outputBudget.waiting }
 
     /// Connections accepted since start, across every loop.
     public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
@@ -121,8 +124,11 @@ final class ServerSharedState: Sendable {
     let epollChanges = Atomic<Int>(0)
     /// Which loops may poll before they sleep, now.
     let pollingSlots: PollingSlots
+    /// Output waiting across every connection, against `maxTotalOutputBytes`.
+    let outputBudget: OutputBudget
 
-    init(loops: Int) {
+    init(loops: Int, maxTotalOutputBytes: Int = HTTPServerConfiguration().maxTotalOutputBytes) {
         pollingSlots = PollingSlots(loops: loops)
+        outputBudget = OutputBudget(limit: maxTotalOutputBytes)
     }
 }

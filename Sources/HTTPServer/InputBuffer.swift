@@ -27,7 +27,13 @@ struct InputBuffer {
         }
     }
 
+    /// Appends after moving what is unconsumed to the front: bytes consumed but kept would
+    /// otherwise grow the storage past the bound on what is unparsed (`EventLoop.read`).
     mutating func append(_ chunk: UnsafeRawBufferPointer) {
+        if start > 0 {
+            bytes.removeSubrange(0..<start)
+            start = 0
+        }
         bytes.append(contentsOf: chunk)
     }
 

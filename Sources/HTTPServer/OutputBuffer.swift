@@ -1,30 +1,137 @@
 import HTTPCore
 
-/// Bytes rendered for a connection and not yet sent: responses are written at its end in
-/// request order (`bytes`, a `ByteBuffer`: a response is a dozen small pieces), and sent
-/// from its front.
+/// What a connection owes its client and has not sent, in the order it leaves: bytes the
+/// serializer rendered (`bytes`: heads and small bodies, a dozen small pieces per response)
+/// and bodies shared with whoever made them (a stored answer's), which are never copied. A
+/// client that reads nothing then holds a reference to a body that any number of others are
+/// sent too, not a copy of it each.
 struct OutputBuffer: ~Copyable {
     var bytes = ByteBuffer(capacity: 512)
-    /// Bytes from the front already sent.
-    private(set) var sent = 0
+    /// Bytes from the front of `bytes` already sent.
+    private var sent = 0
+    /// Shared bodies, each to leave once `bytes` has been sent up to its `at`; those before
+    /// `nextSplice` are sent, and `spliceSent` bytes of that one.
+    private var splices: [Splice] = []
+    private var nextSplice = 0
+    private var spliceSent = 0
+    /// Bytes of shared bodies not yet sent.
+    private var splicedPending = 0
 
-    /// Storage beyond this is given back once everything in it is sent.
-    static let keptCapacity = 256 * 1024
+    private struct Splice {
+        let at: Int
+        let body: [UInt8]
+        let range: Range<Int>
+    }
+
+    /// Storage beyond this is given back once everything in it is sent. Small, because every
+    /// connection keeps what it kept: 300 connections at 256 KiB each held 75 MB, and bodies
+    /// that would need more are shared, not copied in.
+    static let keptCapacity = 16 * 1024
+
+    /// Bodies at least this long are shared rather than copied. A copy of a small body is a
+    /// `memcpy` beside the head, in the same send; a shared one costs a send of its own.
+    static let sharedBodyMinimum = 16 * 1024
 
     /// Bytes written and not yet sent.
-    var pending: Int { bytes.count - sent }
+    var pending: Int { bytes.count - sent + splicedPending }
 
-    /// The bytes not yet sent (empty when there are none).
-    func withUnsent<R, E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
-        try bytes.withBytes(from: sent, body)
+    /// Queues `range` of `body` after the bytes written so far, without copying it.
+    mutating func share(_ body: [UInt8], _ range: Range<Int>) {
+        guard !range.isEmpty else { return }
+        splices.append(Splice(at: bytes.count, body: body, range: range))
+        splicedPending += range.count
+    }
+
+    /// The next run of unsent bytes that lies in one piece of memory, and whether more
+    /// follows it (then a sender says `MSG_MORE`, so a head and its shared body share
+    /// packets). Empty when nothing is pending.
+    func withNextPiece<R, E: Error>(_ body: (UnsafeRawBufferPointer, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
+        if nextSplice < splices.count, splices[nextSplice].at == sent {
+            let splice = splices[nextSplice]
+            let more = sent < bytes.count || nextSplice + 1 < splices.count
+            // Array's closure throws untyped errors: the typed one is carried out in a Result.
+            let outcome: Result<R, E> = splice.body.withUnsafeBytes { all in
+                do throws(E) {
+                    return .success(try body(UnsafeRawBufferPointer(rebasing: all[(splice.range.lowerBound + spliceSent)..<splice.range.upperBound]), more))
+                } catch {
+                    return .failure(error)
+                }
+            }
+            return try outcome.get()
+        }
+        let end = nextSplice < splices.count ? splices[nextSplice].at : bytes.count
+        return try bytes.withBytes(from: sent) { rest throws(E) in
+            try body(UnsafeRawBufferPointer(rebasing: rest[..<(end - sent)]), end < bytes.count || nextSplice < splices.count)
+        }
+    }
+
+    /// Every unsent piece in order, nothing marked sent (for tests).
+    func forEachPiece(_ body: (UnsafeRawBufferPointer) -> Void) {
+        var position = sent
+        var splice = nextSplice
+        var skip = spliceSent
+        while true {
+            if splice < splices.count, splices[splice].at == position {
+                let piece = splices[splice]
+                piece.body.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[(piece.range.lowerBound + skip)..<piece.range.upperBound])) }
+                splice += 1
+                skip = 0
+                continue
+            }
+            let end = splice < splices.count ? splices[splice].at : bytes.count
+            guard position < end else { return }
+            bytes.withBytes(from: position) { body(UnsafeRawBufferPointer(rebasing: $0[..<(end - position)])) }
+            position = end
+        }
     }
 
     /// `n` more bytes went out. Once all have, writing starts again at the front.
     mutating func markSent(_ n: Int) {
         precondition(n >= 0 && n <= pending, "more bytes sent than were pending")
-        sent += n
-        guard sent == bytes.count else { return }
+        var left = n
+        while left > 0 {
+            if nextSplice < splices.count, splices[nextSplice].at == sent {
+                let remaining = splices[nextSplice].range.count - spliceSent
+                let taken = min(left, remaining)
+                spliceSent += taken
+                splicedPending -= taken
+                left -= taken
+                if taken == remaining {
+                    nextSplice += 1
+                    spliceSent = 0
+                }
+            } else {
+                let end = nextSplice < splices.count ? splices[nextSplice].at : bytes.count
+                let taken = min(left, end - sent)
+                sent += taken
+                left -= taken
+            }
+        }
+        // A splice at the very end is sent once its bytes are; then everything is.
+        guard sent == bytes.count, nextSplice == splices.count else {
+            if sent >= Self.compactionThreshold, sent >= bytes.count / 2 { dropSent() }
+            return
+        }
         sent = 0
         bytes.removeAll(keepingCapacity: bytes.capacity <= Self.keptCapacity)
+        splices.removeAll(keepingCapacity: splices.count <= 16)
+        nextSplice = 0
+    }
+
+    /// Sent bytes this many or more, and at least half of what is written, are dropped from
+    /// the front while the rest still waits: a client that reads slowly while answers keep
+    /// being added otherwise holds everything written since it last caught up.
+    static let compactionThreshold = 64 * 1024
+
+    /// Moves what is unsent to the front, and the shared bodies still to come with it.
+    private mutating func dropSent() {
+        bytes.removeFront(sent)
+        splices.removeFirst(nextSplice)
+        for index in splices.indices {
+            let splice = splices[index]
+            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range)
+        }
+        nextSplice = 0
+        sent = 0
     }
 }

@@ -1,6 +1,7 @@
 import HTTPCore
 
-/// Renders a response into the connection's output buffer so head and body leave in one write.
+/// Renders a response into the connection's output buffer so head and body leave in one
+/// write; a large body is shared with the response rather than copied (`OutputBuffer`).
 enum ResponseSerializer {
     /// How the request shaped its response: HEAD drops the body, keep-alive decides `Connection`.
     struct Context {
@@ -9,8 +10,15 @@ enum ResponseSerializer {
         var version: HTTPVersion
     }
 
-    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into out: inout ByteBuffer) {
-        out.reserve(128 + response.body.count + response.headers.count * 32 + response.lines.bytes.count
+    static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into output: inout OutputBuffer) {
+        let sendsBody = response.allowsBody && !context.isHead
+        let sharesBody = sendsBody && response.body.count >= OutputBuffer.sharedBodyMinimum
+        write(response, context: context, date: date, copyingBody: sendsBody && !sharesBody, into: &output.bytes)
+        if sharesBody { output.share(response.body, response.body.indices) }
+    }
+
+    private static func write(_ response: HTTPResponse, context: Context, date: [UInt8], copyingBody: Bool, into out: inout ByteBuffer) {
+        out.reserve(128 + (copyingBody ? response.body.count : 0) + response.headers.count * 32 + response.lines.bytes.count
                     + (response.rendered?.bytes.count ?? 0))
         if let line = Self.statusLine(response.status) {
             out.append(line)
@@ -48,9 +56,7 @@ enum ResponseSerializer {
             out.append("Connection: keep-alive\r\n")
         }
         out.append("\r\n")
-        if response.allowsBody, !context.isHead {
-            out.append(response.body)
-        }
+        if copyingBody { out.append(response.body) }
     }
 
     /// Status lines of the statuses with a reason phrase, rendered once and indexed by

@@ -50,8 +50,11 @@ enum System {
         try nonBlocking("recv") { Glibc.recv(fd, buffer.baseAddress, buffer.count, 0) }
     }
 
-    static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemError) -> IOResult {
-        try nonBlocking("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, Int32(MSG_NOSIGNAL)) }
+    /// `more`: further bytes follow at once (`MSG_MORE`), so a head and the shared body
+    /// after it leave in the same packets.
+    static func send(_ fd: Int32, _ buffer: UnsafeRawBufferPointer, more: Bool = false) throws(SystemError) -> IOResult {
+        let flags = Int32(MSG_NOSIGNAL) | (more ? Int32(MSG_MORE) : 0)
+        return try nonBlocking("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, flags) }
     }
 
     static func close(_ fd: Int32) {

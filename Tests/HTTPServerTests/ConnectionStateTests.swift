@@ -84,6 +84,9 @@ import Testing
         #expect(s.isBackPressured(State.Load(responsesOwed: 64)))
         #expect(s.isBackPressured(State.Load(pendingOutput: 1 << 20)))
         #expect(s.isBackPressured(State.Load(renderBacklog: true)))
+        // The server's output across connections is at its bound, and this one has some waiting.
+        #expect(s.isBackPressured(State.Load(pendingOutput: 10, budgetSpent: true)))
+        #expect(!s.wantsRead(State.Load(pendingOutput: 10, budgetSpent: true)))
         s.asyncStarted()
         #expect(s.isBackPressured(State.Load()))
         #expect(!s.wantsRead(State.Load()))

@@ -4,7 +4,24 @@ import Testing
 /// The raw buffer a connection's responses are written into and sent from.
 @Suite struct OutputBufferTests {
     private func unsent(_ buffer: borrowing OutputBuffer) -> [UInt8] {
-        buffer.withUnsent { Array($0) }
+        var all: [UInt8] = []
+        buffer.forEachPiece { all += $0 }
+        return all
+    }
+
+    /// What a sender sends: the next piece, as much of it as `room` allows, until none is left.
+    private func sendAll(_ buffer: inout OutputBuffer, room: Int) -> (bytes: [UInt8], sends: [(count: Int, more: Bool)]) {
+        var bytes: [UInt8] = []
+        var sends: [(Int, Bool)] = []
+        while buffer.pending > 0 {
+            let (n, more) = buffer.withNextPiece { piece, more in
+                bytes += piece.prefix(room)
+                return (min(room, piece.count), more || piece.count > room)
+            }
+            sends.append((n, more))
+            buffer.markSent(n)
+        }
+        return (bytes, sends)
     }
 
     @Test func piecesComeOutInOrderAcrossGrowthAndPartialSends() {
@@ -33,6 +50,67 @@ import Testing
         #expect(buffer.pending == 0 && buffer.bytes.count == 0 && buffer.bytes.capacity == capacity)
         buffer.bytes.append("next")
         #expect(unsent(buffer) == Array("next".utf8))
+    }
+
+    /// Shared bodies leave between the rendered bytes around them, never copied; a piece is
+    /// marked as followed by more until the last, so a head and its body share packets.
+    @Test(arguments: [1, 3, 7, 64, 100_000])
+    func sharedBodiesLeaveInPlaceWhateverEachSendTakes(_ room: Int) {
+        var buffer = OutputBuffer()
+        let first = [UInt8](repeating: 0x61, count: 40), second = [UInt8](repeating: 0x62, count: 30)
+        buffer.bytes.append("head1\r\n")
+        buffer.share(first, 5..<40)
+        buffer.bytes.append("head2\r\n")
+        buffer.share(second, second.indices)
+        buffer.share(first, 0..<2)  // two shared pieces in a row
+        buffer.share(second, 3..<3)  // an empty one is nothing
+        buffer.bytes.append("tail")
+        let expected = Array("head1\r\n".utf8) + first[5...] + Array("head2\r\n".utf8) + second + first[0..<2] + Array("tail".utf8)
+        #expect(buffer.pending == expected.count && unsent(buffer) == expected)
+        let (bytes, sends) = sendAll(&buffer, room: room)
+        #expect(bytes == expected)
+        #expect(sends.dropLast().allSatisfy(\.more) && sends.last?.more == false)
+        #expect(buffer.pending == 0 && buffer.bytes.count == 0)
+        buffer.bytes.append("again")
+        #expect(unsent(buffer) == Array("again".utf8))
+    }
+
+    /// A slow reader while answers keep coming: what was sent is dropped from the front, so
+    /// the storage holds about what waits, not everything written since the last catch-up.
+    @Test func sentBytesAreDroppedWhileMoreWait() {
+        var buffer = OutputBuffer()
+        let answer = [UInt8](repeating: 0x64, count: 1000)
+        let shared = [UInt8](repeating: 0x65, count: OutputBuffer.sharedBodyMinimum)
+        var expected: [UInt8] = []
+        var received: [UInt8] = []
+        for round in 0..<2000 {
+            buffer.bytes.append(answer)
+            expected += answer
+            if round % 100 == 0 {
+                buffer.share(shared, shared.indices)
+                expected += shared
+            }
+            // The reader takes a little less than is written.
+            let (n, _) = buffer.withNextPiece { piece, more in
+                received += piece.prefix(900)
+                return (min(900, piece.count), more)
+            }
+            buffer.markSent(n)
+        }
+        #expect(buffer.bytes.capacity < 4 * (buffer.pending + OutputBuffer.compactionThreshold), "\(buffer.bytes.capacity)")
+        var rest: [UInt8] = []
+        buffer.forEachPiece { rest += $0 }
+        #expect(received + rest == expected)
+    }
+
+    @Test func aSharedBodyAtTheEndIsSentLast() {
+        var buffer = OutputBuffer()
+        let body = [UInt8](repeating: 0x63, count: 10)
+        buffer.bytes.append("h")
+        buffer.share(body, body.indices)
+        let (bytes, sends) = sendAll(&buffer, room: 4)
+        #expect(bytes == Array("h".utf8) + body && sends.map(\.count) == [1, 4, 4, 2])
+        #expect(buffer.pending == 0)
     }
 
     @Test func storageBeyondTheKeptSizeIsGivenBackOnceSent() {

@@ -86,8 +86,10 @@ import TestSupport
                 #expect(try await connection.readResponse().text == "fresh")
             }
             // Unwatched, a fetch still ends, about a second later, when libcurl's own timer
-            // looks at the socket: ten took 14 s that way, against milliseconds.
-            #expect(ContinuousClock.now - began < .seconds(5))
+            // looks at the socket: ten took 14 s that way, against milliseconds alone. In the
+            // whole parallel suite some still take about a second each (5.3 to 6.4 s for ten,
+            // in one run of three), so the bound sits between the two.
+            #expect(ContinuousClock.now - began < .seconds(10))
         }
         #expect(outcomes.errors.withLock { $0 }.isEmpty)
         #expect(upstream.connectionsAccepted == 10)
