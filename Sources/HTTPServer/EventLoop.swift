@@ -14,13 +14,13 @@ import Synchronization
 final class EventLoop: @unchecked Sendable {
     private static let listenerToken: UInt64 = 1
     private static let wakeToken: UInt64 = 2
-    private static let maxEvents: Int32 = 256
+    static let maxEvents: Int32 = 256
     private static let readChunk = 64 * 1024
 
     let configuration: HTTPServerConfiguration
-    private let limits: Connection.State.Limits
+    let limits: Connection.State.Limits
     let handler: HTTPHandler
-    private let shared: ServerSharedState
+    let shared: ServerSharedState
     private let logger: Logger
     let epfd: Int32
     let wakeFD: Int32
@@ -37,8 +37,8 @@ final class EventLoop: @unchecked Sendable {
     private var turnTime: UInt64 = MonotonicClock.nanoseconds()
     private let scratch: UnsafeMutableRawBufferPointer
     private let tick: Int32
-    private var idlePolling: IdlePolling
-    private var turnYielding = TurnYielding()
+    var idlePolling: IdlePolling
+    var turnYielding = TurnYielding()
     /// This turn heard from a caller: a connection accepted, or a request's bytes read. Only
     /// then does the loop poll before it sleeps (`pollBeforeSleeping`).
     private var heardFromCaller = false
@@ -52,7 +52,7 @@ final class EventLoop: @unchecked Sendable {
     /// Work for the end of this turn (`afterTurn`).
     var afterTurnWork: [() -> Void] = []
     /// Connections whose epoll interest changes before the loop next waits.
-    private var interestQueue: [Connection] = []
+    var interestQueue: [Connection] = []
     /// Connections that dispatched their share of a turn with requests still buffered
     /// (`EventLoop+Fairness`).
     var resumeQueue: [Connection] = []
@@ -145,45 +145,6 @@ final class EventLoop: @unchecked Sendable {
         shutDownLoop()
     }
 
-    /// The wait of a loop whose last turn heard from a caller (`heardFromCaller`: a
-    /// request's bytes, a new connection). First it gives its core away (`sched_yield`)
-    /// when `turnYielding` says so, so a thread waiting for that core runs now rather than
-    /// at the next tick. Then, since under load the next request is usually a moment away
-    /// and sleeping in `epoll_wait` and being woken again costs more than a cached answer,
-    /// it looks without waiting, once and then for as long as `idlePolling` has learnt
-    /// pays, letting every other runnable thread of the process go first between looks (a
-    /// yield is a no-op on an idle core); only then does it sleep. It polls past the first
-    /// look only with one of the server's polling slots (`PollingSlots`: all loops but one).
-    ///
-    /// A turn that only finished work begun earlier (an answer made in a Task, an
-    /// upstream's reply, a timer) says nothing about when the next request comes, so after
-    /// it the loop sleeps at once, as an idle loop does. Polling and yielding there, just
-    /// after a miss's answer went out and the disk writer was woken, made the miss's caller
-    /// wait longer.
-    private func pollBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
-        var idleSince = MonotonicClock.nanoseconds()
-        if turnYielding.isDue(at: idleSince) {
-            sched_yield()
-            let back = MonotonicClock.nanoseconds()
-            turnYielding.yielded(at: idleSince, backAt: back)
-            idleSince = back
-        }
-        // Without a slot the loop looks once, as with a closed window, and sleeps. The slot
-        // is given back before the sleep: a sleeping loop must not keep another from polling.
-        let slot = idlePolling.window > 0 && shared.pollingSlots.take()
-        var ready: Int32
-        repeat {
-            ready = epoll_wait(epfd, events, Self.maxEvents, 0)
-            if ready != 0 { break }
-            sched_yield()
-        } while slot && MonotonicClock.nanoseconds() &- idleSince < idlePolling.window
-        if slot { shared.pollingSlots.give() }
-        if ready != 0 { return ready }
-        ready = epoll_wait(epfd, events, Self.maxEvents, wait)
-        idlePolling.woke(afterIdling: MonotonicClock.nanoseconds() &- idleSince)
-        return ready
-    }
-
     /// A turn's one clock read for its stamps, and the `Date` line due for a look.
     private func beginTurn() {
         turnTime = MonotonicClock.nanoseconds()
@@ -242,63 +203,17 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    private func setListener(paused: Bool) {
+    func setListener(paused: Bool) {
         guard listenerFD >= 0, paused != listenerPaused else { return }
         listenerPaused = paused
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_MOD, listenerFD, paused ? 0 : EPOLLIN.rawValue, Self.listenerToken)
     }
 
-    private func closeListener() {
+    func closeListener() {
         guard listenerFD >= 0 else { return }
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, listenerFD, 0, 0)
         System.close(listenerFD)
         listenerFD = -1
-    }
-
-    // MARK: Graceful stop and timeouts
-
-    func beginDrain() {
-        drainDeadline = MonotonicClock.nanoseconds() &+ configuration.shutdownGracePeriod.nanoseconds
-        closeListener()
-        for connection in Array(connections.values) {
-            // A request the kernel already holds for us was received: read it, so it is
-            // answered (with `Connection: close`) rather than reset by closing over it.
-            // Reading is bounded (it stops once the input holds the output bound).
-            if connection.state.isOpen, !connection.state.peerClosedWrite {
-                guard read(connection) else { continue }
-                service(connection)
-                guard connections[connection.fd] === connection else { continue }
-            }
-            switch connection.state.drain(connection.load) {
-            case .linger:
-                linger(connection)
-            case .closeAfterOwed:
-                if connection.closeAfterOwedResponses() { connection.state.closeAfterOwed() }
-            case .finishRequest:
-                break
-            }
-        }
-    }
-
-    var draining: Bool { drainDeadline != nil }
-
-    private func sweep(now: UInt64) {
-        setListener(paused: false)
-        if let deadline = drainDeadline, now >= deadline {
-            for connection in Array(connections.values) { close(connection) }
-            return
-        }
-        for connection in Array(connections.values) {
-            switch connection.state.tick(at: now, connection.load) {
-            case .none:
-                break
-            case .close:
-                close(connection)
-            case .timeout(let detail):
-                fail(connection, status: 408, detail: detail)
-                service(connection)
-            }
-        }
     }
 
     // MARK: Connections
@@ -322,7 +237,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Reads what is available. Returns false when the connection was closed.
-    private func read(_ connection: Connection) -> Bool {
+    func read(_ connection: Connection) -> Bool {
         while true {
             // What a connection holds unparsed stays within one chunk; the rest waits in the
             // kernel (a lingering connection's bytes are discarded, so it reads whole chunks).
@@ -445,7 +360,7 @@ final class EventLoop: @unchecked Sendable {
     }
 
     /// Queues an error response as the connection's last and stops reading requests.
-    private func fail(_ connection: Connection, status: Int, detail: String) {
+    func fail(_ connection: Connection, status: Int, detail: String) {
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
         connection.state.failed()
         connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date)
@@ -470,7 +385,7 @@ final class EventLoop: @unchecked Sendable {
         return true
     }
 
-    private func linger(_ connection: Connection) {
+    func linger(_ connection: Connection) {
         if connection.state.peerClosedWrite {
             close(connection)
             return
@@ -481,56 +396,7 @@ final class EventLoop: @unchecked Sendable {
         updateInterest(connection)
     }
 
-    private func wantedEvents(_ connection: Connection) -> UInt32 {
-        var events: UInt32 = 0
-        if connection.state.wantsRead(connection.load) { events |= EPOLLIN.rawValue }
-        if connection.pendingOutput > 0 { events |= EPOLLOUT.rawValue }
-        return events
-    }
-
-    /// Notes that the connection's epoll interest must change; the change is made before the
-    /// loop next waits (`applyInterest`). An answer that goes async and comes back within the
-    /// same turn (a disk hit read from the page cache) then costs no epoll_ctl at all.
-    private func updateInterest(_ connection: Connection) {
-        guard !connection.interestQueued, needsRegistering(connection) else { return }
-        connection.interestQueued = true
-        interestQueue.append(connection)
-    }
-
-    /// Whether epoll must be told before the loop waits. Read interest is dropped lazily: a
-    /// connection that stops reading while its answer is made (a miss, a disk read) stays
-    /// registered for reading, since its client almost always sends nothing until answered;
-    /// dropping and restoring it cost two epoll_ctl calls per such request, the first before
-    /// the upstream was even asked. Should something arrive meanwhile, `handleEvent` drops it then.
-    private func needsRegistering(_ connection: Connection) -> Bool {
-        let registered = connection.registeredEvents
-        guard registered != UInt32.max else { return true }
-        let wanted = wantedEvents(connection)
-        return wanted != registered && wanted != registered & ~EPOLLIN.rawValue
-    }
-
-    private func applyInterest() {
-        for connection in interestQueue {
-            connection.interestQueued = false
-            guard connections[connection.fd] === connection, needsRegistering(connection) else { continue }  // or closed meanwhile
-            register(connection, wantedEvents(connection))
-        }
-        interestQueue.removeAll(keepingCapacity: true)
-    }
-
-    private func register(_ connection: Connection, _ events: UInt32) {
-        changeEpoll(connection.registeredEvents == UInt32.max ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, connection.fd, events, connection.token)
-        connection.registeredEvents = events
-    }
-
-    /// One epoll_ctl for a connection's or a guest's descriptor, counted (`epollChanges`, for tests).
-    @discardableResult
-    func changeEpoll(_ op: Int32, _ fd: Int32, _ events: UInt32, _ token: UInt64) -> Int32 {
-        shared.epollChanges.add(1, ordering: .relaxed)
-        return larder_epoll_ctl(epfd, op, fd, events, token)
-    }
-
-    private func close(_ connection: Connection) {
+    func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
         account(connection)
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
