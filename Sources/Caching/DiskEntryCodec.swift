@@ -98,6 +98,23 @@ enum DiskEntryCodec {
         return decoded.entry
     }
 
+    /// Whether stored fields could have come from an origin through Larder: at most one
+    /// `Content-Length`, of digits, and no field that frames a message or describes a
+    /// connection (`Transfer-Encoding`, `Connection`, …), which Larder drops from every
+    /// answer before storing it. A checksum finds accidents, not intent: a file planted in
+    /// the cache folder, or a value planted in Redis, is checked like an origin's answer.
+    static func areServable(_ headers: HTTPHeaders) -> Bool {
+        var lengths = 0
+        for field in headers {
+            if HopByHop.contains(field.name) { return false }
+            if HTTPHeaders.namesEqual(field.name, "content-length") {
+                lengths += 1
+                guard lengths == 1, !field.value.isEmpty, field.value.utf8.allSatisfy(FieldSyntax.isDigit) else { return false }
+            }
+        }
+        return true
+    }
+
     /// The key, entry and kept rendition, if the bytes are a whole, unaltered entry (see `decode`).
     static func decodeKeyed(_ bytes: [UInt8]) -> Decoded? {
         guard var reader = opened(bytes), let keyLength = reader.u32(), let metaLength = reader.u32(), let bodyLength = reader.u64(),
@@ -154,7 +171,8 @@ enum DiskEntryCodec {
     /// Status, times and fields, each checked (see `decode`).
     private static func metadata(_ meta: ArraySlice<UInt8>) -> (status: Int, requestTime: Date, responseTime: Date, headers: HTTPHeaders)? {
         var fields = Reader(bytes: meta)
-        guard let status = fields.u32(), status == UInt32(VariantIndex.diskStatus) || (100...999).contains(status),
+        // A stored answer is a final one (200-599), or a variant index of ours.
+        guard let status = fields.u32(), status == UInt32(VariantIndex.diskStatus) || (200...599).contains(status),
               let requestTime = fields.u64().flatMap(time), let responseTime = fields.u64().flatMap(time),
               let count = fields.u32(), count <= 10_000 else { return nil }
         var headers: HTTPHeaders = []
@@ -165,7 +183,7 @@ enum DiskEntryCodec {
                   let valueLength = fields.u32(), let value = fields.take(Int(valueLength)), FieldSyntax.isValue(value) else { return nil }
             headers.append((name, String(decoding: value, as: UTF8.self)))
         }
-        guard fields.remaining == 0 else { return nil }
+        guard fields.remaining == 0, areServable(headers) else { return nil }
         return (Int(status), requestTime, responseTime, headers)
     }
 

@@ -58,12 +58,13 @@ public struct RenderedResponse: Sendable {
         RenderedFields(relayed(entry.headers).filter { !HTTPHeaders.namesEqual($0.name, "content-range") }.map { ($0.name, $0.value) })
     }
 
-    /// The stored fields a client gets: `Age` and `Content-Length` are Larder's own to send;
+    /// The stored fields a client gets: `Age` and `Content-Length` are Larder's own to send,
+    /// and so is the framing, whatever a stored answer says (hop-by-hop fields are dropped);
     /// the tag fields are for caches, not clients.
     private static func relayed(_ headers: HTTPHeaders) -> HTTPHeaders {
         headers.filter { field in
             !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
-                && !CacheTags.fields.contains(field.name.lowercased())
+                && !HopByHop.contains(field.name) && !CacheTags.fields.contains(field.name.lowercased())
         }
     }
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Crypto
 import Foundation
+import HTTPCore
 import Testing
 import TestSupport
 @testable import Caching
@@ -53,6 +54,27 @@ import TestSupport
     func checksumValidButMalformedFieldsAreAMiss(name: String, value: String) {
         let odd = CacheEntry(status: 200, headers: [(name, value)], body: [], requestTime: t(0), responseTime: t(1))
         #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: odd), key: "k") == nil)
+    }
+
+    /// Planted by hand with a valid checksum: fields that would frame the answer anew on its
+    /// way out (two pipelined requests came back as three responses), or a status that is no
+    /// final answer. Each is a miss, as a damaged file is.
+    @Test(arguments: [[("Transfer-Encoding", "chunked")], [("Content-Length", "5"), ("content-length", "7")], [("Content-Length", "5x")],
+                      [("Connection", "close")], [("Keep-Alive", "timeout=5")], [("Upgrade", "h2c")], [("Trailer", "X")], [("TE", "trailers")]])
+    func checksumValidButFramingFieldsAreAMiss(_ fields: [(String, String)]) {
+        let odd = CacheEntry(status: 200, headers: HTTPHeaders(fields), body: Array("hello".utf8), requestTime: t(0), responseTime: t(1))
+        #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: odd), key: "k") == nil)
+    }
+
+    @Test(arguments: [100, 101, 199, 600, 999])
+    func checksumValidButNoFinalStatusIsAMiss(_ status: Int) {
+        let odd = CacheEntry(status: status, headers: [], body: [], requestTime: t(0), responseTime: t(1))
+        #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: odd), key: "k") == nil)
+    }
+
+    @Test func oneContentLengthOfDigitsIsKept() {
+        let fine = CacheEntry(status: 200, headers: [("Content-Length", "5")], body: Array("hello".utf8), requestTime: t(0), responseTime: t(1))
+        #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: fine), key: "k") == fine)
     }
 
     @Test func aStatusOutsideHTTPIsAMiss() {

@@ -136,7 +136,20 @@ import Testing
 
     // The index's rules, with the moments a race would need set up by hand.
 
-    private func isOpen(_ fd: Int32) -> Bool { fcntl(fd, F_GETFD) != -1 }
+    /// A file of this test's own, so that its descriptor is told apart from the same number
+    /// reused at once by another test running beside this one.
+    private func ownFile() -> (fd: Int32, path: String) {
+        let path = temporaryDirectory() + "-open"
+        FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
+        return (open(path, O_RDONLY), path)
+    }
+
+    /// Whether `fd` is still the descriptor of `path` (not closed, nor closed and reused).
+    private func isOpen(_ fd: Int32, _ path: String) -> Bool {
+        var target = [CChar](repeating: 0, count: 4096)
+        let length = readlink("/proc/self/fd/\(fd)", &target, target.count - 1)
+        return length > 0 && String(cString: target) == path
+    }
 
     @Test func aFileOpenedBeforeARewriteIsNotKept() {
         var index = DiskTier.Index()
@@ -153,18 +166,18 @@ import Testing
         defer { close(older) }
         let keptOlder = index.keep(name, DiskTier.OpenFile(fd: older, size: 1), stamp: stamp, limit: 10)
         #expect(!keptOlder)
-        let newer = open("/dev/null", O_RDONLY)
+        let (newer, path) = ownFile()
         let keptNewer = index.keep(name, DiskTier.OpenFile(fd: newer, size: 1), stamp: 2, limit: 10)
         #expect(keptNewer)
         _ = index.forget(name)
-        #expect(!isOpen(newer), "a dropped entry's idle file is closed at once")
+        #expect(!isOpen(newer, path), "a dropped entry's idle file is closed at once")
     }
 
     @Test func aFileDroppedDuringReadsIsClosedByTheLastOne() {
         var index = DiskTier.Index()
         let name = DiskTier.name("a")
         index.entries[name] = DiskTier.IndexEntry(size: 4096, lastUse: 1, stamp: 1)
-        let fd = open("/dev/null", O_RDONLY)
+        let (fd, path) = ownFile()
         let kept = index.keep(name, DiskTier.OpenFile(fd: fd, size: 1), stamp: 1, limit: 10)
         #expect(kept)
         for _ in 0..<2 {
@@ -175,11 +188,11 @@ import Testing
             #expect(leased == fd)
         }
         _ = index.forget(name)
-        #expect(isOpen(fd), "closed under a read")
+        #expect(isOpen(fd, path), "closed under a read")
         index.release(name, fd: fd)
-        #expect(isOpen(fd), "closed under the second read")
+        #expect(isOpen(fd, path), "closed under the second read")
         index.release(name, fd: fd)
-        #expect(!isOpen(fd))
+        #expect(!isOpen(fd, path))
         #expect(index.retired.isEmpty && index.openFiles == 0)
     }
 }

@@ -4,7 +4,7 @@ import HTTPServer
 import Testing
 import TestSupport
 @testable import Larder
-import Caching
+@testable import Caching
 import Logging
 import Redis
 
@@ -207,6 +207,38 @@ extension RedisTierTests {
             #expect(try await replicas[0].get("/weather?lat=8&lon=8").status == 200)
             try await Self.waitUntilShared(replicas)
             #expect(metricValue("larder_redis_up", in: try await replicas[0].get("/metrics").text) == 1)
+        }
+    }
+
+    /// A value planted in Redis with a valid checksum and fields that would frame the answer
+    /// anew (`Transfer-Encoding: chunked`): checked like an origin's answer, it is no entry,
+    /// and two pipelined requests get exactly two responses.
+    @Test func aPlantedValueWithFramingFieldsIsNotServed() async throws {
+        try await Self.withReplicas(2) { replicas, upstream, redis in
+            #expect(try await replicas[0].get("/weather?lat=9&lon=9").status == 200)
+            try await Task.sleep(for: .milliseconds(300))
+            let admin = RedisClient(url: RedisURL(redis.url)!, timeout: .seconds(5))
+            defer { admin.shutdown() }
+            let word = { (text: String) in Array(text.utf8) }
+            guard case .array(let keys) = try await admin.pipeline([[word("KEYS"), word("larder:entry:*")]]).get()[0],
+                  let key = keys.first?.bytesValue, case .bytes(let value) = try await admin.pipeline([[word("GET"), key]]).get()[0],
+                  let stored = DiskEntryCodec.decodeKeyed(value) else {
+                Issue.record("no stored entry in Redis")
+                return
+            }
+            let planted = CacheEntry(status: 200, headers: stored.entry.headers + [("Transfer-Encoding", "chunked")],
+                                     body: Array("0\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8),
+                                     requestTime: stored.entry.requestTime, responseTime: stored.entry.responseTime)
+            _ = try await admin.pipeline([[word("SET"), key, DiskEntryCodec.encode(key: stored.key, entry: planted)]]).get()
+            let client = try TestClient(port: replicas[1].port)
+            try client.send(String(repeating: "GET /weather?lat=9&lon=9 HTTP/1.1\r\nHost: l\r\n\r\n", count: 2))
+            for _ in 0..<2 {
+                let answer = try await client.readResponse()
+                #expect(answer.status == 200 && answer.header("Transfer-Encoding") == nil && answer.text.contains("\"temperature\""))
+            }
+            #expect(!(try client.peekAvailable()))
+            #expect(metricValue("larder_redis_corrupt_values_total", in: try await replicas[1].get("/metrics").text) == 1)
+            #expect(upstream.count("/v1/forecast") == 2)
         }
     }
 

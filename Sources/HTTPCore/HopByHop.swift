@@ -1,16 +1,13 @@
-import HTTPCore
-import HTTPServer
-
 /// RFC 9110 §7.6.1: fields that describe one connection, not the message. A gateway drops
 /// them (and every field `Connection` names) in both directions.
-enum HopByHop {
-    static let names = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
+public enum HopByHop {
+    public static let names = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
                         "trailer", "proxy-authenticate", "proxy-authorization", "proxy-authentication-info"]
 
     /// The fields without the hop-by-hop ones and without `dropping` (lower-case names).
     /// Runs for every forwarded request, hits included, so it compares bytes in place
     /// rather than building sets of lower-cased names.
-    static func removed(from fields: HTTPHeaders, dropping: [String] = []) -> HTTPHeaders {
+    public static func removed(from fields: HTTPHeaders, dropping: [String] = []) -> HTTPHeaders {
         // What `Connection` names: almost always nothing, so no list is made.
         var listed: [String] = []
         for field in fields where HTTPHeaders.namesEqual(field.name, "connection") {
@@ -20,5 +17,10 @@ enum HopByHop {
         }
         @inline(__always) func isNamed(_ name: String, in list: [String]) -> Bool { list.contains { HTTPHeaders.namesEqual(name, $0) } }
         return fields.filter { !isNamed($0.name, in: names) && !isNamed($0.name, in: dropping) && !isNamed($0.name, in: listed) }
+    }
+
+    /// Whether `name` is one of `names` (any case).
+    public static func contains(_ name: String) -> Bool {
+        names.contains { HTTPHeaders.namesEqual(name, $0) }
     }
 }
