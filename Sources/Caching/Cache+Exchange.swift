@@ -152,7 +152,11 @@ extension Cache {
         }
         status.forwardStatus = fetched.status
         return rendered(fetched, status: fetched.status, request)
-            .map { answer($0, status) }
+            .map { response in
+                var answer = answer(response, status)
+                answer.interim = fetched.interim
+                return answer
+            }
             .mapError { CacheFailure.upstream($0, status) }
     }
 

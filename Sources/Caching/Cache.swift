@@ -108,8 +108,12 @@ public final class Cache: Sendable {
             return .success(serveWithoutWaiting(request, key: key, found: found, decision: decide(found.response.entry, request))
                 ?? answer(found.response, CacheStatus(hit: true, detail: found.detail)))
         case .answer(let response, let forwardStatus, let stored, let detail):
-            return .success(answer(response, CacheStatus(forward: forward, forwardStatus: forwardStatus, stored: stored,
-                                                         collapsed: collapsed, detail: detail)))
+            var answer = answer(response, CacheStatus(forward: forward, forwardStatus: forwardStatus, stored: stored,
+                                                      collapsed: collapsed, detail: detail))
+            // A stored answer standing in for a failure (a detail says which) passes on no
+            // informational response; one just fetched passes on the fetch's own.
+            if detail == nil { answer.interim = response.entry.interim }
+            return .success(answer)
         case .failure(let failure):
             return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed,
                                                            detail: failure.retryAfter == nil ? nil : .backoff)))

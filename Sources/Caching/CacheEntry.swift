@@ -14,6 +14,10 @@ public final class CacheEntry: Sendable {
     public let requestTime: Date
     /// Clock reading when the answer (or the 304 that last freshened it) arrived.
     public let responseTime: Date
+    /// Informational responses that came before this answer when it was fetched: passed on
+    /// to the requests that fetched it, never to a later hit, and never written to a tier
+    /// (an entry read back has none).
+    public let interim: [InterimResponse]
 
     // Read once from the headers, because every lookup needs them.
     /// The directives this cache obeys: `CDN-Cache-Control` when it is valid (RFC 9213),
@@ -28,7 +32,8 @@ public final class CacheEntry: Sendable {
     /// `Expires` as given: nil when absent; `.distantPast` when present but invalid (RFC 9111 §5.3).
     public let expires: Date?
 
-    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date) {
+    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
+        self.interim = interim
         self.status = status
         self.headers = headers
         self.body = body

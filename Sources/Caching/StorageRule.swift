@@ -2,7 +2,8 @@
 /// route's rule, tested without I/O.
 public enum StorageRule: Sendable, Equatable {
     /// RFC 9111 §3 for a shared cache in front of any origin: any status the rules allow,
-    /// `Vary` honoured, authenticated answers only when the origin says they are shareable.
+    /// `Vary` honoured, authenticated answers only when the origin says they are shareable,
+    /// and no answer that sets a cookie.
     case sharedCache
     /// A built-in route: an answer that the route's render hook accepted, unless the
     /// upstream says `no-store` (or `private`, unless the route keeps private answers).
@@ -33,6 +34,9 @@ public enum StorageRule: Sendable, Equatable {
             return false
         }
         guard !request.cacheControl.noStore, !cc.isPrivate else { return false }
+        // One client's cookie is never replayed to another: RFC 9111 allows storing an answer
+        // with `Set-Cookie`, but nginx and Varnish do not by default, and neither does Larder.
+        guard !entry.headers.contains("set-cookie") else { return false }
         // §3.5: an answer to an authenticated request only when the origin says it is shareable.
         if hasAuthorization, !(cc.isPublic || cc.mustRevalidate || cc.sharedMaxAge != nil) { return false }
         guard !Vary(of: entry).isStar else { return false }

@@ -10,7 +10,14 @@ public struct ReceivedFields: Sendable {
     public private(set) var fields: HTTPHeaders = []
     /// Why the head is unusable; once set, the answer must not be relayed or stored.
     public private(set) var violation: String?
+    /// Informational responses received before the latest head that a gateway passes on
+    /// (`InterimResponse.isRelayed`), at most `maxInterim` of them.
+    public private(set) var interim: [InterimResponse] = []
     private var contentLength: [UInt8]?
+    /// The status of the latest head, 0 until a status line is read.
+    private var status = 0
+
+    public static let maxInterim = 8
 
     /// More fields than any honest response carries.
     public static let maxFields = 256
@@ -26,6 +33,10 @@ public struct ReceivedFields: Sendable {
         if line.last == 0x0D { line = line.dropLast() }
         if line.isEmpty { return }
         if line.first == UInt8(ascii: "H"), line.starts(with: "HTTP/".utf8) {
+            if InterimResponse.isRelayed(status), interim.count < Self.maxInterim {
+                interim.append(InterimResponse(status: status, headers: HopByHop.removed(from: fields)))
+            }
+            status = Self.statusCode(line)
             fields.removeAll()
             contentLength = nil
             return
@@ -58,6 +69,13 @@ public struct ReceivedFields: Sendable {
         // Room for a usual head at once, rather than growing through 1, 2, 4 and 8.
         if fields.isEmpty { fields.reserveCapacity(12) }
         fields.add(nameText, FieldText.decode(value))
+    }
+
+    /// The three digits after `HTTP/x.y `, 0 when they are not there.
+    private static func statusCode(_ line: Slice<UnsafeRawBufferPointer>) -> Int {
+        let digits = line.dropFirst(9).prefix(3)
+        guard digits.count == 3, digits.allSatisfy(FieldSyntax.isDigit) else { return 0 }
+        return digits.reduce(0) { $0 * 10 + Int($1 - 0x30) }
     }
 
     /// Whether the final status may be relayed: 200–599 (RFC 9110 §15; a 1xx is never final).

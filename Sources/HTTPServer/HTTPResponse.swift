@@ -14,6 +14,9 @@ public struct HTTPResponse: Sendable {
     /// The `Content-Length` a HEAD answer states when the handler has no body at hand (a
     /// gateway relaying an origin's HEAD response); otherwise the body's length is sent.
     public var headContentLength: Int?
+    /// Informational responses sent ahead of this one (a gateway passing on 103 Early Hints),
+    /// to HTTP/1.1 clients only (RFC 9110 §15.2).
+    public var interim: [InterimResponse] = []
     /// A small value a handler leaves for whatever wraps it (Larder notes how its cache
     /// answered, for the access log and metrics), so that nothing has to read it back out of
     /// rendered header text. Never sent.
@@ -45,6 +48,8 @@ enum ReasonPhrase {
     static func of(_ status: Int) -> String {
         switch status {
         case 100: "Continue"
+        case 102: "Processing"
+        case 103: "Early Hints"
         case 200: "OK"
         case 201: "Created"
         case 202: "Accepted"

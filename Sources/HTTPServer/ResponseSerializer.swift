@@ -11,6 +11,7 @@ enum ResponseSerializer {
     }
 
     static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into output: inout OutputBuffer) {
+        if !response.interim.isEmpty, context.version == .http11 { writeInterim(response.interim, into: &output.bytes) }
         let sendsBody = response.allowsBody && !context.isHead
         let sharesBody = sendsBody && response.body.count >= OutputBuffer.sharedBodyMinimum
         write(response, context: context, date: date, copyingBody: sendsBody && !sharesBody, into: &output.bytes)
@@ -57,6 +58,21 @@ enum ResponseSerializer {
         }
         out.append("\r\n")
         if copyingBody { out.append(response.body) }
+    }
+
+    /// Each informational response, status line and fields, before the final one.
+    private static func writeInterim(_ responses: [InterimResponse], into out: inout ByteBuffer) {
+        for interim in responses where InterimResponse.isRelayed(interim.status) {
+            out.append(Array("HTTP/1.1 \(interim.status) \(ReasonPhrase.of(interim.status))\r\n".utf8))
+            for field in interim.headers {
+                var name = field.name
+                name.withUTF8 { out.append($0) }
+                out.append(": ")
+                FieldText.withOctets(field.value) { out.append($0) }
+                out.append("\r\n")
+            }
+            out.append("\r\n")
+        }
     }
 
     /// Status lines of the statuses with a reason phrase, rendered once and indexed by

@@ -39,6 +39,7 @@ enum CachedResponse {
         }
         var response = HTTPResponse(status: rendered.status, headers: headers, rendered: rendered.fields, body: rendered.body)
         response.note(answer.status, age: answer.age)
+        response.interim = answer.interim
         if request.method == .head, rendered.body.isEmpty {
             // A relayed HEAD answer has no body at hand: its length is the one the origin stated.
             response.headContentLength = answer.entry.header("content-length").flatMap { Int($0) }

@@ -50,7 +50,7 @@ struct UpstreamFetcher: CacheFetcher {
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
                 // before sending (after any wait for a slot) to just after the answer.
                 return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
-                                  requestTime: sent, responseTime: clock.now())
+                                  requestTime: sent, responseTime: clock.now(), interim: response.interim)
             }
         } catch is ConcurrencyLimit.Full {
             // Refused by Larder's own queue: it says nothing about the upstream.

@@ -154,7 +154,7 @@ final class Transfer: @unchecked Sendable {
         _ = larder_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         guard ReceivedFields.isFinalStatus(status) else { return .failure(.protocolError("status \(status) is not a final HTTP status")) }
         return .success(UpstreamResponse(status: status, headers: head.fields, body: body,
-                                         requestTime: requestTime, responseTime: Date()))
+                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 
     private func error(for code: CURLcode) -> UpstreamError {

@@ -11,8 +11,11 @@ public struct UpstreamResponse: Sendable {
     public var body: [UInt8]
     public var requestTime: Date
     public var responseTime: Date
+    /// Informational responses the upstream sent first, to be passed on (103 Early Hints).
+    public var interim: [InterimResponse]
 
-    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date) {
+    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
+        self.interim = interim
         self.status = status
         self.headers = headers
         self.body = body

@@ -88,6 +88,19 @@ struct SharedCachePolicyTests {
         #expect(try await h.send("GET", "/s", [("Authorization", "Bearer x")]).status.stored)
     }
 
+    /// One client's cookie must not reach the next: an answer that sets one is passed on,
+    /// not stored, however fresh the origin says it is; the next one without is stored.
+    @Test func anAnswerThatSetsACookieIsNotStored() async throws {
+        let h = try SharedHarness()
+        h.origin.reply(.init(headers: [("Cache-Control", "public, max-age=600"), ("Set-Cookie", "session=alice")]))
+        let first = try await h.send("GET", "/c")
+        #expect(!first.status.stored && first.entry.header("set-cookie") == "session=alice")
+        h.origin.reply(.init(headers: [("Cache-Control", "public, max-age=600")]))
+        let second = try await h.send("GET", "/c")
+        #expect(!second.status.hit && second.status.stored && second.entry.header("set-cookie") == nil)
+        #expect(try await h.send("GET", "/c").status.hit)
+    }
+
     @Test func sharedMaxAgeWinsAndForbidsServingStale() async throws {
         let h = try SharedHarness()
         h.origin.reply(.init(headers: [("Cache-Control", "max-age=600, s-maxage=10")]))

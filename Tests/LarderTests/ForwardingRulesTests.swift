@@ -172,6 +172,27 @@ import TestSupport
         }
     }
 
+    /// RFC 9110 §15.2: a gateway passes on the informational responses of what it forwards
+    /// (103 Early Hints), to HTTP/1.1 clients; a stored answer served later carries none.
+    @Test func earlyHintsArePassedOnAndNeverStored() async throws {
+        let origin = try Recorder(reply: "HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+                                  + "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        defer { origin.server.stop() }
+        try await withLarder({ $0.routes = [RouteMount("/r=http://127.0.0.1:\(origin.server.port)")!] }) { larder in
+            let client = try TestClient(port: larder.port)
+            try client.send("GET /r/page HTTP/1.1\r\nHost: l\r\n\r\n")
+            let hints = try await client.readResponse(bodyless: true)
+            #expect(hints.status == 103 && hints.header("link") == "</s.css>; rel=preload")
+            let final = try await client.readResponse()
+            #expect(final.status == 200 && final.text == "ok" && final.header("link") == nil)
+            let hit = try await send(larder, "GET /r/page HTTP/1.1\r\nHost: l\r\n\r\n")
+            #expect(hit.status == 200 && hit.header("cache-status")?.hasPrefix("larder; hit") == true)
+            // An HTTP/1.0 client is sent no informational response.
+            let old = try await send(larder, "GET /r/other HTTP/1.0\r\nHost: l\r\n\r\n")
+            #expect(old.status == 200 && old.text == "ok")
+        }
+    }
+
     /// httpbin's `/range/N` sends `Content-Range` on a 200: a 206 made from that stored
     /// answer states only the range it serves.
     @Test func aPartialAnswerHasExactlyOneContentRange() async throws {

@@ -238,6 +238,25 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         }
     }
 
+    /// 103 Early Hints (and 102) come back beside the final answer, to be passed on; a 100
+    /// Continue answers the client's own request and is not among them.
+    @Test func informationalResponsesBeforeTheFinalOneAreKept() async throws {
+        let server = try RawServer { fd, _ in
+            RawServer.readHead(fd)
+            RawServer.send(fd, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n"
+                           + "Connection: x\r\nX: 1\r\n\r\nHTTP/1.1 102 Processing\r\n\r\n"
+                           + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nX-Final: y\r\n\r\nok")
+        }
+        defer { server.stop() }
+        try await withClient { client in
+            let response = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"))
+            #expect(response.status == 200 && response.body == Array("ok".utf8))
+            #expect(response.interim == [InterimResponse(status: 103, headers: [("Link", "</s.css>; rel=preload")]),
+                                         InterimResponse(status: 102, headers: [])])
+            #expect(response.headers["x-final"] == "y" && response.headers["link"] == nil)
+        }
+    }
+
     @Test func nonHTTPSchemesAreRefused() async throws {
         try await withClient { client in
             await expectFailure(.invalidRequest, try await client.fetch(UpstreamRequest(url: "file:///etc/passwd")))
