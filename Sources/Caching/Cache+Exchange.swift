@@ -16,15 +16,26 @@ extension Cache {
         let conditional = stored?.entry.conditionalHeaders ?? []
         var sent = request
         sent.headers = request.headers.filter { !Self.answeredHere.contains($0.name.lowercased()) } + conditional
-        let fetched: CacheEntry
+        var fetched: CacheEntry
         do {
             fetched = try await fetcher.fetch(sent)
+            if let stored, fetched.status == 304, !conditional.isEmpty {
+                if Self.selects(fetched, stored.entry) {
+                    return await keep(freshen(stored.entry, by: fetched), forwardStatus: 304, request: request, key: key, stored: stored)
+                }
+                // §4.3.4: a 304 whose validator names no stored response updates nothing; the
+                // request is made again, unconditionally.
+                sent.headers = sent.headers.filter { field in !conditional.contains { $0.name == field.name } }
+                fetched = try await fetcher.fetch(sent)
+            }
         } catch {
             return failed(UpstreamFailure(noAnswer: error), stored: stored, noAnswer: true)
         }
-
-        if let stored, fetched.status == 304, !conditional.isEmpty {
-            return await keep(freshen(stored.entry, by: fetched), forwardStatus: 304, request: request, key: key, stored: stored)
+        if fetched.status == 304 {
+            // Not Modified answers a conditional request; passed on, it would tell a client
+            // that sent no condition of a copy it does not have.
+            return failed(UpstreamFailure(upstreamStatus: 304, detail: "the upstream answered 304 to a request that was not conditional"),
+                          stored: stored)
         }
         if request.method == .head {
             // §4.3.5: a 200 to HEAD with the same validators freshens the stored GET response.
@@ -120,6 +131,14 @@ extension Cache {
         if let expiry { shared?.write(key, entry, expiry: expiry) }
     }
 
+    /// RFC 9111 §4.3.4: whether a 304 selects the stored response: by its strong `ETag`,
+    /// else by its `Last-Modified`, else (it names neither) the one stored response.
+    static func selects(_ notModified: CacheEntry, _ stored: CacheEntry) -> Bool {
+        if let etag = notModified.etag { return !etag.hasPrefix("W/") && etag == stored.etag }
+        if let modified = notModified.lastModified { return modified == stored.lastModified }
+        return true
+    }
+
     static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {
         if let a = stored.etag, let b = fresh.etag { return a == b }
         if let a = stored.lastModified, let b = fresh.lastModified { return a == b }
@@ -129,6 +148,8 @@ extension Cache {
     // MARK: Requests the cache never answers
 
     private static let safeMethods: Set<HTTPMethod> = [.get, .head, .options, .trace]
+    /// The request fields that make a request conditional (RFC 9110 §13.1).
+    private static let conditionalFields = ["if-none-match", "if-modified-since", "if-match", "if-unmodified-since", "if-range"]
 
     /// Forwards a request the cache never answers: another method, or a GET or HEAD with
     /// content. After an unsafe method succeeds, the target and the same-origin `Location`
@@ -143,6 +164,11 @@ extension Cache {
             let failure = UpstreamFailure(noAnswer: error)
             if failure.retryAfter != nil { status.detail = .backoff }
             return .failure(.upstream(failure, status))
+        }
+        if fetched.status == 304, !Self.conditionalFields.contains(where: request.headers.contains) {
+            status.forwardStatus = 304
+            return .failure(.upstream(UpstreamFailure(upstreamStatus: 304, detail: "the upstream answered 304 to a request that was not conditional"),
+                                      status))
         }
         if !Self.safeMethods.contains(request.method), (200..<400).contains(fetched.status) {
             await invalidate(request.resource)
