@@ -44,7 +44,12 @@ struct UpstreamFetcher: CacheFetcher {
         upstream.forwarding = forwarding
         let entry: CacheEntry
         do {
-            entry = try await concurrency.run {
+            // The wait for a slot is part of the exchange's time: a request queued behind
+            // slow ones gets what is left of its timeout, and gives up when nothing is.
+            entry = try await concurrency.run(waitingAtMost: timeout) { waited in
+                var upstream = upstream
+                upstream.timeout = max(.milliseconds(1), timeout - waited)
+                upstream.connectTimeout = min(upstream.connectTimeout, upstream.timeout)
                 let sent = clock.now()
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
@@ -52,6 +57,10 @@ struct UpstreamFetcher: CacheFetcher {
                 return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
                                   requestTime: sent, responseTime: clock.now(), interim: response.interim)
             }
+        } catch is ConcurrencyLimit.WaitedTooLong {
+            // Larder's own queue again, not the upstream's doing: no backoff.
+            _ = backoff.record(nil, probe: probe, now: clock.now())
+            throw FetchError.timeout
         } catch is ConcurrencyLimit.Full {
             // Refused by Larder's own queue: it says nothing about the upstream.
             _ = backoff.record(nil, probe: probe, now: clock.now())

@@ -20,16 +20,55 @@ import TestSupport
         var tasks: [Task<Void, any Error>] = []
         for _ in 0..<5 {
             tasks.append(Task { [limit, gate, done] in
-                try await limit.run { await gate.wait() }
+                try await limit.run(waitingAtMost: .seconds(30)) { _ in await gate.wait() }
                 done.add()
             })
         }
         #expect(await eventually { limit.inFlight == 2 && limit.queued == 3 })
-        await #expect(throws: ConcurrencyLimit.Full.self) { try await limit.run { } }
+        await #expect(throws: ConcurrencyLimit.Full.self) { try await limit.run(waitingAtMost: .seconds(30)) { _ in } }
         gate.open()
         for task in tasks { try await task.value }
         #expect(done.value == 5)
         #expect(limit.inFlight == 0 && limit.queued == 0)
+    }
+
+    /// A waiter gives up when its time is up, and leaves the queue: the wait is part of the
+    /// upstream timeout (a request once waited 77 s behind a 30 s timeout).
+    @Test func aWaiterGivesUpWhenItsTimeIsUp() async throws {
+        let limit = ConcurrencyLimit(limit: 1, queueLimit: 3)
+        let gate = Gate(open: false)
+        let holder = Task { [limit, gate] in try await limit.run(waitingAtMost: .seconds(30)) { _ in await gate.wait() } }
+        #expect(await eventually { limit.inFlight == 1 })
+        let began = ContinuousClock.now
+        await #expect(throws: ConcurrencyLimit.WaitedTooLong.self) {
+            try await limit.run(waitingAtMost: .milliseconds(200)) { _ in }
+        }
+        let waited = ContinuousClock.now - began
+        #expect(waited >= .milliseconds(200) && waited < .seconds(5))
+        #expect(limit.queued == 0)
+        gate.open()
+        try await holder.value
+        let told = try await limit.run(waitingAtMost: .seconds(1)) { waited in waited }
+        #expect(told < .seconds(1) && limit.inFlight == 0)
+    }
+
+    /// Through a real Larder: with one slot held by a slow fetch, the next request's answer
+    /// comes within its upstream timeout (504), not after the first fetch ends.
+    @Test func aRequestQueuedBehindSlowOnesAnswersWithinItsTimeout() async throws {
+        let upstream = try TestUpstream()
+        upstream.update { $0.delay = .seconds(4) }
+        try await withLarder(upstream: upstream, { settings in
+            settings.upstreamConcurrency = 1
+            settings.upstreamTimeout = .seconds(1)
+        }) { (h: ServiceHarness) async throws in
+            let slow = Task { try await h.get("/weather?lat=1&lon=1").status }
+            #expect(await eventually { upstream.count("/v1/forecast") == 1 })
+            let began = ContinuousClock.now
+            #expect(try await h.get("/weather?lat=2&lon=2").status == 504)
+            #expect(ContinuousClock.now - began < .milliseconds(2500))
+            #expect(try await slow.value == 504)
+        }
+        await upstream.stop()
     }
 
     @Test func theUpstreamSeesNoMoreThanTheCap() async throws {
