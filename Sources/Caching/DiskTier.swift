@@ -34,6 +34,8 @@ public final class DiskTier: Sendable {
     /// Told each disk problem in a sentence (a damaged file removed, a failed write, the
     /// disk becoming full), for the service's log.
     let report: @Sendable (String) -> Void
+    /// The cache directory's device and inode, to notice it deleted or replaced (`DiskTier+Vanished`).
+    let identity = Mutex<DirectoryIdentity?>(nil)
 
     /// The smallest amount an entry is charged: one file-system block, which is what a small
     /// file really takes, and what bounds the index's entry count.
@@ -103,6 +105,7 @@ public final class DiskTier: Sendable {
         self.openFileLimit = openFileLimit
         self.report = report
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
+        identity.withLock { $0 = DirectoryIdentity(directory) }
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
@@ -150,6 +153,7 @@ public final class DiskTier: Sendable {
     /// Whether entries can be written now (for readiness). A temporary folder that vanished
     /// with its directory is made again first, so a recreated cache directory is used again.
     public var isWritable: Bool {
+        forgetIfReplaced()
         ensureTemporaryFolder()
         return access(directory + "/tmp", W_OK) == 0
     }
@@ -344,6 +348,7 @@ public final class DiskTier: Sendable {
         let temporary = "\(directory)/tmp/\(temporaryNames.next())"
         var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         if fd < 0, errno == ENOENT {
+            forgetIfReplaced()
             ensureTemporaryFolder()
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         }
@@ -378,6 +383,7 @@ public final class DiskTier: Sendable {
         if mkdir(folder, 0o755) == 0 { return true }
         switch errno {
         case ENOENT:
+            forgetIfReplaced()
             ensureTemporaryFolder()
             return mkdir(folder, 0o755) == 0 || Self.isDirectory(folder)
         case EEXIST:
@@ -389,7 +395,7 @@ public final class DiskTier: Sendable {
     }
 
     /// Recreates the cache directory's temporary folder (and the directory) when missing.
-    private func ensureTemporaryFolder() {
+    func ensureTemporaryFolder() {
         guard !Self.isDirectory(directory + "/tmp") else { return }
         try? FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
     }

@@ -126,9 +126,13 @@ import TestSupport
         #expect(FileManager.default.fileExists(atPath: path))
     }
 
+    /// Deleted while running, the directory takes its entries with it: they are forgotten,
+    /// their kept files closed (deleted but open, they would still fill the file system), and
+    /// the directory made again is used.
     @Test func aCacheDirectoryDeletedWhileRunningIsUsedAgain() async throws {
         let directory = temporaryDirectory()
         let (disk, _) = try await stored(directory: directory)
+        #expect(await disk.read("key") == sample)  // its file is now kept open
         try FileManager.default.removeItem(atPath: directory)
         #expect(!FileManager.default.fileExists(atPath: directory))
         disk.write("again", sample)
@@ -136,6 +140,12 @@ import TestSupport
         #expect(await disk.read("again") == sample)
         #expect(disk.isWritable)
         #expect(FileManager.default.fileExists(atPath: directory + "/tmp"))
+        #expect(disk.count == 1 && disk.bytes == DiskTier.charge(DiskEntryCodec.encodedSize(key: ("again" as CacheKey).text, entry: sample)))
+        #expect(await disk.read("key") == nil)
+        let held = ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).compactMap {
+            try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)
+        }
+        #expect(!held.contains { $0.hasPrefix(directory) && $0.hasSuffix("(deleted)") }, "\(held)")
     }
 
     @Test func temporaryNamesNeverRepeatInAProcessOrBetweenTwo() {
