@@ -2,7 +2,7 @@
 /// a resource with all its `Vary` variants, everything carrying a tag, or everything.
 public struct CachePurger: Sendable {
     /// What a purge removes.
-    public enum Selection: Sendable {
+    public enum Selection: Sendable, Equatable {
         /// A primary key (`Cache.key(resource)`) and every variant stored under it.
         case key(CacheKey)
         /// Every answer carrying any of these tags (see `CacheTags`).

@@ -94,11 +94,12 @@ struct AdminAPI: Sendable {
         var all: Bool?
     }
 
-    /// `{"tags":["a","b"]}` or `{"all":true}`, and nothing else (no other member, no
-    /// empty tag, no `1` for `true`).
+    /// `{"tags":["a","b"]}` or `{"all":true}`, and nothing else (no other member, no member
+    /// twice, no empty tag, no `1` for `true`).
     static func selection(_ body: [UInt8]) -> CachePurger.Selection? {
-        guard let members = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], members.count == 1,
-              let parsed = try? JSONDecoder().decode(PurgeBody.self, from: Data(body)) else { return nil }
+        guard JSONObjectMembers.names(in: body)?.count == 1, let parsed = try? JSONDecoder().decode(PurgeBody.self, from: Data(body)) else {
+            return nil
+        }
         if parsed.all == true { return .all }
         if let tags = parsed.tags, !tags.isEmpty, !tags.contains(where: \.isEmpty) { return .tags(Set(tags)) }
         return nil

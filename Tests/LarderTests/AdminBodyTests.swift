@@ -1,0 +1,24 @@
+import Caching
+import Testing
+@testable import Larder
+
+/// Admin bodies say one thing once: `{"all":true,"all":false}` purged everything, while the
+/// reverse order was refused.
+@Suite struct AdminBodyTests {
+    @Test(arguments: [#"{"all":true,"all":false}"#, #"{"all":false,"all":true}"#, #"{"tags":["a"],"tags":["b"]}"#,
+                      #"{"all":true,"tags":["a"]}"#, #"{"a\u006cl":true,"all":true}"#, #"{"all":1}"#, #"{"tags":[]}"#,
+                      #"{"tags":[""]}"#, "{}", "[]", #"{"all":true"#, #"{"all" true}"#, "", #"{"all":true} x"#])
+    func aBodyThatDoesNotSayOneThingOnceIsRefused(_ body: String) {
+        #expect(AdminAPI.selection(Array(body.utf8)) == nil)
+    }
+
+    @Test func theTwoBodiesAreRead() {
+        #expect(AdminAPI.selection(Array(#" { "all" : true } "#.utf8)) == .all)
+        #expect(AdminAPI.selection(Array(#"{"tags":["red","b,\"lue\"}"]}"#.utf8)) == .tags(["red", "b,\"lue\"}"]))
+    }
+
+    @Test(arguments: [(#"{"a":1,"b":[1,{"c":"}"}],"d":"x\"y"}"#, ["a", "b", "d"]), (#"{"\u0041":null}"#, ["A"]), ("{ }", [])])
+    func memberNamesAreReadInOrderWithNestedValuesSkipped(_ body: String, _ names: [String]) {
+        #expect(JSONObjectMembers.names(in: Array(body.utf8)) == names)
+    }
+}
