@@ -5,6 +5,8 @@ import HTTPCore
 /// compares every name again; trailer fields are never noted.
 struct RequestFraming {
     var hosts = 0
+    /// A `Host` whose value is no `uri-host [ ":" port ]` (RFC 9112 §3.2: 400).
+    var invalidHost = false
     var contentLengths: [String] = []
     var transferEncoding = false
     var codings: [String] = []
@@ -15,7 +17,9 @@ struct RequestFraming {
     /// Most names differ from the five that matter in length alone.
     mutating func note(_ name: UnsafeBufferPointer<UInt8>, _ value: String) {
         switch name.count {
-        case 4 where Self.nameIs(name, "host"): hosts += 1
+        case 4 where Self.nameIs(name, "host"):
+            hosts += 1
+            invalidHost = invalidHost || !Self.isHost(value)
         case 6 where Self.nameIs(name, "expect"):
             expectContinue = expectContinue || Self.tokens(value).contains("100-continue")
         case 10 where Self.nameIs(name, "connection"):
@@ -27,6 +31,22 @@ struct RequestFraming {
             transferEncoding = true
             codings += Self.tokens(value)
         default: break
+        }
+    }
+
+    /// RFC 3986 §3.2.2–3.2.3: a reg-name (unreserved, sub-delims, `%`), an IPv4 address or
+    /// an IP-literal in brackets, then an optional `:port`; empty is allowed (§3.2 of RFC
+    /// 9112). No `/`, `?`, `#`, `@`, space or control: `Host: evil.com/../x` is refused.
+    static func isHost(_ value: String) -> Bool {
+        value.utf8.allSatisfy { byte in
+            switch byte {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+            case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "%"), UInt8(ascii: ":"),
+                 UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+                 UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
+                 UInt8(ascii: "="): true
+            default: false
+            }
         }
     }
 

@@ -236,9 +236,10 @@ struct RequestParser {
         var firstSpace = 0
         while firstSpace < n, line[firstSpace] != 0x20 { firstSpace += 1 }
         // The target's bytes are checked in the same pass; a fault is told after the shape's.
+        // A `#` starts a fragment, which no request target has (RFC 9112 §3.2).
         var secondSpace = firstSpace + 1, targetIsVisible = true
         while secondSpace < n, line[secondSpace] != 0x20 {
-            if line[secondSpace] < 0x20 || line[secondSpace] >= 0x7F { targetIsVisible = false }
+            if line[secondSpace] < 0x20 || line[secondSpace] >= 0x7F || line[secondSpace] == 0x23 { targetIsVisible = false }
             secondSpace += 1
         }
         var thirdSpace = secondSpace + 1
@@ -260,6 +261,8 @@ struct RequestParser {
         default: return .versionNotSupported
         }
         method = HTTPMethod(bytes: line[..<firstSpace])
+        // A tunnel is no resource: Larder neither serves nor forwards CONNECT.
+        if method == .connect { return .connectNotImplemented }
         let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
         let rawTarget = String(decoding: targetBytes, as: UTF8.self)
         if targetBytes[0] == 0x2F {
@@ -350,6 +353,7 @@ struct RequestParser {
     private mutating func startBody() -> HTTPParseError? {
         if version == .http11, framing.hosts == 0 { return .bad("HTTP/1.1 requests must carry a Host header.") }
         if framing.hosts > 1 { return .bad("A request must carry exactly one Host header.") }
+        if framing.invalidHost { return .bad("The Host header is not a host name or address with an optional port.") }
         keepAlive = HTTPRequest.keepAlive(version: version, close: framing.connectionClose, keepAlive: framing.connectionKeepAlive)
 
         let lengths = framing.contentLengths

@@ -36,6 +36,10 @@ struct PassThroughRoutes: Sendable {
         guard request.target.hasPrefix("/") else {
             return .now(ProblemDetails(status: 400, detail: "A pass-through route takes a path (origin-form) request target.").response())
         }
+        if let reason = Self.ambiguity(in: request.path) {
+            return .now(ProblemDetails(status: 400, detail: "The path holds \(reason), which an origin may read as a separator; it is refused.")
+                .response())
+        }
         let forwarded = Self.forwarded(request, origin: route.mount.origin)
         if let answer = route.cache.answerFromMemory(forwarded) { return .now(respond(answer, to: request)) }
         return .later {
@@ -46,6 +50,30 @@ struct PassThroughRoutes: Sendable {
                 return CachedResponse.failure(failure, part: "origin")
             }
         }
+    }
+
+    /// What in a (normalised) path an origin could read as a separator Larder did not see, so
+    /// that the path it serves is not the one Larder matched: a backslash (as Windows servers
+    /// read it), an encoded `/` or `\`, or a dot segment with parameters (`..;`, which Tomcat
+    /// reads as `..`). Nil when there is none.
+    static func ambiguity(in path: Substring) -> String? {
+        // One pass over the bytes: this runs for every pass-through request, hits included.
+        var (beforeLast, last): (UInt8, UInt8) = (0, 0)
+        var parameters = false
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "\\") { return "a backslash" }
+            if beforeLast == UInt8(ascii: "%"), (last == UInt8(ascii: "2") && byte | 0x20 == UInt8(ascii: "f"))
+                || (last == UInt8(ascii: "5") && byte | 0x20 == UInt8(ascii: "c")) {
+                return "an encoded / or \\"
+            }
+            parameters = parameters || byte == UInt8(ascii: ";")
+            (beforeLast, last) = (last, byte)
+        }
+        guard parameters else { return nil }
+        for segment in path.split(separator: "/") where segment.hasPrefix(".;") || segment.hasPrefix("..;") {
+            return "a dot segment with parameters (\(segment))"
+        }
+        return nil
     }
 
     /// The request as the origin gets it: same method, target and body; end-to-end fields

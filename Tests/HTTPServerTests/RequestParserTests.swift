@@ -42,6 +42,7 @@ private func same(_ a: [HTTPRequest], _ b: [HTTPRequest]) -> Bool {
         "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
         "GET /a HTTP/1.1\r\nHost: a\r\nX-Repeat: 1\r\nx-repeat: 2\r\nEmpty:\r\nTabs:\t v \t\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n",
         "BREW /pot HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+        "GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\nGET / HTTP/1.1\r\nHost:\r\n\r\nGET / HTTP/1.1\r\nHost: xn--bcher-kva.example:80\r\n\r\n",
     ]
 
     @Test(arguments: validExamples)
@@ -144,6 +145,13 @@ private func same(_ a: [HTTPRequest], _ b: [HTTPRequest]) -> Bool {
         ("GET / HTTP/1.1\r\nHost: a\r\nX-A: 1\r\n  folded\r\n\r\n", 400, "obs-fold"),
         ("GET / HTTP/1.1\r\nHost: a\r\nX-A: a\u{1}b\r\n\r\n", 400, "control character in value"),
         ("GET / HTTP/1.1\r\n\r\n", 400, "missing Host"),
+        ("GET / HTTP/1.1\r\nHost: evil.com/../x\r\n\r\n", 400, "a path in Host"),
+        ("GET / HTTP/1.1\r\nHost: a@b\r\n\r\n", 400, "userinfo in Host"),
+        ("GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, "space in Host"),
+        ("GET /page#top HTTP/1.1\r\nHost: a\r\n\r\n", 400, "fragment in the target"),
+        ("GET http://a/b#c HTTP/1.1\r\nHost: a\r\n\r\n", 400, "fragment in an absolute target"),
+        ("CONNECT /x HTTP/1.1\r\nHost: a\r\n\r\n", 501, "CONNECT"),
+        ("CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\n\r\n", 501, "CONNECT in authority-form"),
         ("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400, "two Host fields"),
         ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", 400, "conflicting Content-Length"),
         ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc", 400, "duplicate Content-Length"),
