@@ -70,10 +70,11 @@ conformance: prerequisites
 	CACHE_TESTS="$(CACHE_TESTS)" scripts/conformance.sh
 
 ## Measurement (not part of `make test`): every fuzz target under libFuzzer with
-## AddressSanitizer, FUZZ_SECONDS each (default 600), two at a time; summary at the end.
+## AddressSanitizer, FUZZ_SECONDS each (default 600), or FUZZ_RUNS inputs each when set, two at
+## a time; summary at the end.
 FUZZ_SECONDS ?= 600
 fuzz: prerequisites
-	scripts/fuzz.sh $(FUZZ_SECONDS)
+	FUZZ_RUNS=$(FUZZ_RUNS) scripts/fuzz.sh $(FUZZ_SECONDS)
 
 ## The Swift test suite under AddressSanitizer, then under ThreadSanitizer (separate build
 ## folders, so the normal build stays as it is).

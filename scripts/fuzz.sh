@@ -6,7 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-600}"
-targets=(${FUZZ_TARGETS:-request-parser disk-entry cache-fields http-date range upstream-formats response-head target-path})
+# FUZZ_RUNS=N: each target runs N inputs instead (with no time limit), so every target gets
+# the same number however fast it is.
+runs="${FUZZ_RUNS:-}"
+# The targets FuzzTargets.all names, unless FUZZ_TARGETS picks some.
+targets=(${FUZZ_TARGETS:-$(grep -oE '^ +\("[a-z-]+", [a-zA-Z]+\),' Sources/LarderFuzz/FuzzTargets.swift | grep -oE '"[a-z-]+"' | tr -d '"')})
 
 # SwiftPM's --sanitize=fuzzer links libFuzzer (and its main); the Swift code itself is only
 # instrumented for coverage with -sanitize=fuzzer passed to swiftc as well.
@@ -20,15 +24,16 @@ run() {
     local target="$1"
     mkdir -p ".build-fuzz/corpus/$target"
     LARDER_FUZZ_TARGET="$target" "$fuzzer" ".build-fuzz/corpus/$target" "Tests/Fuzz/corpus/$target" \
-        -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+        $(if [ -n "$runs" ]; then echo "-runs=$runs"; else echo "-max_total_time=$seconds"; fi) \
+        -max_len=4096 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix=".build-fuzz/crashes/$target-" > ".build-fuzz/logs/$target.log" 2>&1
 }
 export -f run
-export fuzzer seconds
+export fuzzer seconds runs
 status=0
 printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run {}' || status=$?
 
-echo "== results ($seconds s per target)"
+echo "== results (${runs:+$runs runs}${runs:-$seconds s} per target)"
 for target in "${targets[@]}"; do
     runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' ".build-fuzz/logs/$target.log" | grep -oE '[0-9]+$' || echo "?")
     crashes=$(find .build-fuzz/crashes -name "$target-*" -newer .build-fuzz/run-started | wc -l)

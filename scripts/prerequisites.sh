@@ -11,7 +11,8 @@ fi
 # Debian packages the build needs (the libcurl client links against the OpenSSL flavour);
 # openssl makes the CA and certificate of the https upstream tests.
 # hiredis is the Redis tier's client; redis-server runs for real in the shared-tier tests.
-packages=(pkg-config libcurl4-openssl-dev libhiredis-dev redis-server curl openssl)
+# iproute2 and util-linux give the network and mount namespaces the deploy files run in.
+packages=(pkg-config libcurl4-openssl-dev libhiredis-dev redis-server curl openssl iproute2 util-linux)
 # promtool (Debian's prometheus package) checks the alert rules.
 command -v promtool >/dev/null 2>&1 || packages+=(prometheus)
 # The API checks run Python tools in a virtual environment.
