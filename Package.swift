@@ -35,6 +35,8 @@ let package = Package(
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift, and CRC-32C.
         .target(name: "CLinux"),
+        // The lock every module uses: Synchronization.Mutex, told to ThreadSanitizer in its build.
+        .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: hitPath),
         // HTTP vocabulary shared by the server, the upstream client and the cache: field
         // syntax and field octets. No I/O.
         .target(name: "HTTPCore", swiftSettings: hitPath),
@@ -43,17 +45,18 @@ let package = Package(
         // hiredis, for the tier every replica shares.
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
         // A Redis client: one pipelined connection on its own thread with a deadline per command, and a subscriber.
-        .target(name: "Redis", dependencies: ["CHiredis"]),
+        .target(name: "Redis", dependencies: ["CHiredis", "Locking"]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
-        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore"]),
+        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Locking"]),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
-        .target(name: "Caching", dependencies: ["CLinux", "HTTPCore", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: hitPath),
+        .target(name: "Caching", dependencies: ["CLinux", "HTTPCore", "Locking", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: hitPath),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
             name: "HTTPServer",
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: hitPath
@@ -68,6 +71,7 @@ let package = Package(
                 "Upstream",
                 "Caching",
                 "Redis",
+                "Locking",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -92,11 +96,11 @@ let package = Package(
         // Measurements that are not tests: `make bench`.
         .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Larder"]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
-        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer"], path: "Tests/TestSupport"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "TestSupport"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "TestSupport"]),
-        .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "TestSupport"]),
-        .testTarget(name: "LarderTests", dependencies: ["CLinux", "HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "TestSupport"]),
+        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "Locking", "TestSupport"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
+        .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: ["CLinux", "HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "Locking", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

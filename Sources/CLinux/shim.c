@@ -42,3 +42,19 @@ long larder_pread_cached(int fd, void *buffer, unsigned long count, long offset)
 int larder_spawn_close_from(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
+
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define LARDER_THREAD_SANITIZER 1
+#endif
+#endif
+
+#ifdef LARDER_THREAD_SANITIZER
+void __tsan_acquire(void *address);
+void __tsan_release(void *address);
+void larder_tsan_acquire(void *address) { __tsan_acquire(address); }
+void larder_tsan_release(void *address) { __tsan_release(address); }
+#else
+void larder_tsan_acquire(void *address) { (void)address; }
+void larder_tsan_release(void *address) { (void)address; }
+#endif

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 
 /// Where the cache reads the time, so freshness and Age are tested with a clock the test
 /// moves, never by sleeping.
@@ -15,10 +16,10 @@ public struct SystemClock: CacheClock {
 
 /// A clock that only moves when told: for tests.
 public final class ManualClock: CacheClock {
-    private let current: Mutex<Date>
+    private let current: Locked<Date>
 
     public init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) {
-        current = Mutex(start)
+        current = Locked(start)
     }
 
     public func now() -> Date { current.withLock { $0 } }

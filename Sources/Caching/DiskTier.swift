@@ -7,6 +7,7 @@ import Dispatch
 import Foundation
 import HTTPCore
 import Synchronization
+import Locking
 
 /// The second tier: one file per key under the cache directory, named by the SHA-256 of
 /// the key in two-character subfolders, bounded by bytes, surviving restarts.
@@ -35,7 +36,7 @@ public final class DiskTier: Sendable {
     /// disk becoming full), for the service's log.
     let report: @Sendable (String) -> Void
     /// The cache directory's device and inode, to notice it deleted or replaced (`DiskTier+Vanished`).
-    let identity = Mutex<DirectoryIdentity?>(nil)
+    let identity = Locked<DirectoryIdentity?>(nil)
 
     /// The smallest amount an entry is charged: one file-system block, which is what a small
     /// file really takes, and what bounds the index's entry count.
@@ -88,7 +89,7 @@ public final class DiskTier: Sendable {
         }
     }
 
-    let index = Mutex(Index())
+    let index = Locked(Index())
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = OrderedWork(label: "larder.disk.write")

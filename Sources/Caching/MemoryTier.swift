@@ -1,4 +1,5 @@
 import Synchronization
+import Locking
 
 /// The first tier: entries in memory, bounded by bytes, least recently used evicted first.
 ///
@@ -102,7 +103,7 @@ public final class MemoryTier: Sendable {
     }
 
     public let budget: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(budget: Int) {
         self.budget = budget

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import Locking
 
 /// The disk tier's writes, removals and purges, run one at a time on a queue in the order
 /// they were asked for. A write begun on an event loop is handed to the queue only after
@@ -14,7 +15,7 @@ final class OrderedWork: Sendable {
     }
 
     private let queue: DispatchQueue
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(label: String) {
         queue = DispatchQueue(label: label, qos: .utility)

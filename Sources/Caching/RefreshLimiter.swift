@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Locking
 
 /// When each key last had a client-forced refresh, so a route can allow at most one per
 /// interval. Bounded: past `capacity` keys, those whose interval has passed are dropped
@@ -7,7 +8,7 @@ import Synchronization
 final class RefreshLimiter: Sendable {
     private let interval: TimeInterval
     private let capacity: Int
-    private let last = Mutex<[CacheKey: Date]>([:])
+    private let last = Locked<[CacheKey: Date]>([:])
 
     init(interval: TimeInterval, capacity: Int = 10_000) {
         self.interval = interval

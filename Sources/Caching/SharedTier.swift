@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Locking
 
 /// The third tier, shared by every replica (Redis through `SharedStore`): entries in the
 /// disk tier's checked format under `prefix`, a lock per key so one replica at a time asks
@@ -22,13 +23,13 @@ public final class SharedTier: Sendable {
     let replica = String(UInt64.random(in: .min ... .max), radix: 36)
     /// This replica's own tiers, which remote invalidations and purges reach.
     private let local: CachePurger
-    private let waiters = Mutex<[String: [Waiter]]>([:])
+    private let waiters = Locked<[String: [Waiter]]>([:])
     /// What the store said when it last refused a write (a Redis at `maxmemory` with
     /// `noeviction`), until a write succeeds again: reads alone can look healthy meanwhile.
-    private let writeRefusal = Mutex<String?>(nil)
+    private let writeRefusal = Locked<String?>(nil)
     /// Writes in flight, by primary name: a lock is released only after them.
-    private let writing = Mutex<(next: Int, tasks: [String: [Int: Task<Void, Never>]])>((0, [:]))
-    private let counters = Mutex(Counters())
+    private let writing = Locked<(next: Int, tasks: [String: [Int: Task<Void, Never>]])>((0, [:]))
+    private let counters = Locked(Counters())
 
     /// What the tier has counted, for metrics.
     public struct Counters: Sendable {
@@ -276,7 +277,7 @@ public final class SharedTier: Sendable {
             case done
         }
 
-        private let state = Mutex(State.waiting)
+        private let state = Locked(State.waiting)
 
         func arm(_ continuation: CheckedContinuation<Void, Never>) {
             let resumeNow = state.withLock { state in

@@ -1,5 +1,6 @@
 import HTTPCore
 import Synchronization
+import Locking
 
 /// At most one piece of work per key at a time: the first caller runs it, later callers
 /// for the same key wait on continuations and are resumed with the same result when it
@@ -15,7 +16,7 @@ final class SingleFlight<Outcome: Sendable>: Sendable {
     /// Callers waiting for the flight of their key; nil when it ended before they joined.
     private typealias Waiter = CheckedContinuation<Outcome?, Never>
 
-    private let flights = Mutex<[String: [Waiter]]>([:])
+    private let flights = Locked<[String: [Waiter]]>([:])
 
     /// The outcome of the flight for `key`, running `work` when none is in flight.
     /// `collapsed` is true for callers that joined another caller's flight.

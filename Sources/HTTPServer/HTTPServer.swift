@@ -4,6 +4,7 @@ import Glibc
 import CLinux
 import Logging
 import Synchronization
+import Locking
 
 /// A small HTTP/1.1 server on POSIX sockets: one epoll event loop per core, each on its
 /// own thread with its own `SO_REUSEPORT` listener. It knows nothing of what it serves:
@@ -20,7 +21,7 @@ public final class HTTPServer: Sendable {
         var running = 0
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     public init(configuration: HTTPServerConfiguration, logger: Logger = Logger(label: "larder.http"),
                 handler: @escaping HTTPHandler) {

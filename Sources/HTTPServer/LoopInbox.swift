@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Dispatch
 import Synchronization
+import Locking
 
 /// The one door into an event loop from other threads: finished async responses, the jobs
 /// of Tasks that run on the loop (it is their task executor), and a stop request, queued
@@ -37,7 +38,7 @@ final class LoopInbox: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wakeFD: Int32
 
     init(wakeFD: Int32) { self.wakeFD = wakeFD }

@@ -1,4 +1,5 @@
 import Synchronization
+import Locking
 
 /// At most `limit` requests in flight to one upstream; the next `queueLimit` wait their
 /// turn in arrival order, and any beyond that are refused at once rather than piling up
@@ -23,7 +24,7 @@ final class ConcurrencyLimit: Sendable {
 
     let limit: Int
     let queueLimit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int, queueLimit: Int) {
         self.limit = max(1, limit)

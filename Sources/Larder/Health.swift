@@ -5,6 +5,7 @@ import HTTPServer
 import Logging
 import Synchronization
 import Upstream
+import Locking
 
 /// Liveness and readiness in `application/health+json` (draft-inadarei-api-health-check):
 /// the cache directory and disk index, Redis (when configured), the upstream client, and
@@ -12,7 +13,7 @@ import Upstream
 /// broken disk or a dead client is `fail` and 503. Backoffs are logged here too: one
 /// `warning` line when a pause begins, one `notice` when the upstream reopens.
 final class Health: UpstreamObserver {
-    private let lastOutcome = Mutex<[String: (healthy: Bool, detail: String, time: Date)]>([:])
+    private let lastOutcome = Locked<[String: (healthy: Bool, detail: String, time: Date)]>([:])
     private let metrics: LarderMetrics
     private let logger: Logger
     private let clock: any CacheClock

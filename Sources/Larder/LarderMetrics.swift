@@ -3,6 +3,7 @@ import Foundation
 import Prometheus
 import Synchronization
 import Upstream
+import Locking
 
 /// Larder's Prometheus series. Those every request touches live in `RequestSeries` (fixed
 /// atomic tables); the rest are swift-prometheus series on a registry of Larder's own (so
@@ -12,8 +13,8 @@ import Upstream
 final class LarderMetrics: Sendable {
     let registry = PrometheusCollectorRegistry()
     /// Totals counted inside the tiers, as last copied into their counters.
-    private let lastTotals = Mutex<[String: Int]>([:])
-    private let series = Mutex<RequestSeries?>(nil)
+    private let lastTotals = Locked<[String: Int]>([:])
+    private let series = Locked<RequestSeries?>(nil)
     /// Lookups by tier and result, at `tier ordinal × results + result ordinal`, then the
     /// collapsed count: striped per loop, on the hit path.
     private let lookups = StripedCounters(count: CacheStatus.Tier.allCases.count * CacheStatus.Result.allCases.count + 1)
@@ -29,7 +30,7 @@ final class LarderMetrics: Sendable {
         let upstream: String
         let outcome: String
     }
-    private let upstreamSeries = Mutex<[UpstreamSeriesKey: (Counter, DurationHistogram)]>([:])
+    private let upstreamSeries = Locked<[UpstreamSeriesKey: (Counter, DurationHistogram)]>([:])
 
     /// Whether a shared tier (Redis) sits between disk and the upstream in every lookup.
     private let sharedTier: Bool

@@ -5,6 +5,7 @@ import Caching
 import HTTPCore
 import Logging
 import Synchronization
+import Locking
 
 /// One log line as bytes, in either output format: logfmt (`time=… level=… msg="…"
 /// key=value`, a value quoted when it is empty or holds a space, `"`, `=`, `\` or a
@@ -246,7 +247,7 @@ struct LogLine: ~Copyable {
 
     /// The date and time to the second (`2026-11-21T20:45:00.`), made once per second:
     /// a busy server logs thousands of lines in each.
-    private static let secondText = Mutex<(second: Int, text: [UInt8])>((-1, []))
+    private static let secondText = Locked<(second: Int, text: [UInt8])>((-1, []))
 
     /// RFC 3339 UTC time with milliseconds.
     private mutating func appendTimestamp() {

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import Locking
 
 /// Standard output for every log line of the process, written in batches by a thread of
 /// its own: a line is appended to a buffer under a short lock (a copy of its bytes), and
@@ -34,10 +35,10 @@ final class LogSink: Sendable {
     let maxBuffered: Int
     /// The format of the line that reports dropped lines.
     private let json = Atomic<Bool>(false)
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     /// Serialises writers: the batch thread and `flush`.
-    private let writing = Mutex(())
+    private let writing = Locked(())
 
     init(fd: Int32, maxBuffered: Int = 8 << 20) {
         self.fd = fd

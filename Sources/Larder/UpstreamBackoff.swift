@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import Synchronization
 import Upstream
+import Locking
 
 /// Stops requests to one upstream while it has asked for a pause (429 or 503 with
 /// `Retry-After`) or keeps failing (429 or 503 without it, or connection failures and
@@ -73,11 +74,11 @@ final class UpstreamBackoff: Sendable {
     }
 
     let rules: Rules
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(rules: Rules) {
         self.rules = rules
-        state = Mutex(State(nextPause: rules.pause))
+        state = Locked(State(nextPause: rules.pause))
     }
 
     func admit(now: Date) -> Admission {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import Synchronization
+import Locking
 
 /// Commands to one Redis server over one pipelined connection, driven by a thread of its own
 /// (hiredis's blocking API): callers queue commands and await their replies; the thread sends
@@ -18,11 +19,11 @@ public final class RedisClient: Sendable {
     /// A queued command (or several to send back to back) and the one place its result lands.
     private final class Pending: Sendable {
         let commands: [[[UInt8]]]
-        private let continuation: Mutex<CheckedContinuation<Result<[RedisReply], RedisFailure>, Never>?>
+        private let continuation: Locked<CheckedContinuation<Result<[RedisReply], RedisFailure>, Never>?>
 
         init(_ commands: [[[UInt8]]], _ continuation: CheckedContinuation<Result<[RedisReply], RedisFailure>, Never>) {
             self.commands = commands
-            self.continuation = Mutex(continuation)
+            self.continuation = Locked(continuation)
         }
 
         /// The first result wins: the reply, or the deadline. True when this one won.
@@ -45,7 +46,7 @@ public final class RedisClient: Sendable {
         var lastFailure: String?
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let deadlines = DispatchQueue(label: "larder.redis.deadlines")
 

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import Synchronization
+import Locking
 
 /// Listens on one Redis pub/sub channel from a thread of its own and hands each message to
 /// `receive`. When the connection breaks it connects again every `retryInterval`, for as
@@ -14,7 +15,7 @@ public final class RedisSubscriber: Sendable {
     private let timeout: Duration
     private let retryInterval: Duration
     private let receive: @Sendable ([UInt8]) -> Void
-    private let state = Mutex((stopped: false, subscribed: false, lastFailure: String?.none))
+    private let state = Locked((stopped: false, subscribed: false, lastFailure: String?.none))
 
     public init(url: RedisURL, channel: [UInt8], timeout: Duration, retryInterval: Duration = .seconds(1),
                 receive: @escaping @Sendable ([UInt8]) -> Void) {

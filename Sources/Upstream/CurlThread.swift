@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import Synchronization
+import Locking
 
 /// A `CurlMulti` driven by a thread of its own, for fetches made off any event loop.
 ///
@@ -13,9 +14,9 @@ final class CurlThread: @unchecked Sendable {
     }
 
     private let multi: CurlMulti
-    private let commands = Mutex<(queue: [Command], stopping: Bool)>(([], false))
+    private let commands = Locked<(queue: [Command], stopping: Bool)>(([], false))
     private let alive = Atomic<Bool>(false)
-    private let stopped = Mutex<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+    private let stopped = Locked<(done: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
     init(maxConnectionsPerHost: Int, inFlight: TransferCount) {
         multi = CurlMulti(maxConnectionsPerHost: maxConnectionsPerHost, inFlight: inFlight)

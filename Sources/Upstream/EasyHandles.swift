@@ -1,5 +1,6 @@
 import CCurl
 import Synchronization
+import Locking
 
 /// libcurl easy handles kept between transfers. Making one (`curl_easy_init`) and freeing
 /// it cost about 13,000 instructions of a miss's 320,000, both on the way to the caller;
@@ -16,7 +17,7 @@ final class EasyHandles: Sendable {
 
     /// Idle handles kept at most; any more are freed.
     let limit: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(limit: Int) {
         self.limit = limit

@@ -1,6 +1,7 @@
 import CCurl
 import HTTPCore
 import Synchronization
+import Locking
 
 /// Larder's only way to reach its upstream APIs: libcurl's multi interface, with
 /// connections reused across requests and a bound per host.
@@ -30,7 +31,7 @@ public final class UpstreamClient: Sendable {
     private let thread: CurlThread
     private let inFlight = TransferCount()
     /// Every loop guest made, so `shutdown` can stop them.
-    private let guests = Mutex<[CurlLoopGuest]>([])
+    private let guests = Locked<[CurlLoopGuest]>([])
     private let nextID = Atomic<Int>(0)
     /// Easy handles between transfers: as many as the multi handles could keep busy at once.
     private let handles: EasyHandles

@@ -3,6 +3,7 @@ import HTTPCore
 import Synchronization
 import TestSupport
 @testable import Caching
+import Locking
 
 /// The one fake upstream of the cache tests: answers from a script (one reply, or a closure
 /// over the request), records every request it was sent, and can hold every fetch behind a
@@ -23,7 +24,7 @@ final class ScriptedUpstream: CacheFetcher {
         let body: [UInt8]?
     }
 
-    private let state = Mutex<(sent: [Sent], reply: @Sendable (Sent) -> Reply)>(([], { _ in Reply() }))
+    private let state = Locked<(sent: [Sent], reply: @Sendable (Sent) -> Reply)>(([], { _ in Reply() }))
     private let gate = Gate(open: true)
     let clock: ManualClock
 

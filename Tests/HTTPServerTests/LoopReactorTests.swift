@@ -6,13 +6,14 @@ import HTTPServer
 import Synchronization
 import Testing
 import TestSupport
+import Locking
 
 /// The door an event loop opens to guests (`LoopReactor`): descriptors watched in its
 /// epoll, a timer, the end of the loop, and work put off until the turn's answers are out.
 @Suite struct LoopReactorTests {
     /// Records what the loop told it, and on which thread.
     final class RecordingGuest: LoopGuest, @unchecked Sendable {
-        let events = Mutex<[String]>([])
+        let events = Locked<[String]>([])
         let loop: any LoopReactor
         let pipeRead: Int32
 
@@ -41,7 +42,7 @@ import TestSupport
         var fds: [Int32] = [0, 0]
         #expect(pipe(&fds) == 0)
         defer { close(fds[0]); close(fds[1]) }
-        let guestBox = Mutex<RecordingGuest?>(nil)
+        let guestBox = Locked<RecordingGuest?>(nil)
         let pipeRead = fds[0]
         let handler: HTTPHandler = { _ in
             .later {
@@ -87,7 +88,7 @@ import TestSupport
 
     @Test func afterTurnWorkRunsOnTheLoopOnceTheAnswerIsWritten() async throws {
         let clientFD = Atomic<Int32>(-1)
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         let handler: HTTPHandler = { _ in
             .later {
                 let loop = LoopExecutor.current
@@ -117,7 +118,7 @@ import TestSupport
     /// the same turn (before the turn's put-off work), so the request goes out without one
     /// more look at epoll first.
     @Test func aTimerDueAtOnceFiresInTheTurnOfTheJobThatSetIt() async throws {
-        let guestBox = Mutex<RecordingGuest?>(nil)
+        let guestBox = Locked<RecordingGuest?>(nil)
         let handler: HTTPHandler = { _ in
             .later {
                 guard let loop = LoopExecutor.reactor else { return HTTPResponse(status: 500, body: "not on a loop") }

@@ -8,6 +8,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import Larder
+import Locking
 
 /// The forwarding rules of pass-through routes against hostile clients and broken origins:
 /// paths cannot escape their prefix, a body changes what a GET means, HEAD never waits for
@@ -16,7 +17,7 @@ import TestSupport
     /// A raw origin that records each request head and answers `reply` (then closes).
     final class Recorder: Sendable {
         private final class Log: Sendable {
-            let heads = Mutex<[[UInt8]]>([])
+            let heads = Locked<[[UInt8]]>([])
         }
         private let log = Log()
         let server: RawServer

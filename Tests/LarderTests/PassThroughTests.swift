@@ -5,6 +5,7 @@ import HTTPCore
 import Testing
 import TestSupport
 @testable import Larder
+import Locking
 
 /// Pass-through routes end to end: a real Larder in this process, real sockets, the real
 /// libcurl client, in front of origins that record what reached them.
@@ -29,7 +30,7 @@ struct PassThroughTests {
     }
 
     @Test func forwardsMethodTargetBodyAndEndToEndFieldsOnly() async throws {
-        let captured = Mutex<(head: String, body: String)>(("", ""))
+        let captured = Locked<(head: String, body: String)>(("", ""))
         let origin = try RawServer { fd, _ in
             let (head, body) = readRequest(fd)
             captured.withLock { $0 = (head, body) }

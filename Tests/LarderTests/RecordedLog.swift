@@ -1,5 +1,6 @@
 import Logging
 import Synchronization
+import Locking
 
 /// A logger whose lines the test reads back: level, message and metadata, nothing printed.
 final class RecordedLog: Sendable {
@@ -8,7 +9,7 @@ final class RecordedLog: Sendable {
         let message: String
         let metadata: [String: String]
     }
-    private let lines = Mutex<[Line]>([])
+    private let lines = Locked<[Line]>([])
 
     func logger(level: Logger.Level = .info) -> Logger {
         var logger = Logger(label: "larder-test") { _ in Handler(sink: self) }

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Synchronization
+import Locking
 
 /// An origin for pass-through routes on the project's own server: answers with whatever the
 /// test's closure returns and keeps every request it received.
@@ -9,9 +10,9 @@ final class TestOrigin: Sendable {
 
     let server: HTTPServer
     private final class Shared: Sendable {
-        let respond: Mutex<Respond>
-        let seen = Mutex<[HTTPRequest]>([])
-        init(_ respond: @escaping Respond) { self.respond = Mutex(respond) }
+        let respond: Locked<Respond>
+        let seen = Locked<[HTTPRequest]>([])
+        init(_ respond: @escaping Respond) { self.respond = Locked(respond) }
     }
     private let shared: Shared
 

@@ -2,6 +2,7 @@ import HTTPCore
 import Foundation
 import HTTPServer
 import Synchronization
+import Locking
 
 /// A test upstream on the project's own server that does what the test script says:
 /// Open-Meteo and balance answers by default, or any status, body, headers and delay.
@@ -20,11 +21,11 @@ final class TestUpstream: Sendable {
 
     let server: HTTPServer
     private final class Shared: Sendable {
-        let script = Mutex(Script())
-        let counts = Mutex<[String: Int]>([:])
-        let seen = Mutex<[HTTPRequest]>([])
+        let script = Locked(Script())
+        let counts = Locked<[String: Int]>([:])
+        let seen = Locked<[HTTPRequest]>([])
         /// Delayed requests being answered now, and the most there ever were at once.
-        let concurrent = Mutex<(now: Int, most: Int)>((0, 0))
+        let concurrent = Locked<(now: Int, most: Int)>((0, 0))
     }
     private let shared = Shared()
 

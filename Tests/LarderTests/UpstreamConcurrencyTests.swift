@@ -3,12 +3,13 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import Larder
+import Locking
 
 /// `--upstream-concurrency`: requests in flight to one upstream are capped, the rest wait
 /// in a bounded queue, and beyond it they are refused without reaching the upstream.
 @Suite(.timeLimit(.minutes(1))) struct UpstreamConcurrencyTests {
     final class Counter: Sendable {
-        private let count = Mutex(0)
+        private let count = Locked(0)
         func add() { count.withLock { $0 += 1 } }
         var value: Int { count.withLock { $0 } }
     }

@@ -1,11 +1,12 @@
 import Synchronization
+import Locking
 
 /// Holds work until a test opens it: `wait` suspends (no polling) while the gate is closed
 /// and returns at once while it is open. Tests use it to keep upstream calls in flight.
 public final class Gate: Sendable {
-    private let state: Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>
+    private let state: Locked<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>
 
-    public init(open: Bool) { state = Mutex((open, [])) }
+    public init(open: Bool) { state = Locked((open, [])) }
 
     public func wait() async {
         await withCheckedContinuation { continuation in

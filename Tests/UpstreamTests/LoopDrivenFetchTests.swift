@@ -7,6 +7,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import Upstream
+import Locking
 
 /// Fetches made by the Tasks of an event loop, as Larder's handlers make them: libcurl's
 /// sockets and timer are then the loop's, and a loop ending or a client stopping must
@@ -14,8 +15,8 @@ import TestSupport
 @Suite struct LoopDrivenFetchTests {
     /// What the front server's handler saw of its fetch.
     final class Outcomes: Sendable {
-        let errors = Mutex<[String]>([])
-        let onLoop = Mutex<[Bool]>([])
+        let errors = Locked<[String]>([])
+        let onLoop = Locked<[Bool]>([])
     }
 
     /// Which of its connections a test upstream is told to close (1: the first; 0: none yet).

@@ -38,6 +38,11 @@ uint32_t larder_crc32c_portable(uint32_t crc, const void *data, size_t length);
 /// numbered `from` or above. Defined in shim.c, for the same reason as accept4.
 int larder_spawn_close_from(posix_spawn_file_actions_t *actions, int from);
 
+/// ThreadSanitizer's happens-before annotations (`__tsan_acquire`, `__tsan_release`) in a
+/// build with it, nothing otherwise. Defined in shim.c, where the sanitizer is known.
+void larder_tsan_acquire(void *address);
+void larder_tsan_release(void *address);
+
 /// Names the calling thread (visible in top -H and perf); at most 15 characters are kept.
 void larder_set_thread_name(const char *name);
 
