@@ -81,7 +81,7 @@ fuzz: prerequisites
 sanitize: prerequisites
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	LARDER_SANITIZER=address LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
-		timeout 30m $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+		timeout 30m $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --no-parallel
 	@# -DLARDER_TSAN: every lock tells ThreadSanitizer what it orders (Sources/Locking). One test
 	@# at a time: run in parallel, the sanitizer's slowdown starves the timing tests' tasks.
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan -Xswiftc -DLARDER_TSAN

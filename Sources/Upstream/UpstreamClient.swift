@@ -90,7 +90,8 @@ public final class UpstreamClient: Sendable {
     /// Fails transfers still in flight with `UpstreamError.shutDown`, frees every loop's
     /// handle and stops the thread.
     public func shutdown() async {
-        for guest in guests.withLock({ $0 }) { await guest.stop() }
+        // Taken out, not just read: a guest holds its loop, whose handler may hold this client.
+        for guest in guests.withLock({ guests in defer { guests = [] }; return guests }) { await guest.stop() }
         await thread.stop()
         handles.close()
     }

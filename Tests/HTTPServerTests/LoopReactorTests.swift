@@ -72,6 +72,7 @@ import Locking
         #expect(await eventually { guest.events.withLock { $0 } == ["timer", "ready true true false x"] })
         await server.shutdown()
         #expect(guest.events.withLock { $0 } == ["timer", "ready true true false x", "ended"])
+        guestBox.withLock { $0 = nil }  // the handler holds the box, the guest its loop: let go
     }
 
     /// A Task that outlives its loop (its answer finished past the stop's grace period) runs
@@ -138,5 +139,6 @@ import Locking
             #expect(await eventually { guest.events.withLock { $0 }.count == 2 })
             #expect(guest.events.withLock { $0 } == ["timer", "after the turn"])
         }
+        guestBox.withLock { $0 = nil }  // the handler holds the box, the guest its loop: let go
     }
 }

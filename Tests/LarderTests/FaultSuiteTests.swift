@@ -374,6 +374,4 @@ final class PeakSampler: @unchecked Sendable {
     }
 }
 
-/// `make sanitize` sets this: memory figures of a sanitized process do not measure Larder.
-let underSanitizer = ProcessInfo.processInfo.environment["LARDER_SANITIZER"] != nil
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import Foundation
 
 /// Starts programs for tests with `posix_spawn`, with the environment and standard streams
 /// given explicitly. Foundation's `Process.run` is not used: it copies the process's own
@@ -53,3 +54,7 @@ public enum ChildProcess {
         return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
     }
 }
+
+/// `make sanitize` sets this: memory figures of a sanitized process do not measure Larder,
+/// nor do a sanitized loop's CPU shares measure its scheduling.
+public let underSanitizer = ProcessInfo.processInfo.environment["LARDER_SANITIZER"] != nil
