@@ -131,13 +131,19 @@ extension Cache {
         if let expiry { shared?.write(key, entry, expiry: expiry) }
     }
 
-    /// RFC 9111 §4.3.4: whether a 304 selects the stored response: by its strong `ETag`,
-    /// else by its `Last-Modified`, else (it names neither) the one stored response.
+    /// RFC 9111 §4.3.4: whether a 304 selects the stored response: by its `ETag` (a strong
+    /// one exactly, a weak one by weak comparison), else by its `Last-Modified`, else (it
+    /// names neither, as RFC 9110 §15.4.5 says it must not) the one stored response.
     static func selects(_ notModified: CacheEntry, _ stored: CacheEntry) -> Bool {
-        if let etag = notModified.etag { return !etag.hasPrefix("W/") && etag == stored.etag }
+        if let etag = notModified.etag {
+            guard let storedTag = stored.etag else { return false }
+            return etag.hasPrefix("W/") ? opaque(etag) == opaque(storedTag) : etag == storedTag
+        }
         if let modified = notModified.lastModified { return modified == stored.lastModified }
         return true
     }
+
+    private static func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
 
     static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {
         if let a = stored.etag, let b = fresh.etag { return a == b }
