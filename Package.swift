@@ -10,7 +10,7 @@ let package = Package(
     name: "larder",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "larder", targets: ["larder"]),
+        .executable(name: "larder", targets: ["LarderCommand"]),
         .executable(name: "larder-bench", targets: ["LarderBench"]),
         .executable(name: "larder-fuzz", targets: ["LarderFuzz"]),
     ],
@@ -61,46 +61,122 @@ let package = Package(
             ],
             swiftSettings: hitPath
         ),
-        // The service: configuration, routes, health.
+        // The settings of `larder serve`: flags, environment and defaults, validated at start.
         .target(
-            name: "Larder",
+            name: "Settings",
+            dependencies: [
+                "HTTPCore",
+                "HTTPServer",
+                "Redis",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                // swift-configuration's module refers to Atomics' shims through this one.
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // What Larder asks of an upstream: the cache's fetcher on the libcurl client, with
+        // backoff and a cap on requests in flight.
+        .target(name: "UpstreamPolicy", dependencies: ["HTTPCore", "Caching", "Upstream", "Locking"]),
+        // The shared tier on Redis: the cache's store, its subscriber, and whether Redis is usable.
+        .target(
+            name: "RedisTier",
+            dependencies: ["Caching", "Redis", "Settings", "Locking", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Logs (a swift-log handler writing logfmt or JSON), metrics and health.
+        .target(
+            name: "Observability",
             dependencies: [
                 "CLinux",
                 "HTTPCore",
                 "HTTPServer",
-                "Upstream",
                 "Caching",
-                "Redis",
+                "Upstream",
+                "UpstreamPolicy",
+                "RedisTier",
+                "Settings",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-                .product(name: "Configuration", package: "swift-configuration"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: hitPath
         ),
-        // The executable: argument parsing and wiring only.
+        // The service's routes: the built-in routes and their upstream formats, pass-through
+        // routes, and the responses made of cache answers.
+        .target(
+            name: "Routes",
+            dependencies: [
+                "HTTPCore",
+                "HTTPServer",
+                "Caching",
+                "Settings",
+                "Observability",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: hitPath
+        ),
+        // The admin listener's API: purge, tags, inspection.
+        .target(name: "Admin", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Routes", .product(name: "Logging", package: "swift-log")]),
+        // The upstream simulator: both upstream formats, for `--demo`, compose and the tests.
+        .target(
+            name: "Simulator",
+            dependencies: [
+                "HTTPCore",
+                "HTTPServer",
+                "Routes",
+                "Settings",
+                "Locking",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The service: every module wired together and run under swift-service-lifecycle.
+        .target(
+            name: "Larder",
+            dependencies: [
+                "HTTPCore",
+                "HTTPServer",
+                "Upstream",
+                "Caching",
+                "Settings",
+                "UpstreamPolicy",
+                "RedisTier",
+                "Observability",
+                "Routes",
+                "Admin",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The executable `larder`: argument parsing, and the simulator for `--demo`.
         .executableTarget(
-            name: "larder",
+            name: "LarderCommand",
             dependencies: [
                 "CLinux",
                 "Larder",
+                "Settings",
+                "Observability",
+                "Simulator",
                 "Upstream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
-        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Larder"]),
+        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Routes", "Observability"]),
         // Measurements that are not tests: `make bench`.
-        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Larder"]),
+        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log")]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport"]),
-        .testTarget(name: "LarderTests", dependencies: ["CLinux", "HTTPCore", "Larder", "HTTPServer", "Caching", "Redis", "Locking", "TestSupport"]),
+        .testTarget(name: "LarderTests", dependencies: [
+            "CLinux", "HTTPCore", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "RedisTier", "Observability",
+            "Routes", "Admin", "Simulator", "Larder", "TestSupport",
+        ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -137,13 +137,11 @@ extension Cache {
     static func selects(_ notModified: CacheEntry, _ stored: CacheEntry) -> Bool {
         if let etag = notModified.etag {
             guard let storedTag = stored.etag else { return false }
-            return etag.hasPrefix("W/") ? opaque(etag) == opaque(storedTag) : etag == storedTag
+            return etag.hasPrefix("W/") ? EntityTag.weaklyEqual(etag, storedTag) : etag == storedTag
         }
         if let modified = notModified.lastModified { return modified == stored.lastModified }
         return true
     }
-
-    private static func opaque(_ tag: String) -> Substring { tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag) }
 
     static func sameValidators(_ stored: CacheEntry, _ fresh: CacheEntry) -> Bool {
         if let a = stored.etag, let b = fresh.etag { return a == b }

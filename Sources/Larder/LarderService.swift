@@ -5,6 +5,12 @@ import HTTPServer
 import Logging
 import ServiceLifecycle
 import Upstream
+import Admin
+import Observability
+import RedisTier
+import Routes
+import Settings
+import UpstreamPolicy
 
 /// The Larder service: caches in front of the upstream APIs, its routes on an `HTTPServer`,
 /// run under swift-service-lifecycle so SIGTERM and SIGINT drain in-flight requests before
@@ -16,7 +22,6 @@ public final class LarderService: Service, @unchecked Sendable {
     public private(set) var server: HTTPServer?
     /// The admin listener (`--admin-port`), when configured.
     public private(set) var adminServer: HTTPServer?
-    public private(set) var simulator: UpstreamSimulator?
     private var client: UpstreamClient?
     private var caches: [Cache] = []
     private var redis: SharedRedis?
@@ -34,10 +39,9 @@ public final class LarderService: Service, @unchecked Sendable {
         metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit, sharedTier: settings.redisURL != nil)
     }
 
-    /// Opens the cache, starts the simulator (with `--demo`) and binds the listeners. A
-    /// failure here (cache dir not writable, port in use) is a start failure.
+    /// Opens the cache and binds the listeners. A failure here (cache dir not writable, port
+    /// in use) is a start failure.
     public func start() throws {
-        if settings.demo { try startSimulator() }
         let settings = self.settings
         let memory = MemoryTier(budget: settings.memoryLimit)
         let disk = try openDisk()
@@ -94,11 +98,11 @@ public final class LarderService: Service, @unchecked Sendable {
                               body: OpenAPIDocument.yaml))
         }
         router.fallback = passThrough?.handler
-        precondition(router.paths == Self.builtInPaths.sorted(), "builtInPaths must list the router's paths")
+        precondition(router.paths == ServeSettings.builtInPaths.sorted(), "builtInPaths must list the router's paths")
 
         let cached = builtIns.map(\.route.path) + ["/overview"] + (passThrough == nil ? [] : [RequestSeries.passThroughLabel])
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
-                                  passThrough: passThrough)
+                                  passThroughCovers: { [passThrough] in passThrough?.covers($0) == true })
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))
         serverBox.server = server
         // The admin listener binds first, so a port in use stops the start before the public port serves.
@@ -132,7 +136,6 @@ public final class LarderService: Service, @unchecked Sendable {
             announcer.info("admin listening on http://\(Self.hostInURL(settings.adminHost)):\(admin.port ?? 0)")
         }
         logger.info("settings in use", metadata: settings.summary)
-        if settings.demo { logger.info("demo: upstream simulator on port \(simulator?.port ?? 0)") }
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(RedactedURL.text(mount.origin))") }
         for route in builtIns where !route.route.credentials.isEmpty {
             logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
@@ -141,8 +144,6 @@ public final class LarderService: Service, @unchecked Sendable {
 
     static let originMetricName = "origin"
 
-    /// The paths Larder answers itself, before any pass-through route.
-    public static let builtInPaths = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
 
     private static func hostInURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
@@ -192,22 +193,6 @@ public final class LarderService: Service, @unchecked Sendable {
                                backoff: UpstreamBackoff(rules: backoff))
     }
 
-    private func startSimulator() throws {
-        var simulatorSettings = UpstreamSimulator.Settings()
-        simulatorSettings.port = 0
-        simulatorSettings.latency = .milliseconds(80)
-        let simulator = UpstreamSimulator(settings: simulatorSettings, logger: logger)
-        do {
-            try simulator.start()
-        } catch {
-            throw ConfigurationError("cannot start the upstream simulator: \(error)")
-        }
-        self.simulator = simulator
-        let base = "http://127.0.0.1:\(simulator.port ?? 0)"
-        if !settings.weatherURLGiven { settings.weatherURL = base + "/v1/forecast" }
-        if settings.balanceURL == nil { settings.balanceURL = base + "/balance" }
-    }
-
     /// Returns when every disk write started so far has finished (tests, `larder-bench
     /// disk-hit-path`, and a clean stop).
     public func waitForDiskWrites() async {
@@ -223,7 +208,7 @@ public final class LarderService: Service, @unchecked Sendable {
         await stop()
     }
 
-    /// Drains connections, then finishes disk writes and stops the upstream client and simulator.
+    /// Drains connections, then finishes disk writes and stops the upstream client.
     public func stop() async {
         logger.info("stopping: draining connections")
         await server?.shutdown()
@@ -231,7 +216,6 @@ public final class LarderService: Service, @unchecked Sendable {
         await waitForDiskWrites()
         await client?.shutdown()
         redis?.shutdown()
-        await simulator?.shutdown()
         logger.info("stopped")
     }
 

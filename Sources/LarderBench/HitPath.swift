@@ -3,6 +3,10 @@ import Glibc
 #endif
 import Foundation
 import Larder
+import Logging
+import Observability
+import Settings
+import Simulator
 
 /// Memory hits through the whole server in this process (`larder serve --demo` on port 0,
 /// requests over one keep-alive loopback connection), so `valgrind --tool=callgrind
@@ -27,8 +31,11 @@ enum HitPath {
         } else {
             flags["demo"] = "true"
         }
-        let settings = try ServeSettings.resolve(flags: flags, environment: [:])
+        var settings = try ServeSettings.resolve(flags: flags, environment: [:])
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        // Kept running until the process exits, like the service.
+        let simulator = settings.demo ? try DemoUpstreams.start(for: &settings, logger: Logger(label: "larder")) : nil
+        defer { withExtendedLifetime(simulator) {} }
         let service = LarderService(settings: settings)
         try service.start()
         guard let port = service.server?.port else { fatalError("no port") }

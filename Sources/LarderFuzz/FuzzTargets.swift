@@ -2,7 +2,7 @@ import Foundation
 import HTTPCore
 @testable import Caching
 @testable import HTTPServer
-@testable import Larder
+@testable import Routes
 
 /// One fuzz target per decoder of outside bytes. Each takes arbitrary bytes and must return
 /// (a value or a typed error) without trapping; where a decoder has a property that must

@@ -6,6 +6,9 @@ import Logging
 import Testing
 import TestSupport
 @testable import Larder
+@testable import Observability
+@testable import Settings
+@testable import Routes
 
 /// Access lines say how bad an answer was: `warning` for a stored answer standing in for a
 /// failed upstream, `error` for a 5xx, so `--log-level warning` shows an outage.
@@ -150,8 +153,8 @@ extension AccessLogLevelTests {
             // Fields of the handler's own that sort before, between and after the access fields.
             output.metadata = ["aaa": "first", "cache_zz": "two words", "trace": "t-1", "zzz": .stringConvertible(3)]
             let series = RequestSeries(routes: ["/weather"])
-            let direct = AccessLog(logger: Logger(label: "larder") { _ in output }, series: series, passThrough: nil)
-            let viaMetadata = AccessLog(logger: Logger(label: "larder") { _ in Forwarding(output: output) }, series: series, passThrough: nil)
+            let direct = AccessLog(logger: Logger(label: "larder") { _ in output }, series: series)
+            let viaMetadata = AccessLog(logger: Logger(label: "larder") { _ in Forwarding(output: output) }, series: series)
             // The last is longer than a line's first buffer, with escapes past where it grows.
             let long = "/weather?q=" + String(repeating: "a\"b\\c", count: 400)
             let targets = ["/weather?miss", "/weather?hit", "/weather?late", "/nowhere?a=\"b\"", "/weather?%22q%5C", long]

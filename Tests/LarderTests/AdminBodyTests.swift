@@ -1,6 +1,7 @@
 import Caching
 import Testing
 @testable import Larder
+@testable import Admin
 
 /// Admin bodies say one thing once: `{"all":true,"all":false}` purged everything, while the
 /// reverse order was refused.

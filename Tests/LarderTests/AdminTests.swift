@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Larder
+@testable import Admin
+@testable import Settings
 
 /// The admin listener: a real Larder with `--admin-port 0`, asked over a real socket, in
 /// front of a test upstream (and a pass-through origin where tags and Vary are needed).

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Larder
+@testable import Observability
+@testable import Settings
 
 /// The dashboard and the alert rules name only metrics Larder exports, and the Kubernetes
 /// Deployment agrees with the image (port, user, probes, cache path).

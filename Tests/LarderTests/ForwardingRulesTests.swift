@@ -9,6 +9,7 @@ import Testing
 import TestSupport
 @testable import Larder
 import Locking
+@testable import Settings
 
 /// The forwarding rules of pass-through routes against hostile clients and broken origins:
 /// paths cannot escape their prefix, a body changes what a GET means, HEAD never waits for

@@ -4,6 +4,7 @@ import HTTPCore
 import HTTPServer
 import Testing
 @testable import Larder
+@testable import Routes
 
 /// The JSON reader that decodes upstream answers: strict on outside bytes, and, for the
 /// weather and balance formats, the same answers (and the same refusals) as the

@@ -3,6 +3,8 @@ import Foundation
 import HTTPCore
 import Testing
 @testable import Larder
+@testable import Routes
+@testable import Settings
 
 /// The fields of Larder's own JSON answers, written as bytes, say what the field list did.
 @Suite struct JSONRenderingTests {

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import Testing
 @testable import Larder
+@testable import Routes
 
 /// The one JSON string escape writes the same bytes into an array (problem documents, the
 /// weather body) and into a log line's buffer, and what it writes reads back as the text.

@@ -5,6 +5,7 @@ import Foundation
 import Larder
 import Testing
 import TestSupport
+import Observability
 
 /// The `larder` executable as an operator runs it: real process, real socket, real signals.
 @Suite(.timeLimit(.minutes(1))) struct LarderProcessTests {

@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import Larder
+@testable import Observability
 
 /// Log lines leave in batches from a thread of their own: in order, all of them, and when
 /// the output stalls, bounded (dropped lines counted, never a blocked caller).

@@ -1,6 +1,7 @@
 import Caching
 import Testing
 @testable import Larder
+@testable import Routes
 
 /// `/overview` answers with one Cache-Status for two lookups (README: "Cache-Status on /overview").
 @Suite(.timeLimit(.minutes(1))) struct OverviewCacheStatusTests {

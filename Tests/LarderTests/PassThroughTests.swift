@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 @testable import Larder
 import Locking
+@testable import Settings
 
 /// Pass-through routes end to end: a real Larder in this process, real sockets, the real
 /// libcurl client, in front of origins that record what reached them.

@@ -7,6 +7,7 @@ import TestSupport
 @testable import Caching
 import Logging
 import Redis
+@testable import Settings
 
 /// The shared tier across replicas, with a real `redis-server` on a free port: several
 /// Larder services (each with its own memory and disk, as separate replicas have) in front

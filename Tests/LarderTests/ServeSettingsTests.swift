@@ -3,6 +3,7 @@ import HTTPServer
 import Testing
 @testable import Larder
 import Redis
+@testable import Settings
 
 @Suite(.timeLimit(.minutes(1))) struct ServeSettingsTests {
     @Test func defaultsApplyWhenNothingIsGiven() throws {

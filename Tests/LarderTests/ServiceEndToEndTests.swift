@@ -2,6 +2,8 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Larder
+@testable import Observability
+@testable import Routes
 
 private func json(_ response: TestResponse) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])

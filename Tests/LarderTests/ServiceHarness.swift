@@ -4,6 +4,7 @@ import HTTPServer
 import Logging
 import TestSupport
 @testable import Larder
+@testable import Settings
 
 /// A real Larder on a free port, in this process, in front of a `TestUpstream`, with a
 /// fresh cache directory and a clock the test moves. Requests go over a real socket.

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import Larder
+@testable import Observability
+@testable import Settings
 
 /// The Dockerfile and docker-compose.yml agree with each other and with the binary's
 /// defaults: port, health check, user and cache volume.

@@ -3,6 +3,7 @@ import HTTPCore
 import Testing
 import TestSupport
 @testable import Larder
+@testable import Settings
 
 /// Backoff seen from outside: a real Larder in front of a test upstream that asks for a
 /// pause or fails on purpose, with the clock moved by the test.

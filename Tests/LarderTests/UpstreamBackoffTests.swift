@@ -3,6 +3,7 @@ import HTTPCore
 import Testing
 import Upstream
 @testable import Larder
+@testable import UpstreamPolicy
 
 /// The backoff state machine alone, with times given by the test: when a pause begins, how
 /// long it lasts, the one probe, and what ends it.

@@ -4,6 +4,7 @@ import Testing
 import TestSupport
 @testable import Larder
 import Locking
+@testable import UpstreamPolicy
 
 /// `--upstream-concurrency`: requests in flight to one upstream are capped, the rest wait
 /// in a bounded queue, and beyond it they are refused without reaching the upstream.

@@ -2,6 +2,8 @@ import Caching
 import Foundation
 import Testing
 @testable import Larder
+@testable import Routes
+@testable import UpstreamPolicy
 
 /// The upstream formats are outside input: a body that is not a real answer is an error
 /// (then never stored), never a wrong value served.

@@ -1,0 +1,169 @@
+import Caching
+import Foundation
+import HTTPCore
+import HTTPServer
+import Logging
+import Observability
+import Settings
+
+/// The admin listener's API (`--admin-port`), on a listener of its own so the public port
+/// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method
+/// every client and OpenAPI know), `POST /purge` by tags or everything, and
+/// `GET /cache?target=` to see what is stored. Every request needs the bearer token, gets an
+/// `X-Request-Id`, and leaves one audit line (`notice`; `warning` when refused for its
+/// token) with the client, method, target, status, request id and, for a purge, what it
+/// removed. The token itself is never logged.
+public struct AdminAPI: Sendable {
+    let token: BearerToken
+    let targets: AdminTargets
+    let purger: CachePurger
+    let logger: Logger
+
+    public init(token: BearerToken, targets: AdminTargets, purger: CachePurger, logger: Logger) {
+        self.token = token
+        self.targets = targets
+        self.purger = purger
+        self.logger = logger
+    }
+    let requestIDs = RequestIDs()
+
+    /// An operator's request now and then: every answer is made in a Task, plainly.
+    public var handler: HTTPHandler {
+        let api = self
+        return { request in .later { await api.answer(request) } }
+    }
+
+    /// What one admin request gets, stamped with its request id and logged.
+    func answer(_ request: HTTPRequest) async -> HTTPResponse {
+        var (response, action) = await respond(request)
+        let id = response.lines.add("X-Request-Id", requestIDs.id(for: request.headers["x-request-id"]).append)
+        let refused = response.status == 401 || response.status == 403
+        let did = action.map { ": " + $0 } ?? ""
+        logger.log(level: refused ? .warning : .notice, "admin \(request.method) \(request.target) \(response.status)\(did)",
+                   metadata: ["client": .string(request.clientAddress), "request_id": .string(String(decoding: response.lines.bytes[id], as: UTF8.self)),
+                              "status": .stringConvertible(response.status)])
+        return response
+    }
+
+    /// The answer, and what it did to the cache (said in the audit line).
+    private func respond(_ request: HTTPRequest) async -> (HTTPResponse, action: String?) {
+        switch token.check(authorization: request.headers["authorization"]) {
+        case .missing:
+            return (ProblemDetails(status: 401, detail: "The admin API needs Authorization: Bearer with the admin token.")
+                .response(extraHeaders: [("WWW-Authenticate", "Bearer realm=\"larder-admin\"")]), nil)
+        case .wrong:
+            return (ProblemDetails(status: 403, detail: "The bearer token is not the admin token.").response(), nil)
+        case .right:
+            break
+        }
+        switch (request.method, request.path) {
+        case (.other("PURGE"), _):
+            return await purge(target: request.target)
+        case (.post, "/purge"):
+            return await purge(body: request.body)
+        case (.get, "/cache"), (.head, "/cache"):
+            return (await inspect(request.query), nil)
+        case (.delete, "/cache"):
+            guard let target = Self.target(in: request.query) else { return (Self.noTarget, nil) }
+            return await purge(target: target)
+        case (_, "/purge"):
+            return (Self.notAllowed(request, allow: "POST"), nil)
+        case (_, "/cache"):
+            return (Self.notAllowed(request, allow: "GET, HEAD, DELETE"), nil)
+        default:
+            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge and GET /cache.").response(), nil)
+        }
+    }
+
+    // MARK: Purge
+
+    private func purge(target: String) async -> (HTTPResponse, action: String?) {
+        let parts: [AdminTargets.Part]
+        switch targets.resolve(target) {
+        case .failure(let refusal): return (refusal.response, nil)
+        case .success(let resolved): parts = resolved
+        }
+        var purged = 0
+        for part in parts { purged += await purger.purge(.key(part.cache.key(part.resource))) }
+        return (Self.json(200, "{\"purged\":\(purged)}"), "purged \(target): removed \(purged) stored answer(s)")
+    }
+
+    private func purge(body: [UInt8]) async -> (HTTPResponse, action: String?) {
+        guard let selection = Self.selection(body) else {
+            return (ProblemDetails(status: 400, detail: "The body must be {\"tags\":[\"tag\", …]} with at least one tag, or {\"all\":true}.")
+                .response(), nil)
+        }
+        let purged = await purger.purge(selection)
+        let what = if case .tags(let tags) = selection { "tags " + tags.sorted().joined(separator: ", ") } else { "everything" }
+        return (Self.json(200, "{\"purged\":\(purged)}"), "purged \(what): removed \(purged) stored answer(s)")
+    }
+
+    private struct PurgeBody: Decodable {
+        var tags: [String]?
+        var all: Bool?
+    }
+
+    /// `{"tags":["a","b"]}` or `{"all":true}`, and nothing else (no other member, no member
+    /// twice, no empty tag, no `1` for `true`).
+    static func selection(_ body: [UInt8]) -> CachePurger.Selection? {
+        guard JSONObjectMembers.names(in: body)?.count == 1, let parsed = try? JSONDecoder().decode(PurgeBody.self, from: Data(body)) else {
+            return nil
+        }
+        if parsed.all == true { return .all }
+        if let tags = parsed.tags, !tags.isEmpty, !tags.contains(where: \.isEmpty) { return .tags(Set(tags)) }
+        return nil
+    }
+
+    // MARK: Inspection
+
+    /// The one `target` parameter of a query, percent-decoded.
+    private static func target(in query: Substring?) -> String? {
+        let values = (query ?? "").split(separator: "&").compactMap { pair -> String? in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == "target" else { return nil }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+        return values.count == 1 ? values.first : nil
+    }
+
+    private static var noTarget: HTTPResponse {
+        ProblemDetails(status: 400, detail: "Give one target, percent-encoded: /cache?target=%2Fweather%3Flat%3D52.52%26lon%3D13.41.").response()
+    }
+
+    private func inspect(_ query: Substring?) async -> HTTPResponse {
+        guard let target = Self.target(in: query) else { return Self.noTarget }
+        let parts: [AdminTargets.Part]
+        switch targets.resolve(target) {
+        case .failure(let refusal): return refusal.response
+        case .success(let resolved): parts = resolved
+        }
+        var stored: [String] = []
+        for part in parts {
+            for summary in await part.cache.stored(part.resource) { stored.append(Self.json(summary, route: part.cache.route)) }
+        }
+        guard !stored.isEmpty else {
+            return ProblemDetails(status: 404, detail: "Nothing is stored for \(target).").response()
+        }
+        return Self.json(200, "{\"target\":\(JSONString.quote(target)),\"stored\":[\(stored.joined(separator: ","))]}")
+    }
+
+    static func json(_ summary: StoredSummary, route: String) -> String {
+        let optional: (String?) -> String = { $0.map(JSONString.quote) ?? "null" }
+        return "{\"route\":\(JSONString.quote(RedactedURL.text(route))),\"tiers\":[\(summary.tiers.map(JSONString.quote).joined(separator: ","))],"
+            + "\"status\":\(summary.status),\"age\":\(summary.age),\"lifetime\":\(summary.lifetime),"
+            + "\"etag\":\(optional(summary.etag)),\"lastModified\":\(optional(summary.lastModified)),"
+            + "\"tags\":[\(summary.tags.map(JSONString.quote).joined(separator: ","))],\"size\":\(summary.size),"
+            + "\"variant\":\(summary.isVariant)}"
+    }
+
+    // MARK: Responses
+
+    static func json(_ status: Int, _ body: String) -> HTTPResponse {
+        HTTPResponse(status: status, headers: HTTPHeaders([("Content-Type", "application/json"), ("Cache-Control", "no-store")]), body: body)
+    }
+
+    private static func notAllowed(_ request: HTTPRequest, allow: String) -> HTTPResponse {
+        ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow).")
+            .response(extraHeaders: [("Allow", allow)])
+    }
+}

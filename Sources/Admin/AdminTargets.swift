@@ -1,0 +1,59 @@
+import Caching
+import HTTPCore
+import HTTPServer
+import Routes
+
+/// Finds what the public port stores for a request target, by the public port's own rules:
+/// the path normalised as its router does, a built-in route's parameters read by that
+/// route's `locate` (so `lat=52.5201` names the stored `lat=52.52`), a pass-through target
+/// under the longest prefix that covers it. `/overview` names both of its parts.
+public struct AdminTargets: Sendable {
+    /// One stored resource: the cache it lives in and its resource there.
+    struct Part: Sendable {
+        let cache: Cache
+        let resource: String
+    }
+
+    let builtIns: [LarderRoutes.Mounted]
+    let passThrough: PassThroughRoutes?
+
+    public init(builtIns: [LarderRoutes.Mounted], passThrough: PassThroughRoutes?) {
+        self.builtIns = builtIns
+        self.passThrough = passThrough
+    }
+
+    /// The parts a target names, or the problem response that says why it names none: 400
+    /// for something that is not a path, 404 for a path where nothing can be stored (one the
+    /// public port serves nothing at, or would refuse).
+    func resolve(_ target: String) -> Result<[Part], HTTPResponseError> {
+        guard target.hasPrefix("/") else {
+            return .failure(HTTPResponseError(ProblemDetails(
+                status: 400, detail: "The target must be a path the public port serves, such as /weather?lat=52.52&lon=13.41.").response()))
+        }
+        guard let normalized = TargetPath.normalized(target) else {
+            return .failure(Self.nothingStored("The public port refuses \(target): it climbs above the root or holds a malformed escape."))
+        }
+        let request = HTTPRequest(method: .get, target: normalized)
+        let named = request.path == "/overview" ? builtIns : builtIns.filter { $0.route.path == request.path }
+        if !named.isEmpty {
+            var parts: [Part] = []
+            for mounted in named {
+                guard let cache = mounted.cache, let locate = mounted.route.locate else { continue }
+                switch locate(request) {
+                case .success(let resource): parts.append(Part(cache: cache, resource: resource))
+                case .failure(let problem):
+                    return .failure(Self.nothingStored("The public port refuses \(target) with 400: \(problem.detail)"))
+                }
+            }
+            return .success(parts)
+        }
+        if let route = passThrough?.routes.first(where: { $0.mount.covers(request.path) }) {
+            return .success([Part(cache: route.cache, resource: normalized)])
+        }
+        return .failure(Self.nothingStored("The public port serves nothing at \(request.path)."))
+    }
+
+    private static func nothingStored(_ detail: String) -> HTTPResponseError {
+        HTTPResponseError(ProblemDetails(status: 404, detail: detail + " Nothing can be stored there.").response())
+    }
+}

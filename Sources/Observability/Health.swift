@@ -1,0 +1,159 @@
+import HTTPCore
+import Caching
+import Foundation
+import HTTPServer
+import Logging
+import Synchronization
+import Upstream
+import Locking
+import RedisTier
+import Settings
+import UpstreamPolicy
+
+/// Liveness and readiness in `application/health+json` (draft-inadarei-api-health-check):
+/// the cache directory and disk index, Redis (when configured), the upstream client, and
+/// each upstream's last outcome and backoff. An upstream outage is `warn` (stale answers can still be served); a
+/// broken disk or a dead client is `fail` and 503. Backoffs are logged here too: one
+/// `warning` line when a pause begins, one `notice` when the upstream reopens.
+public final class Health: UpstreamObserver {
+    private let lastOutcome = Locked<[String: (healthy: Bool, detail: String, time: Date)]>([:])
+    private let metrics: LarderMetrics
+    private let logger: Logger
+    private let clock: any CacheClock
+
+    public init(metrics: LarderMetrics, logger: Logger, clock: any CacheClock) {
+        self.metrics = metrics
+        self.logger = logger
+        self.clock = clock
+    }
+
+    /// An outcome that is not an answer (no answer, a 5xx, or a status the route does not
+    /// take) is one `warning` line with what the library or the upstream said, which callers
+    /// are never shown; only an unhealthy one (no answer, a 5xx) makes readiness `warn`.
+    public func record(upstream: String, outcome: String, healthy: Bool, warns: Bool, detail: String, duration: Duration) {
+        lastOutcome.withLock { $0[upstream] = (healthy, detail, Date()) }
+        metrics.upstream(upstream, outcome: outcome, duration: duration)
+        if warns { logger.warning("upstream \(upstream) request failed: \(detail)") }
+    }
+
+    public func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change) {
+        switch change {
+        case .paused(let until, let reason):
+            metrics.counter(.upstreamBackoffs, [("upstream", upstream)]).increment()
+            logger.warning("upstream \(upstream) backing off until \(Self.timestamp(until)): \(reason)")
+        case .reopened:
+            logger.notice("upstream \(upstream) reopened: the probe request was answered")
+        }
+    }
+
+    public func refusedDuringBackoff(upstream: String) {
+        metrics.counter(.upstreamBackoffRefusals, [("upstream", upstream)]).increment()
+    }
+
+    /// One upstream as readiness shows it: its check name, the name its last outcome is
+    /// recorded under (nil for pass-through origins, which share one name in metrics and are
+    /// shown by their backoff alone), and its backoff.
+    public struct Upstream: Sendable {
+        let check: String
+        public let name: String?
+        let backoff: UpstreamBackoff
+
+        public init(check: String, name: String?, backoff: UpstreamBackoff) {
+            self.check = check
+            self.name = name
+            self.backoff = backoff
+        }
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    private struct Check {
+        let name: String
+        let status: String
+        let output: String?
+    }
+
+    public func readiness(disk: DiskTier?, client: UpstreamClient, redis: SharedRedis? = nil, upstreams: [Upstream]) -> HTTPResponse {
+        var checks: [Check] = []
+        checks.append(Self.directoryCheck(disk))
+        if let redis {
+            // Each replica works on its own tiers without Redis: a warning, never a failure.
+            let problem = redis.problem
+            checks.append(Check(name: "redis", status: problem == nil ? "pass" : "warn",
+                                output: problem.map { "working without the shared tier: \($0)" }))
+        }
+        checks.append(Check(name: "cache:index", status: disk != nil ? "pass" : "fail", output: disk != nil ? nil : "no disk index"))
+        checks.append(Check(name: "upstream:client", status: client.isAlive ? "pass" : "fail",
+                            output: client.isAlive ? nil : "the libcurl thread is not running"))
+        let outcomes = lastOutcome.withLock { $0 }
+        let now = clock.now()
+        for upstream in upstreams {
+            if let pause = upstream.backoff.pause(now: now) {
+                let when = pause.until > now ? "reopens at \(Self.timestamp(pause.until))" : "the next request is a probe"
+                checks.append(Check(name: upstream.check, status: "warn", output: "backing off (\(pause.reason)): \(when)"))
+                continue
+            }
+            let last = upstream.name.flatMap { outcomes[$0] }
+            checks.append(Check(name: upstream.check, status: last.map { $0.healthy ? "pass" : "warn" } ?? "pass",
+                                output: last.flatMap { $0.healthy ? nil : "last request \($0.detail)" }))
+        }
+        let overall = checks.contains { $0.status == "fail" } ? "fail" : checks.contains { $0.status == "warn" } ? "warn" : "pass"
+        let rendered = checks.map { check in
+            var fields = ["\"status\":\"\(check.status)\""]
+            if let output = check.output { fields.append("\"output\":\(JSONString.quote(output))") }
+            return "\(JSONString.quote(check.name)):[{\(fields.joined(separator: ","))}]"
+        }
+        let body = "{\"status\":\"\(overall)\",\"checks\":{\(rendered.joined(separator: ","))}}"
+        return HTTPResponse(status: overall == "fail" ? 503 : 200,
+                            headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
+                            body: body)
+    }
+
+    /// A directory that cannot be written is `fail`; a full disk is `warn`, because answers
+    /// are still served and kept in memory.
+    private static func directoryCheck(_ disk: DiskTier?) -> Check {
+        guard let disk, disk.isWritable else {
+            return Check(name: "cache:directory", status: "fail", output: "the cache directory is not writable")
+        }
+        if disk.isFull {
+            return Check(name: "cache:directory", status: "warn", output: "the disk is full: new answers are kept in memory only")
+        }
+        return Check(name: "cache:directory", status: "pass", output: nil)
+    }
+
+    public static let livez = HTTPResponse(
+        status: 200,
+        headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
+        body: "{\"status\":\"pass\"}")
+}
+
+/// What `larder healthcheck` asks without `--url`: readiness where `serve` listens with the
+/// same environment, so the image's HEALTHCHECK follows `LARDER_PORT` and `LARDER_HOST`.
+/// A wildcard host (`0.0.0.0`, `::`) is asked on loopback; a port that is not one falls
+/// back to the default, as the server would refuse to start on it anyway.
+public enum HealthCheckDefaults {
+    public static func url(environment: [String: String]) -> String {
+        let defaults = ServeSettings()
+        let port = environment["LARDER_PORT"].flatMap { Int($0) }.flatMap { (1...65535).contains($0) ? $0 : nil } ?? defaults.port
+        var host = environment["LARDER_HOST"].flatMap { $0.isEmpty ? nil : $0 } ?? defaults.host
+        switch host {
+        case "0.0.0.0": host = "127.0.0.1"
+        case "::", "[::]": host = "::1"
+        default: break
+        }
+        if host.contains(":"), !host.hasPrefix("[") { host = "[\(host)]" }
+        return "http://\(host):\(port)/readyz"
+    }
+
+    /// Why a healthcheck of `url` fails, in words for standard error; nil for a 2xx.
+    public static func problem(url: String, _ outcome: Result<Int, UpstreamError>) -> String? {
+        switch outcome {
+        case .success(let status) where (200..<300).contains(status): nil
+        case .success(let status): "\(url) answered \(status)"
+        case .failure(.timeout): "\(url) did not answer within 3 s"
+        case .failure(let error): "\(url) could not be reached: \(error)"
+        }
+    }
+}

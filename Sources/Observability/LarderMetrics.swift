@@ -1,0 +1,162 @@
+import Caching
+import Foundation
+import Prometheus
+import Synchronization
+import Upstream
+import Locking
+import RedisTier
+
+/// Larder's Prometheus series. Those every request touches live in `RequestSeries` (fixed
+/// atomic tables); the rest are swift-prometheus series on a registry of Larder's own (so
+/// several services in one test process never share), made on first use with the help text
+/// of their `MetricFamily`, so every family carries `# HELP` and no series is made before
+/// it has something to say.
+public final class LarderMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+    /// Totals counted inside the tiers, as last copied into their counters.
+    private let lastTotals = Locked<[String: Int]>([:])
+    private let series = Locked<RequestSeries?>(nil)
+    /// Lookups by tier and result, at `tier ordinal × results + result ordinal`, then the
+    /// collapsed count: striped per loop, on the hit path.
+    private let lookups = StripedCounters(count: CacheStatus.Tier.allCases.count * CacheStatus.Result.allCases.count + 1)
+    private static let collapsedCell = CacheStatus.Tier.allCases.count * CacheStatus.Result.allCases.count
+
+    private static func lookupCell(_ tier: Int, _ result: Int) -> Int { tier * CacheStatus.Result.allCases.count + result }
+    private static let tiers = CacheStatus.Tier.allCases
+    private static let upstreamBuckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+                                                      .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                                                      .milliseconds(2500), .seconds(5), .seconds(10)]
+
+    private struct UpstreamSeriesKey: Hashable {
+        let upstream: String
+        let outcome: String
+    }
+    private let upstreamSeries = Locked<[UpstreamSeriesKey: (Counter, DurationHistogram)]>([:])
+
+    /// Whether a shared tier (Redis) sits between disk and the upstream in every lookup.
+    private let sharedTier: Bool
+
+    public init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false) {
+        self.sharedTier = sharedTier
+        registry.makeGauge(name: MetricFamily.cacheLimit.name, labels: [("tier", "memory")], help: MetricFamily.cacheLimit.help)
+            .set(Double(memoryLimit))
+        registry.makeGauge(name: MetricFamily.cacheLimit.name, labels: [("tier", "disk")], help: MetricFamily.cacheLimit.help)
+            .set(Double(diskLimit))
+        registry.makeGauge(name: MetricFamily.buildInfo.name, labels: [("version", Version.current)], help: MetricFamily.buildInfo.help)
+            .set(Double(1))
+    }
+
+    func counter(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Counter {
+        registry.makeCounter(name: family.name, labels: labels, help: family.help)
+    }
+
+    private func gauge(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Gauge {
+        registry.makeGauge(name: family.name, labels: labels, help: family.help)
+    }
+
+    /// The request series of a router's routes, made once; `/metrics` writes them out too.
+    /// `cached` are the labels of the routes the cache answers, whose stale series an alert reads.
+    public func requestSeries(routes: [String], cached: [String]) -> RequestSeries {
+        let made = RequestSeries(routes: routes, cached: cached)
+        series.withLock { $0 = made }
+        return made
+    }
+
+    /// Counts where a cache answer was found: a memory miss goes on to disk, a disk miss to
+    /// Redis (when there is a shared tier), then to the upstream, so each tier's lookups add
+    /// up (a forwarded refresh found its entry, so it counts at the upstream only).
+    public func lookup(_ status: CacheStatus) {
+        let tier = status.tier
+        // A memory hit (most answers) passed no tier; `allCases` is built anew on each use, so it is read once.
+        if tier != .memory, tier != .upstream || status.forward == .miss {
+            for passed in Self.tiers[..<tier.ordinal] where passed != .redis || sharedTier {
+                lookups.add(Self.lookupCell(passed.ordinal, CacheStatus.Result.miss.ordinal))
+            }
+        }
+        lookups.add(Self.lookupCell(tier.ordinal, status.result.ordinal))
+        if status.collapsed { lookups.add(Self.collapsedCell) }
+    }
+
+    private func renderLookups() -> String {
+        var lines: [String] = []
+        for tier in CacheStatus.Tier.allCases {
+            for result in CacheStatus.Result.allCases {
+                let count = lookups[Self.lookupCell(tier.ordinal, result.ordinal)]
+                if count > 0 { lines.append("\(MetricFamily.cacheLookups.name){tier=\"\(tier.rawValue)\",result=\"\(result.rawValue)\"} \(count)") }
+            }
+        }
+        var text = ""
+        RequestSeries.family(.cacheLookups, type: "counter", lines, into: &text)
+        let collapsed = lookups[Self.collapsedCell]
+        if collapsed > 0 {
+            RequestSeries.family(.cacheCollapsed, type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed)"], into: &text)
+        }
+        return text
+    }
+
+    /// Outcomes an upstream exchange is counted under (`UpstreamObserver.observed`).
+    static let upstreamOutcomes = ["ok", "status_4xx", "status_5xx", "timeout", "error"]
+
+    /// Makes an upstream's counters at zero, so an alert's `increase()` sees its first event
+    /// (a series that first appears at 1 shows no increase).
+    public func declareUpstream(_ name: String) {
+        for outcome in Self.upstreamOutcomes where upstreamSeries.withLock({ $0[UpstreamSeriesKey(upstream: name, outcome: outcome)] }) == nil {
+            _ = makeUpstreamSeries(UpstreamSeriesKey(upstream: name, outcome: outcome))
+        }
+        _ = counter(.upstreamBackoffs, [("upstream", name)])
+        _ = counter(.upstreamBackoffRefusals, [("upstream", name)])
+    }
+
+    func upstream(_ name: String, outcome: String, duration: Duration) {
+        let key = UpstreamSeriesKey(upstream: name, outcome: outcome)
+        let (requests, durations) = upstreamSeries.withLock { $0[key] } ?? makeUpstreamSeries(key)
+        requests.increment()
+        durations.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+    }
+
+    /// The registry's handles for one upstream and outcome, kept: making them on every
+    /// fetch (sorting labels, fixing help text) cost a miss thousands of instructions.
+    private func makeUpstreamSeries(_ key: UpstreamSeriesKey) -> (Counter, DurationHistogram) {
+        let made = (counter(.upstreamRequests, [("upstream", key.upstream), ("outcome", key.outcome)]),
+                    registry.makeDurationHistogram(name: MetricFamily.upstreamDuration.name, labels: [("upstream", key.upstream)],
+                                                   buckets: Self.upstreamBuckets, help: MetricFamily.upstreamDuration.help))
+        upstreamSeries.withLock { $0[key] = made }
+        return made
+    }
+
+    /// Moves a counter kept as a running total elsewhere (a tier's evictions) up to that
+    /// total; a total still at zero is exported as 0, so an alert sees the first event.
+    private func catchUp(_ family: MetricFamily, _ labels: [(String, String)], to total: Int) {
+        let id = family.name + labels.map { "|\($0.0)=\($0.1)" }.joined()
+        let delta = lastTotals.withLock { last in
+            defer { last[id] = total }
+            return total - (last[id] ?? 0)
+        }
+        counter(family, labels).increment(by: Int64(max(0, delta)))
+    }
+
+    /// Brings the level gauges up to date and renders the text exposition format.
+    public func render(memory: MemoryTier, disk: DiskTier?, shared: SharedRedis? = nil, openConnections: Int) -> [UInt8] {
+        gauge(.cacheBytes, [("tier", "memory")]).set(Double(memory.bytes))
+        gauge(.cacheEntries, [("tier", "memory")]).set(Double(memory.count))
+        gauge(.openConnections).set(Double(openConnections))
+        catchUp(.cacheEvictions, [("tier", "memory")], to: memory.evictions)
+        if let disk {
+            gauge(.cacheBytes, [("tier", "disk")]).set(Double(disk.bytes))
+            gauge(.cacheEntries, [("tier", "disk")]).set(Double(disk.count))
+            catchUp(.cacheEvictions, [("tier", "disk")], to: disk.evictions)
+            catchUp(.diskWritesSkipped, [], to: disk.skippedWrites)
+            catchUp(.diskWriteErrors, [], to: disk.failedWrites)
+        }
+        if let shared {
+            let counts = shared.tier.counts
+            catchUp(.cacheStores, [("tier", "redis")], to: counts.stores)
+            catchUp(.redisErrors, [], to: counts.errors)
+            catchUp(.redisWaits, [], to: counts.waits)
+            catchUp(.redisCorruptValues, [], to: counts.corruptions)
+            gauge(.redisUp).set(Double(shared.problem == nil ? 1 : 0))
+        }
+        let requests = (series.withLock { $0 }?.render() ?? "") + renderLookups()
+        return registry.emitToBuffer() + Array(requests.utf8)
+    }
+}

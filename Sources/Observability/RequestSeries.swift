@@ -1,0 +1,146 @@
+import Caching
+import HTTPCore
+
+/// The series every request touches: `larder_http_requests_total` by route and status and
+/// `larder_http_request_duration_seconds` by route and cache result. Kept in fixed tables of
+/// atomic cells made once at start, one stripe per event loop, so recording is an index and
+/// an atomic add to the loop's own cache lines (no label strings, no lock, no hash), and
+/// summed and written out at scrape time with only the series that have counted something
+/// (no wall of zeros), but for the stale answers of the routes the cache answers: an alert
+/// reads those, and a series that first appears at 1 shows it no increase.
+///
+/// Route labels are the router's own paths, plus `pass-through` for every path a
+/// pass-through route answers and `other` for the rest.
+public final class RequestSeries: Sendable {
+    public static let passThroughLabel = "pass-through"
+    static let otherLabel = "other"
+    static let statuses = 100...599
+    /// Upper bounds of the duration buckets, in seconds.
+    static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+    /// One route label, as an index into the tables.
+    struct Route: Sendable {
+        fileprivate let index: Int
+    }
+
+    /// How the cache answered a request, as `CachedResponse` notes it on the response
+    /// (`HTTPResponse.annotation`); `none` for answers that are not the cache's. A stand-in
+    /// is a stored answer that replaced a failed fetch: stale in the histogram, a warning in
+    /// the log.
+    public enum CacheResult: UInt8, CaseIterable, Sendable {
+        case none, hit, stale, miss, standIn
+
+        public init(_ status: CacheStatus) {
+            switch status.result {
+            case .hit: self = .hit
+            case .miss: self = .miss
+            case .stale: self = status.forward == nil ? .stale : .standIn
+            }
+        }
+
+        /// The histogram series it counts in.
+        var counted: CacheResult { self == .standIn ? .stale : self }
+        var label: String { String(describing: self) }
+    }
+
+    /// A histogram's cells: one per bucket (not cumulative), then the count, then the sum in nanoseconds.
+    private static let histogramWidth = bounds.count + 3
+
+    private let labels: [String]
+    /// Indexes into `labels` of the routes whose stale series are written out from the start.
+    private let cached: Set<Int>
+    /// The routes' own paths: the first labels, in the order a router numbers them (`Router.paths`).
+    let routes: [String]
+    /// Both tables flat and striped per loop, so a request costs two indexes and adds to
+    /// its own loop's cache lines: `requests[route][status]` at `route * statuses.count +
+    /// status − 100`, `durations[route][result][cell]` at `(route * results + result) *
+    /// histogramWidth + cell`.
+    private let requests: StripedCounters
+    private let durations: StripedCounters
+    /// The bucket bounds in nanoseconds, compared with a duration without a Double.
+    private let boundsNanoseconds: [Int]
+
+    init(routes: [String], cached: [String] = []) {
+        self.routes = routes
+        let labels = routes + [Self.passThroughLabel, Self.otherLabel]
+        self.labels = labels
+        self.cached = Set(cached.compactMap { labels.firstIndex(of: $0) })
+        requests = StripedCounters(count: labels.count * Self.statuses.count)
+        durations = StripedCounters(count: labels.count * CacheResult.allCases.count * Self.histogramWidth)
+        boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
+    }
+
+    /// The route a request counts under: the position in `routes` of the path the router
+    /// matched (`Router.handle(_:matchedPath:)`), else `pass-through` when `passThrough` says
+    /// a pass-through route covers its path, else `other`.
+    func route(matched: Int?, passThrough: @autoclosure () -> Bool) -> Route {
+        if let matched, routes.indices.contains(matched) { return Route(index: matched) }
+        return Route(index: labels.count - (passThrough() ? 2 : 1))
+    }
+
+    func label(_ route: Route) -> String { labels[route.index] }
+
+    /// Counts one answered request and its duration.
+    func record(_ route: Route, status: Int, result: CacheResult, nanoseconds: Int) {
+        if Self.statuses.contains(status) { requests.add(requestCell(route: route.index, offset: status - Self.statuses.lowerBound)) }
+        let first = durationsStart(route: route.index, result: Int(result.counted.rawValue))
+        var bucket = 0
+        while bucket < boundsNanoseconds.count, nanoseconds > boundsNanoseconds[bucket] { bucket += 1 }
+        durations.add(first + bucket)
+        durations.add(first + Self.bounds.count + 1)
+        durations.add(first + Self.bounds.count + 2, nanoseconds)
+    }
+
+    private func requestCell(route: Int, offset: Int) -> Int { route * Self.statuses.count + offset }
+
+    private func durationsStart(route: Int, result: Int) -> Int { (route * CacheResult.allCases.count + result) * Self.histogramWidth }
+
+    private func durationCells(route: Int, result: Int) -> [Int] {
+        let first = durationsStart(route: route, result: result)
+        return (first..<(first + Self.histogramWidth)).map { durations[$0] }
+    }
+
+    // MARK: Exposition
+
+    /// The text exposition of these families, series that counted nothing left out.
+    func render() -> String {
+        var text = ""
+        var lines: [String] = []
+        for route in labels.indices {
+            for offset in 0..<Self.statuses.count {
+                let count = requests[requestCell(route: route, offset: offset)]
+                guard count > 0 else { continue }
+                lines.append("\(MetricFamily.httpRequests.name){route=\"\(labels[route])\",status=\"\(Self.statuses.lowerBound + offset)\"} \(count)")
+            }
+        }
+        Self.family(.httpRequests, type: "counter", lines, into: &text)
+
+        lines = []
+        for route in labels.indices {
+            for result in CacheResult.allCases.indices {
+                let cells = durationCells(route: route, result: result)
+                let alerted = CacheResult.allCases[result] == .stale && cached.contains(route)
+                guard cells[Self.bounds.count + 1] > 0 || alerted else { continue }
+                let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheResult.allCases[result].label)\""
+                var cumulative = 0
+                for (bucket, bound) in Self.bounds.enumerated() {
+                    cumulative += cells[bucket]
+                    lines.append("\(MetricFamily.httpRequestDuration.name)_bucket{\(labelSet),le=\"\(bound)\"} \(cumulative)")
+                }
+                let count = cells[Self.bounds.count + 1]
+                lines.append("\(MetricFamily.httpRequestDuration.name)_bucket{\(labelSet),le=\"+Inf\"} \(count)")
+                lines.append("\(MetricFamily.httpRequestDuration.name)_sum{\(labelSet)} \(Double(cells[Self.bounds.count + 2]) / 1e9)")
+                lines.append("\(MetricFamily.httpRequestDuration.name)_count{\(labelSet)} \(count)")
+            }
+        }
+        Self.family(.httpRequestDuration, type: "histogram", lines, into: &text)
+
+        return text
+    }
+
+    static func family(_ family: MetricFamily, type: String, _ lines: [String], into text: inout String) {
+        guard !lines.isEmpty else { return }
+        text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(type)\n"
+        for line in lines { text += line + "\n" }
+    }
+}

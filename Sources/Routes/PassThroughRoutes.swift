@@ -1,0 +1,102 @@
+import Caching
+import HTTPCore
+import HTTPServer
+import Observability
+import Settings
+
+/// The pass-through routes (`--route PREFIX=ORIGIN`): a request under a prefix goes to its
+/// origin through that route's `Cache` (the shared-cache policy), and the origin's answer
+/// comes back as it was sent (hop-by-hop fields removed) with `Age` and `Cache-Status`. The
+/// longest prefix wins; the built-in routes never reach here because the router tries them first.
+public struct PassThroughRoutes: Sendable {
+    public struct Route: Sendable {
+        public let mount: RouteMount
+        public let cache: Cache
+
+        public init(mount: RouteMount, cache: Cache) {
+            self.mount = mount
+            self.cache = cache
+        }
+    }
+
+    /// Longest prefix first, so the first route that covers a path is the one that wins.
+    public let routes: [Route]
+    let metrics: LarderMetrics
+
+    public init(routes: [Route], metrics: LarderMetrics) {
+        self.routes = routes.sorted { $0.mount.prefix.utf8.count > $1.mount.prefix.utf8.count }
+        self.metrics = metrics
+    }
+
+    /// Whether some route covers the path (the access log labels it `pass-through`).
+    public func covers(_ path: Substring) -> Bool { routes.contains { $0.mount.covers(path) } }
+
+    public var handler: HTTPHandler {
+        let routes = self
+        return { routes.handle($0) }
+    }
+
+    func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
+        guard let route = routes.first(where: { $0.mount.covers(request.path) }) else {
+            return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())
+        }
+        guard request.target.hasPrefix("/") else {
+            return .now(ProblemDetails(status: 400, detail: "A pass-through route takes a path (origin-form) request target.").response())
+        }
+        if let reason = Self.ambiguity(in: request.path) {
+            return .now(ProblemDetails(status: 400, detail: "The path holds \(reason), which an origin may read as a separator; it is refused.")
+                .response())
+        }
+        let forwarded = Self.forwarded(request, origin: route.mount.origin)
+        if let answer = route.cache.answerFromMemory(forwarded) { return .now(respond(answer, to: request)) }
+        return .later {
+            switch await route.cache.answer(forwarded) {
+            case .success(let answer): return respond(answer, to: request)
+            case .failure(let failure):
+                metrics.lookup(CacheStatus(forward: .miss))
+                return CachedResponse.failure(failure, part: "origin")
+            }
+        }
+    }
+
+    /// What in a (normalised) path an origin could read as a separator Larder did not see, so
+    /// that the path it serves is not the one Larder matched: a backslash (as Windows servers
+    /// read it), an encoded `/` or `\`, or a dot segment with parameters (`..;`, which Tomcat
+    /// reads as `..`). Nil when there is none.
+    static func ambiguity(in path: Substring) -> String? {
+        // One pass over the bytes: this runs for every pass-through request, hits included.
+        var (beforeLast, last): (UInt8, UInt8) = (0, 0)
+        var parameters = false
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "\\") { return "a backslash" }
+            if beforeLast == UInt8(ascii: "%"), (last == UInt8(ascii: "2") && byte | 0x20 == UInt8(ascii: "f"))
+                || (last == UInt8(ascii: "5") && byte | 0x20 == UInt8(ascii: "c")) {
+                return "an encoded / or \\"
+            }
+            parameters = parameters || byte == UInt8(ascii: ";")
+            (beforeLast, last) = (last, byte)
+        }
+        guard parameters else { return nil }
+        for segment in path.split(separator: "/") where segment.hasPrefix(".;") || segment.hasPrefix("..;") {
+            return "a dot segment with parameters (\(segment))"
+        }
+        return nil
+    }
+
+    /// The request as the origin gets it: same method, target and body; end-to-end fields
+    /// only. `Host`, `Content-Length` and `Expect` belong to the next hop, which libcurl makes.
+    /// A GET or HEAD carries a body only when it has content (`Content-Length: 0` is none);
+    /// other methods keep an empty body they framed, so a `POST` with no content says so.
+    static func forwarded(_ request: HTTPRequest, origin: String) -> CacheRequest {
+        let headers = HopByHop.removed(from: request.headers, dropping: ["host", "content-length", "expect"])
+        let framed = request.headers.contains("content-length") || request.headers.contains("transfer-encoding")
+        let hasBody = request.method == .get || request.method == .head ? !request.body.isEmpty : !request.body.isEmpty || framed
+        return CacheRequest(method: request.method, resource: request.target, url: origin + request.target, headers: headers,
+                            body: hasBody ? request.body : nil)
+    }
+
+    private func respond(_ answer: CacheAnswer, to request: HTTPRequest) -> HTTPResponse {
+        if request.method == .get || request.method == .head { metrics.lookup(answer.status) }
+        return CachedResponse.make(answer, for: request, ranges: true)
+    }
+}

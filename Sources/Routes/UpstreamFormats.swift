@@ -1,0 +1,179 @@
+import Caching
+import Crypto
+import Foundation
+import HTTPCore
+import HTTPServer
+
+/// Why an upstream 200 cannot be used: it is an upstream error (502 or a stale answer), never stored.
+struct UndecodableAnswer: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Open-Meteo's current-weather format, decoded only here.
+enum OpenMeteoFormat {
+    /// The version of the JSON `json` makes: one more with every change to its bytes, so no
+    /// JSON kept on disk by an older build is served (2: `utc_offset_seconds` applied).
+    static let version = 2
+
+    /// The upstream request for a place.
+    static func url(base: String, resource: String) -> String {
+        // Found and appended by bytes, into one reserved String: by Characters it cost a
+        // fortieth of the whole miss.
+        let place = resource.utf8
+        let comma = place.firstIndex(of: UInt8(ascii: ",")) ?? place.endIndex
+        let longitude = comma == place.endIndex ? comma : place.index(after: comma)
+        var url = base
+        url.reserveCapacity(base.utf8.count + place.count + 64)
+        url += base.utf8.contains(UInt8(ascii: "?")) ? "&latitude=" : "?latitude="
+        url += resource[..<comma]
+        url += "&longitude="
+        url += resource[longitude...]
+        url += "&current=temperature_2m,weather_code"
+        return url
+    }
+
+    /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
+    /// `resource` is the place's rounded pair (`52.52,13.41`), as the cache keys it.
+    static func json(resource: String, entry: CacheEntry) throws -> [UInt8] {
+        guard let answer = Answer(JSONValue.parse(entry.body, keeping: Answer.read)) else {
+            throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
+        }
+        guard let condition = WeatherCondition.description(of: answer.weatherCode) else {
+            throw UndecodableAnswer(description: "unknown WMO weather code \(answer.weatherCode)")
+        }
+        guard let lastUpdate = isoTime(openMeteo: answer.time, utcOffset: answer.utcOffset) else {
+            throw UndecodableAnswer(description: "unreadable time '\(answer.time)' at offset \(answer.utcOffset) s")
+        }
+        let place = resource.utf8
+        guard let comma = place.firstIndex(of: UInt8(ascii: ",")), !place[place.index(after: comma)...].contains(UInt8(ascii: ",")) else {
+            throw UndecodableAnswer(description: "no place in '\(resource)'")
+        }
+        // Bytes appended into one reserved buffer, the body as it is served: String appends
+        // cost twice as much, and the String was copied into bytes after.
+        var json: [UInt8] = []
+        json.reserveCapacity(224)
+        json += #"{"latitude":"#.utf8
+        json += place[..<comma]
+        json += #","longitude":"#.utf8
+        json += place[place.index(after: comma)...]
+        json += #","temperature":"#.utf8
+        json += answer.temperature.utf8
+        json += #","temperatureUnit":"#.utf8
+        JSONString.append(answer.unit, to: &json)
+        json += #","weatherCode":"#.utf8
+        DecimalText.append(answer.weatherCode, to: &json)
+        json += #","condition":"#.utf8
+        JSONString.append(condition, to: &json)
+        json += #","lastUpdate":""#.utf8
+        json += lastUpdate.utf8
+        json += #""}"#.utf8
+        return json
+    }
+
+    /// What Larder reads of an answer: `current.time`, `current.temperature_2m` (a finite
+    /// number), `current.weather_code` (an exact integer) and, when given, the string
+    /// `current_units.temperature_2m` and the integer `utc_offset_seconds` (the offset of
+    /// `current.time` from UTC; 0 when absent). Other members are ignored; a required one
+    /// missing, or any of these of another type, makes the answer unusable.
+    private struct Answer {
+        let time: String
+        /// As Larder writes it: the text of a finite Double (`JSONValue.doubleText`).
+        let temperature: String
+        let weatherCode: Int
+        let unit: String
+        let utcOffset: Int
+
+        /// The members `init` looks at; the rest of an answer is checked, not built.
+        static let read = JSONKeep.members([
+            "current": .members(["time": .whole, "temperature_2m": .whole, "weather_code": .whole]),
+            "current_units": .members(["temperature_2m": .whole]),
+            "utc_offset_seconds": .whole,
+        ])
+
+        init?(_ document: JSONValue?) {
+            guard let current = document?["current"], let time = current["time"]?.string,
+                  let temperature = current["temperature_2m"]?.doubleText, let weatherCode = current["weather_code"]?.integer else { return nil }
+            self.time = time
+            self.temperature = temperature
+            self.weatherCode = weatherCode
+            switch document?["utc_offset_seconds"] {
+            case nil, .null?: utcOffset = 0
+            case let offset?:
+                guard let seconds = offset.integer else { return nil }
+                utcOffset = seconds
+            }
+            switch document?["current_units"] {
+            case nil, .null?:
+                unit = "°C"
+            case let units?:
+                guard case .object = units else { return nil }
+                switch units["temperature_2m"] {
+                case nil, .null?: unit = "°C"
+                case .string(let given)?: unit = given
+                default: return nil
+                }
+            }
+        }
+    }
+
+    /// The most a local time is off UTC (ISO 8601 and RFC 3339 stop at ±18:00).
+    static let largestUTCOffset = 18 * 3600
+
+    /// `2026-11-21T20:45` at `utcOffset` seconds east of UTC (Open-Meteo's
+    /// `utc_offset_seconds`; 0 is GMT, Open-Meteo's default) → that moment in UTC,
+    /// `2026-11-21T19:45:00Z` at 3600; nil unless it is a real moment (month 1–12, a day the
+    /// month has, hour 0–23, minute and second 0–59) at an offset within ±18 h.
+    static func isoTime(openMeteo time: String, utcOffset: Int = 0) -> String? {
+        // `yyyy-MM-ddTHH:mm` or with `:ss`, checked by position (a Regex costs more than the
+        // whole rest of the decode on this path).
+        let bytes = Array(time.utf8)
+        let layout = Array("dddd-dd-ddTdd:dd:dd".utf8)
+        guard bytes.count == 16 || bytes.count == 19 else { return nil }
+        for (byte, expected) in zip(bytes, layout) {
+            let ok = expected == UInt8(ascii: "d") ? (byte >= 0x30 && byte <= 0x39) : byte == expected
+            guard ok else { return nil }
+        }
+        func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
+        let year = number(0..<4), month = number(5..<7), day = number(8..<10)
+        let hour = number(11..<13), minute = number(14..<16), second = bytes.count == 16 ? 0 : number(17..<19)
+        guard (1...12).contains(month), day >= 1, day <= CalendarDays.inMonth(month, year: year),
+              hour < 24, minute < 60, second < 60, abs(utcOffset) <= largestUTCOffset else { return nil }
+        let local = CalendarDays.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
+        return Date(timeIntervalSince1970: Double(local - utcOffset)).formatted(.iso8601)
+    }
+}
+
+/// The balance upstream's format, decoded only here: status 200 with
+/// `{"balance":1234.56,"date":"2021-06-02 11:01:48 +0000"}`.
+public enum BalanceFormat {
+    /// The version of the JSON `json` makes (see `OpenMeteoFormat.version`).
+    static let version = 1
+
+    /// Larder's balance JSON for a fetched entry; throws `UndecodableAnswer` when it is not the balance format.
+    static func json(entry: CacheEntry) throws -> [UInt8] {
+        let document = JSONValue.parse(entry.body, keeping: .members(["balance": .whole, "date": .whole]))
+        guard let balance = document?["balance"]?.double, let text = document?["date"]?.string else {
+            throw UndecodableAnswer(description: "the balance upstream's body is not {\"balance\":…,\"date\":…}")
+        }
+        guard let date = parseDate(text) else {
+            throw UndecodableAnswer(description: "unreadable balance date '\(text)'")
+        }
+        return Array("{\"balance\":\(balance),\"lastUpdate\":\"\(isoFormat(date))\"}".utf8)
+    }
+
+    /// `yyyy-MM-dd HH:mm:ss Z`.
+    static func parseDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
+        return formatter.date(from: text)
+    }
+
+    public static func isoFormat(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
+        return formatter.string(from: date)
+    }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import HTTPCore
+
+/// One pass-through route: requests whose path is under `prefix` are forwarded, with the
+/// same path and query, to `origin`.
+public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
+    /// A path starting with `/`; `/api` covers `/api` and `/api/…` but not `/apix`.
+    public let prefix: String
+    /// Scheme, host, port and optional base path, without a trailing slash.
+    public let origin: String
+
+    public init?(_ text: some StringProtocol) {
+        guard let equals = text.firstIndex(of: "=") else { return nil }
+        let prefix = text[..<equals].trimmingCharacters(in: .whitespaces)
+        var origin = text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        while origin.hasSuffix("/") { origin.removeLast() }
+        guard prefix.hasPrefix("/"), !prefix.contains(where: { $0 == "?" || $0 == "#" || $0 == " " }),
+              SettingValues.isHTTPURL(origin), !origin.contains(where: { $0 == "?" || $0 == "#" }) else { return nil }
+        self.prefix = prefix
+        self.origin = origin
+    }
+
+    /// `PREFIX=ORIGIN` items separated by commas (`LARDER_ROUTES`, or the `--route` flags joined).
+    static func parseList(_ text: String) -> [RouteMount]? {
+        var mounts: [RouteMount] = []
+        for item in text.split(separator: ",") where !item.allSatisfy({ $0 == " " }) {
+            guard let mount = RouteMount(item) else { return nil }
+            mounts.append(mount)
+        }
+        return mounts.isEmpty ? nil : mounts
+    }
+
+    /// Why some of `mounts` could never match a request, one reason per such route (empty
+    /// when every one can): a prefix that is a built-in path (the built-in route answers
+    /// it), one given before, or one not in the normalised form requests are matched in.
+    static func unreachable(_ mounts: [RouteMount], builtIn: [String]) -> [String] {
+        var seen = Set<String>()
+        var problems: [String] = []
+        for mount in mounts {
+            if builtIn.contains(mount.prefix) {
+                problems.append("\(mount): \(mount.prefix) is a built-in path, which its built-in route answers")
+            } else if !seen.insert(mount.prefix).inserted {
+                problems.append("\(mount): the prefix \(mount.prefix) is given twice; the second route would never be used")
+            } else if let normalized = TargetPath.normalized(mount.prefix), normalized != mount.prefix {
+                problems.append("\(mount): requests are matched once normalised, so write the prefix as \(normalized)")
+            } else if TargetPath.normalized(mount.prefix) == nil {
+                problems.append("\(mount): the prefix is not a path a request can have")
+            }
+        }
+        return problems
+    }
+
+    /// Whether a request path falls under this route.
+    public func covers(_ path: Substring) -> Bool {
+        guard path.hasPrefix(prefix) else { return false }
+        if prefix.hasSuffix("/") || path.count == prefix.count { return true }
+        return path[path.index(path.startIndex, offsetBy: prefix.count)] == "/"
+    }
+
+    /// As printed: the origin with any password redacted.
+    public var description: String { prefix + "=" + RedactedURL.text(origin) }
+}

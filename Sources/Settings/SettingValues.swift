@@ -1,0 +1,61 @@
+import Foundation
+import HTTPCore
+
+/// Parsers for the value syntaxes of the settings: sizes (a whole number of bytes, or with
+/// `B`, `KiB`, `MiB`, `GiB`) and durations (whole seconds, or with `ms`, `s`, `m`, `h`).
+enum SettingValues {
+    /// A whole number of bytes, or with `B`, `KiB`, `MiB`, `GiB`.
+    static func bytes(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10), ("B", 1)]
+        for (suffix, factor) in units where text.hasSuffix(suffix) {
+            return wholeNumber(String(text.dropLast(suffix.count))).flatMap { $0.multipliedReportingOverflow(by: factor) }
+                .flatMap { $0.overflow ? nil : $0.partialValue }
+        }
+        return wholeNumber(text)
+    }
+
+    /// Whole seconds, or with `us`, `ms`, `s`, `m`, `h`. Never negative.
+    static func duration(_ text: String) -> Duration? {
+        let units: [(String, Int64)] = [("us", 1), ("ms", 1000), ("s", 1_000_000), ("m", 60_000_000), ("h", 3_600_000_000)]
+        for (suffix, microseconds) in units where text.hasSuffix(suffix) {
+            guard let n = wholeNumber(String(text.dropLast(suffix.count))), Int64(n) < Int64.max / microseconds else { return nil }
+            return .microseconds(Int64(n) * microseconds)
+        }
+        return wholeNumber(text).map { .seconds($0) }
+    }
+
+    private static func wholeNumber(_ text: String) -> Int? {
+        guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+        return Int(text)
+    }
+
+    /// An `http` or `https` URL with a host.
+    static func isHTTPURL(_ text: String) -> Bool {
+        guard let scheme = WebScheme.authorityStart(text) else { return false }
+        let rest = text.dropFirst(scheme)
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return !host.isEmpty && !text.contains(" ") && !host.hasPrefix(":")
+    }
+
+    /// A path to a regular file this process can read.
+    static func readableFile(_ path: String) -> String? {
+        var isDirectory: ObjCBool = false
+        guard !path.isEmpty, FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+              FileManager.default.isReadableFile(atPath: path) else { return nil }
+        return path
+    }
+
+    /// The token a file holds (surrounding white space, such as a final newline, dropped):
+    /// nil unless it is 1 to 4096 visible ASCII characters, which is what a bearer token
+    /// can carry (RFC 6750 §2.1).
+    static func token(inFile path: String) -> String? {
+        guard let data = FileManager.default.contents(atPath: path), data.count <= 8192 else { return nil }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard (1...4096).contains(token.utf8.count), token.utf8.allSatisfy({ (0x21...0x7E).contains($0) }) else { return nil }
+        return token
+    }
+}
+
+extension Duration {
+    public var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

@@ -1,0 +1,102 @@
+import Caching
+import Foundation
+import HTTPCore
+import Upstream
+
+/// The cache's view of one upstream, carried out by the libcurl client, for built-in and
+/// pass-through routes alike: the request goes to its URL with its method, fields and body;
+/// the answer comes back with its hop-by-hop fields removed; an `UpstreamError` becomes a
+/// `FetchError`; every outcome is counted and remembered for `/readyz` under `name`. While
+/// the upstream backs off, nothing is sent and the cache hears `FetchError.backingOff`.
+public struct UpstreamFetcher: CacheFetcher {
+    /// The upstream's name in metrics and readiness: `weather`, `balance`, `origin`.
+    let name: String
+    let client: UpstreamClient
+    let timeout: Duration
+    /// Forwarding a client's request (pass-through): its fields go as given, with nothing of
+    /// libcurl's own added, and the body comes back as the origin encoded it.
+    let forwarding: Bool
+    /// Fields added to every request (a built-in route's credentials); never logged.
+    let credentials: HTTPHeaders
+    /// Which statuses count as `ok` in metrics.
+    let isAnswer: @Sendable (Int) -> Bool
+    let observer: UpstreamObserver
+    let clock: any CacheClock
+    /// The cap on requests in flight to this upstream (`--upstream-concurrency`).
+    let concurrency: ConcurrencyLimit
+    /// Pauses requests while the upstream asks for it or keeps failing (`--upstream-backoff`).
+    public let backoff: UpstreamBackoff
+    /// Where a request is sent: its own URL (pass-through), or the one a built-in route
+    /// makes from the resource.
+    public var url: @Sendable (CacheRequest) -> String = { $0.url }
+
+    public init(name: String, client: UpstreamClient, timeout: Duration, forwarding: Bool, credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool, observer: UpstreamObserver, clock: any CacheClock, concurrency: ConcurrencyLimit, backoff: UpstreamBackoff, url: @escaping @Sendable (CacheRequest) -> String = { $0.url }) {
+        self.name = name
+        self.client = client
+        self.timeout = timeout
+        self.forwarding = forwarding
+        self.credentials = credentials
+        self.isAnswer = isAnswer
+        self.observer = observer
+        self.clock = clock
+        self.concurrency = concurrency
+        self.backoff = backoff
+        self.url = url
+    }
+
+    public func fetch(_ request: CacheRequest) async throws -> CacheEntry {
+        let probe: Bool
+        switch backoff.admit(now: clock.now()) {
+        case .send(let isProbe):
+            probe = isProbe
+        case .refused(let retryAfter):
+            observer.refusedDuringBackoff(upstream: name)
+            throw FetchError.backingOff(retryAfter: retryAfter, upstreamStatus: nil)
+        }
+        var upstream = UpstreamRequest(url: url(request), method: request.method, headers: request.headers + credentials, body: request.body,
+                                       timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
+        upstream.forwarding = forwarding
+        let entry: CacheEntry
+        do {
+            // The wait for a slot is part of the exchange's time: a request queued behind
+            // slow ones gets what is left of its timeout, and gives up when nothing is.
+            entry = try await concurrency.run(waitingAtMost: timeout) { waited in
+                var upstream = upstream
+                upstream.timeout = max(.milliseconds(1), timeout - waited)
+                upstream.connectTimeout = min(upstream.connectTimeout, upstream.timeout)
+                let sent = clock.now()
+                let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
+                // Timed by the cache's own clock (the one Age and freshness are read with), from just
+                // before sending (after any wait for a slot) to just after the answer.
+                return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
+                                  requestTime: sent, responseTime: clock.now(), interim: response.interim)
+            }
+        } catch is ConcurrencyLimit.WaitedTooLong {
+            // Larder's own queue again, not the upstream's doing: no backoff.
+            _ = backoff.record(nil, probe: probe, now: clock.now())
+            throw FetchError.timeout
+        } catch is ConcurrencyLimit.Full {
+            // Refused by Larder's own queue: it says nothing about the upstream.
+            _ = backoff.record(nil, probe: probe, now: clock.now())
+            throw FetchError.unreachable("more than \(concurrency.queueLimit) requests are already waiting for the \(name) upstream")
+        } catch {
+            settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
+            // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.
+            throw error as? UpstreamError == .timeout ? FetchError.timeout : FetchError.unreachable("\(error)")
+        }
+        settle(.answered(status: entry.status, retryAfter: entry.header("retry-after")), probe: probe)
+        if backoff.pauses(onStatus: entry.status), let pause = backoff.pause(now: clock.now()) {
+            // An answer that began or lengthened the pause is not passed on: the caller gets
+            // what every request in the pause gets (a stale answer, or 503 with Retry-After).
+            throw FetchError.backingOff(retryAfter: UpstreamBackoff.seconds(from: clock.now(), to: pause.until), upstreamStatus: entry.status)
+        }
+        return entry
+    }
+
+    @discardableResult
+    private func settle(_ outcome: UpstreamBackoff.Outcome, probe: Bool) -> UpstreamBackoff.Change? {
+        let change = backoff.record(outcome, probe: probe, now: clock.now())
+        if let change { observer.backoffChanged(upstream: name, change) }
+        return change
+    }
+}
