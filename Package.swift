@@ -170,6 +170,8 @@ let package = Package(
         .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log")]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
+        .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport"]),

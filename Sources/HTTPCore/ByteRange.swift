@@ -1,11 +1,11 @@
 /// One byte range of a stored representation (RFC 9110 §14), for answering a `Range`
 /// request from a complete stored response. Only a single range is served; a request for
 /// several gets the whole representation, which §14.2 allows.
-public struct ByteRange: Equatable {
+public struct ByteRange: Equatable, Sendable {
     public let first: Int
     public let last: Int
 
-    public enum Selection: Equatable {
+    public enum Selection: Equatable, Sendable {
         /// No usable single range: send the whole representation (200).
         case whole
         case partial(ByteRange)
