@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 
 /// IMF-fixdate (RFC 9110 §5.6.7), the only date format an HTTP/1.1 sender may generate.
@@ -32,31 +29,29 @@ public enum HTTPDate {
 
     /// Writes the date at the start of `text` (at least `longest` bytes); answers how many.
     private static func write(epochSeconds: Int, into text: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var t = time_t(epochSeconds)
-        var tm = tm()
-        gmtime_r(&t, &tm)
+        let time = UTCTime(epochSeconds: epochSeconds)
         var end = 0
         func put(_ byte: UInt8) {
             text[end] = byte
             end += 1
         }
-        func name(_ table: [UInt8], _ index: Int32) { for i in 0..<3 { put(table[Int(index) * 3 + i]) } }
-        func two(_ value: Int32, _ separator: UInt8) {
+        func name(_ table: [UInt8], _ index: Int) { for i in 0..<3 { put(table[index * 3 + i]) } }
+        func two(_ value: Int, _ separator: UInt8) {
             put(0x30 + UInt8(value / 10))
             put(0x30 + UInt8(value % 10))
             put(separator)
         }
-        name(dayNames, tm.tm_wday)
+        name(dayNames, time.weekday)
         put(0x2C)  // ","
         put(0x20)
-        two(tm.tm_mday, 0x20)
-        name(monthNames, tm.tm_mon)
+        two(time.day, 0x20)
+        name(monthNames, time.month - 1)
         put(0x20)
-        DecimalText.withDigits(Int(tm.tm_year) + 1900) { $0.forEach(put) }
+        DecimalText.withDigits(time.year) { $0.forEach(put) }
         put(0x20)
-        two(tm.tm_hour, 0x3A)
-        two(tm.tm_min, 0x3A)
-        two(tm.tm_sec, 0x20)
+        two(time.hour, 0x3A)
+        two(time.minute, 0x3A)
+        two(time.second, 0x20)
         for byte in "GMT".utf8 { put(byte) }
         return end
     }

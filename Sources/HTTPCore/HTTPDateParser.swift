@@ -42,12 +42,11 @@ public enum HTTPDateParser {
 
     /// The moment, when every part is in range.
     private static func date(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Date? {
-        guard (1...31).contains(day), year >= 1900, year < 10_000, hour < 24, minute < 60, second < 61,
-              day <= CalendarDays.inMonth(month, year: year) else { return nil }
         // A leap second (:60) counts as :59, so it never carries into the next minute (or, on
         // 9999-12-31, into a five-digit year no HTTP date can state).
-        let seconds = CalendarDays.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + min(second, 59)
-        return Date(timeIntervalSince1970: TimeInterval(seconds))
+        guard year >= 1900, year < 10_000, second < 61,
+              let time = UTCTime(year: year, month: month, day: day, hour: hour, minute: minute, second: min(second, 59)) else { return nil }
+        return Date(timeIntervalSince1970: TimeInterval(time.epochSeconds))
     }
 
     /// IMF-fixdate read by byte position (`Sun, 06 Nov 1994 08:49:37 GMT`), the form every

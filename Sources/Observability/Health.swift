@@ -66,7 +66,7 @@ public final class Health: UpstreamObserver {
     }
 
     private static func timestamp(_ date: Date) -> String {
-        date.formatted(.iso8601)
+        UTCTime(epochSeconds: Int(date.timeIntervalSince1970.rounded(.down))).iso8601
     }
 
     private struct Check {

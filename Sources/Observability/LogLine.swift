@@ -256,11 +256,8 @@ struct LogLine: ~Copyable {
         let second = Int(now.tv_sec)
         let text = Self.secondText.withLock { cached in
             if cached.second != second {
-                var seconds = now.tv_sec
-                var tm = tm()
-                gmtime_r(&seconds, &tm)
-                func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-                cached = (second, Array("\(tm.tm_year + 1900)-\(two(tm.tm_mon + 1))-\(two(tm.tm_mday))T\(two(tm.tm_hour)):\(two(tm.tm_min)):\(two(tm.tm_sec)).".utf8))
+                // `…:00Z` becomes `…:00.`, the milliseconds and `Z` follow.
+                cached = (second, Array(UTCTime(epochSeconds: second).iso8601.utf8.dropLast()) + [0x2E])
             }
             return cached.text
         }

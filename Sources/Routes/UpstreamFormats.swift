@@ -35,14 +35,14 @@ enum OpenMeteoFormat {
     /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
     /// `resource` is the place's rounded pair (`52.52,13.41`), as the cache keys it.
     static func json(resource: String, entry: CacheEntry) throws -> [UInt8] {
-        guard let answer = Answer(JSONValue.parse(entry.body, keeping: Answer.read)) else {
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)), answer.current.temperature.isFinite else {
             throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
         }
-        guard let condition = WeatherCondition.description(of: answer.weatherCode) else {
-            throw UndecodableAnswer(description: "unknown WMO weather code \(answer.weatherCode)")
+        guard let condition = WeatherCondition.description(of: answer.current.weatherCode) else {
+            throw UndecodableAnswer(description: "unknown WMO weather code \(answer.current.weatherCode)")
         }
-        guard let lastUpdate = isoTime(openMeteo: answer.time, utcOffset: answer.utcOffset) else {
-            throw UndecodableAnswer(description: "unreadable time '\(answer.time)' at offset \(answer.utcOffset) s")
+        guard let lastUpdate = isoTime(openMeteo: answer.current.time, utcOffset: answer.utcOffset ?? 0) else {
+            throw UndecodableAnswer(description: "unreadable time '\(answer.current.time)' at offset \(answer.utcOffset ?? 0) s")
         }
         let place = resource.utf8
         guard let comma = place.firstIndex(of: UInt8(ascii: ",")), !place[place.index(after: comma)...].contains(UInt8(ascii: ",")) else {
@@ -57,11 +57,11 @@ enum OpenMeteoFormat {
         json += #","longitude":"#.utf8
         json += place[place.index(after: comma)...]
         json += #","temperature":"#.utf8
-        json += answer.temperature.utf8
+        json += answer.current.temperature.description.utf8
         json += #","temperatureUnit":"#.utf8
-        JSONString.append(answer.unit, to: &json)
+        JSONString.append(answer.units?.temperature ?? "°C", to: &json)
         json += #","weatherCode":"#.utf8
-        DecimalText.append(answer.weatherCode, to: &json)
+        DecimalText.append(answer.current.weatherCode, to: &json)
         json += #","condition":"#.utf8
         JSONString.append(condition, to: &json)
         json += #","lastUpdate":""#.utf8
@@ -71,48 +71,28 @@ enum OpenMeteoFormat {
     }
 
     /// What Larder reads of an answer: `current.time`, `current.temperature_2m` (a finite
-    /// number), `current.weather_code` (an exact integer) and, when given, the string
-    /// `current_units.temperature_2m` and the integer `utc_offset_seconds` (the offset of
-    /// `current.time` from UTC; 0 when absent). Other members are ignored; a required one
-    /// missing, or any of these of another type, makes the answer unusable.
-    private struct Answer {
-        let time: String
-        /// As Larder writes it: the text of a finite Double (`JSONValue.doubleText`).
-        let temperature: String
-        let weatherCode: Int
-        let unit: String
-        let utcOffset: Int
-
-        /// The members `init` looks at; the rest of an answer is checked, not built.
-        static let read = JSONKeep.members([
-            "current": .members(["time": .whole, "temperature_2m": .whole, "weather_code": .whole]),
-            "current_units": .members(["temperature_2m": .whole]),
-            "utc_offset_seconds": .whole,
-        ])
-
-        init?(_ document: JSONValue?) {
-            guard let current = document?["current"], let time = current["time"]?.string,
-                  let temperature = current["temperature_2m"]?.doubleText, let weatherCode = current["weather_code"]?.integer else { return nil }
-            self.time = time
-            self.temperature = temperature
-            self.weatherCode = weatherCode
-            switch document?["utc_offset_seconds"] {
-            case nil, .null?: utcOffset = 0
-            case let offset?:
-                guard let seconds = offset.integer else { return nil }
-                utcOffset = seconds
+    /// number), `current.weather_code` (an integer) and, when given and not null, the string
+    /// `current_units.temperature_2m` (°C when absent) and the integer `utc_offset_seconds`
+    /// (the offset of `current.time` from UTC; 0 when absent). Other members are ignored; a
+    /// required one missing, or any of these of another type, makes the answer unusable.
+    private struct Answer: Decodable {
+        struct Current: Decodable {
+            let time: String
+            let temperature: Double
+            let weatherCode: Int
+            enum CodingKeys: String, CodingKey {
+                case time, temperature = "temperature_2m", weatherCode = "weather_code"
             }
-            switch document?["current_units"] {
-            case nil, .null?:
-                unit = "°C"
-            case let units?:
-                guard case .object = units else { return nil }
-                switch units["temperature_2m"] {
-                case nil, .null?: unit = "°C"
-                case .string(let given)?: unit = given
-                default: return nil
-                }
-            }
+        }
+        struct Units: Decodable {
+            let temperature: String?
+            enum CodingKeys: String, CodingKey { case temperature = "temperature_2m" }
+        }
+        let current: Current
+        let units: Units?
+        let utcOffset: Int?
+        enum CodingKeys: String, CodingKey {
+            case current, units = "current_units", utcOffset = "utc_offset_seconds"
         }
     }
 
@@ -136,44 +116,54 @@ enum OpenMeteoFormat {
         func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
         let year = number(0..<4), month = number(5..<7), day = number(8..<10)
         let hour = number(11..<13), minute = number(14..<16), second = bytes.count == 16 ? 0 : number(17..<19)
-        guard (1...12).contains(month), day >= 1, day <= CalendarDays.inMonth(month, year: year),
-              hour < 24, minute < 60, second < 60, abs(utcOffset) <= largestUTCOffset else { return nil }
-        let local = CalendarDays.daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second
-        return Date(timeIntervalSince1970: Double(local - utcOffset)).formatted(.iso8601)
+        guard abs(utcOffset) <= largestUTCOffset,
+              let local = UTCTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else { return nil }
+        return UTCTime(epochSeconds: local.epochSeconds - utcOffset).iso8601
     }
 }
 
 /// The balance upstream's format, decoded only here: status 200 with
-/// `{"balance":1234.56,"date":"2021-06-02 11:01:48 +0000"}`.
+/// `{"balance":1234.56,"date":"2021-06-02 11:01:48 +0000"}`, the balance a finite number and
+/// the date `yyyy-MM-dd HH:mm:ss ±hhmm`.
 public enum BalanceFormat {
     /// The version of the JSON `json` makes (see `OpenMeteoFormat.version`).
     static let version = 1
 
+    private struct Answer: Decodable {
+        let balance: Double
+        let date: String
+    }
+
     /// Larder's balance JSON for a fetched entry; throws `UndecodableAnswer` when it is not the balance format.
     static func json(entry: CacheEntry) throws -> [UInt8] {
-        let document = JSONValue.parse(entry.body, keeping: .members(["balance": .whole, "date": .whole]))
-        guard let balance = document?["balance"]?.double, let text = document?["date"]?.string else {
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body)), answer.balance.isFinite else {
             throw UndecodableAnswer(description: "the balance upstream's body is not {\"balance\":…,\"date\":…}")
         }
-        guard let date = parseDate(text) else {
-            throw UndecodableAnswer(description: "unreadable balance date '\(text)'")
+        guard let date = parseDate(answer.date) else {
+            throw UndecodableAnswer(description: "unreadable balance date '\(answer.date)'")
         }
-        return Array("{\"balance\":\(balance),\"lastUpdate\":\"\(isoFormat(date))\"}".utf8)
+        return Array("{\"balance\":\(answer.balance),\"lastUpdate\":\"\(date.iso8601)\"}".utf8)
     }
 
-    /// `yyyy-MM-dd HH:mm:ss Z`.
-    static func parseDate(_ text: String) -> Date? {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
-        return formatter.date(from: text)
-    }
-
-    public static func isoFormat(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd'T'HH:mm:ss'Z'"
-        return formatter.string(from: date)
+    /// `yyyy-MM-dd HH:mm:ss ±hhmm` (the offset at most ±18:00), as the moment in UTC.
+    public static func parseDate(_ text: String) -> UTCTime? {
+        let bytes = Array(text.utf8)
+        let layout = Array("dddd-dd-dd dd:dd:dd +dddd".utf8)
+        guard bytes.count == layout.count else { return nil }
+        for (byte, expected) in zip(bytes, layout) {
+            let ok = switch expected {
+            case UInt8(ascii: "d"): byte >= 0x30 && byte <= 0x39
+            case UInt8(ascii: "+"): byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
+            default: byte == expected
+            }
+            guard ok else { return nil }
+        }
+        func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
+        let offsetMinutes = number(21..<23) * 60 + number(23..<25)
+        guard number(23..<25) < 60, offsetMinutes <= 18 * 60,
+              let local = UTCTime(year: number(0..<4), month: number(5..<7), day: number(8..<10),
+                                  hour: number(11..<13), minute: number(14..<16), second: number(17..<19)) else { return nil }
+        let offset = (bytes[20] == UInt8(ascii: "-") ? -60 : 60) * offsetMinutes
+        return UTCTime(epochSeconds: local.epochSeconds - offset)
     }
 }

@@ -94,7 +94,7 @@ public final class UpstreamSimulator: Sendable {
         let temperature = Double(Int(random % 400) - 100) / 10
         let codes = WeatherCondition.descriptions.keys.sorted()
         let code = codes[Int((random >> 16) % UInt64(codes.count))]
-        let time = BalanceFormat.isoFormat(Date(timeIntervalSince1970: TimeInterval(start))).prefix(16)
+        let time = UTCTime(epochSeconds: start).iso8601.prefix(16)
         let body = "{\"latitude\":\(latitude),\"longitude\":\(longitude),\"generationtime_ms\":0.05,\"utc_offset_seconds\":0,"
             + "\"timezone\":\"GMT\",\"timezone_abbreviation\":\"GMT\",\"elevation\":38.0,"
             + "\"current_units\":{\"time\":\"iso8601\",\"interval\":\"seconds\",\"temperature_2m\":\"°C\",\"weather_code\":\"wmo code\"},"
@@ -105,11 +105,7 @@ public final class UpstreamSimulator: Sendable {
     static func balance(_ request: HTTPRequest, _ settings: Settings) -> HTTPResponse {
         let start = interval()
         let cents = 100_000 + Int(seed("balance,\(start)") % 900_000)
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss Z"
-        let date = formatter.string(from: Date(timeIntervalSince1970: TimeInterval(start)))
+        let date = UTCTime(epochSeconds: start).text(separator: " ", zone: " +0000")
         let body = "{\"balance\":\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100),\"date\":\"\(date)\"}"
         return validated(request, body: body, lastModified: start, settings: settings)
     }
