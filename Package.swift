@@ -113,6 +113,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            resources: [.embedInCode("openapi.yaml")],
             swiftSettings: hitPath
         ),
         // The admin listener's API: purge, tags, inspection.
