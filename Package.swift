@@ -24,6 +24,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
         // Pulled in by the packages above; pinned here, not used directly.
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
@@ -49,7 +50,17 @@ let package = Package(
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Locking"]),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
-        .target(name: "Caching", dependencies: ["CLinux", "HTTPCore", "Locking", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: hitPath),
+        .target(
+            name: "Caching",
+            dependencies: [
+                "CLinux",
+                "HTTPCore",
+                "Locking",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+            ],
+            swiftSettings: hitPath
+        ),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
             name: "HTTPServer",

@@ -9,14 +9,22 @@ import Testing
 struct SharedRulesTests {
     @Test(arguments: [
         ("max-age=60", 60), ("max-age=60, private", 60), ("no-store, max-age=5;x=1", 5), ("max-age=3600, foo=\"bar\", baz=?1", 3600),
+        // An inner list is valid RFC 8941: a directive Larder does not know keeps the field.
+        ("max-age=30, x=(1 2), y=(\"a\" b);p=1", 30), ("max-age=45, z=()", 45),
     ])
     func validTargetedFieldsParse(_ value: String, _ maxAge: Int) throws {
         #expect(try #require(TargetedCacheControl.parse([value])).maxAge == maxAge)
     }
 
-    @Test(arguments: ["max-age=10000, &&&&&", "max-age=\"10000\"", "max-age=1.5", "Max-Age=60", "max-age=60,", "max-age=-1", ""])
+    @Test(arguments: ["max-age=10000, &&&&&", "max-age=\"10000\"", "max-age=1.5", "Max-Age=60", "max-age=60,", "max-age=-1", "",
+                      "max-age=(60)", "max-age=60, x=(1 2"])
     func invalidTargetedFieldsAreIgnored(_ value: String) {
         #expect(TargetedCacheControl.parse([value]) == nil)
+    }
+
+    @Test func bareDirectivesBesideAnInnerListAreKept() throws {
+        let parsed = try #require(TargetedCacheControl.parse(["private, groups=(\"a\" \"b\")", "no-store=?1, no-cache=?0"]))
+        #expect(parsed.isPrivate && parsed.noStore && !parsed.noCache)
     }
 
     @Test func targetedFieldReplacesCacheControlAndExpires() {
