@@ -1,5 +1,6 @@
 import CLinux
 import Foundation
+import Synchronization
 
 /// Counters every request adds to (the request series, cache lookups), one stripe per event
 /// loop plus one for every other thread, each stripe on cache lines of its own. Two loops
@@ -11,7 +12,7 @@ final class StripedCounters: @unchecked Sendable {
     private let stripes: Int
     /// Cells from one stripe to the next: `count` rounded up to whole 64-byte lines.
     private let stride: Int
-    private let cells: UnsafeMutablePointer<Int>
+    private let cells: UnsafeMutablePointer<Atomic<Int>>
 
     /// One stripe per CPU (a loop each, by default) and one for other threads; more loops
     /// than that share stripes, which stays correct (every add is atomic), only slower.
@@ -20,24 +21,28 @@ final class StripedCounters: @unchecked Sendable {
     init(count: Int, stripes: Int = StripedCounters.defaultStripes) {
         self.count = count
         self.stripes = max(1, stripes)
-        let perLine = 64 / MemoryLayout<Int>.stride
+        let perLine = 64 / MemoryLayout<Atomic<Int>>.stride
         stride = (count + perLine - 1) / perLine * perLine
-        cells = UnsafeMutableRawPointer.allocate(byteCount: max(1, stride * self.stripes) * MemoryLayout<Int>.stride, alignment: 64)
-            .bindMemory(to: Int.self, capacity: stride * self.stripes)
-        cells.initialize(repeating: 0, count: stride * self.stripes)
+        let total = stride * self.stripes
+        cells = UnsafeMutableRawPointer.allocate(byteCount: max(1, total) * MemoryLayout<Atomic<Int>>.stride, alignment: 64)
+            .bindMemory(to: Atomic<Int>.self, capacity: total)
+        for cell in 0..<total { (cells + cell).initialize(to: Atomic(0)) }
     }
 
-    deinit { cells.deallocate() }
+    deinit {
+        cells.deinitialize(count: stride * stripes)
+        cells.deallocate()
+    }
 
     func add(_ index: Int, _ amount: Int = 1) {
         let stripe = Int(larder_get_loop_slot()) % stripes
-        larder_counter_add(cells + (stripe * stride + index), amount)
+        cells[stripe * stride + index].wrappingAdd(amount, ordering: .relaxed)
     }
 
     /// The total of one counter over every stripe.
     subscript(index: Int) -> Int {
         var total = 0
-        for stripe in 0..<stripes { total &+= larder_counter_load(cells + (stripe * stride + index)) }
+        for stripe in 0..<stripes { total &+= cells[stripe * stride + index].load(ordering: .relaxed) }
         return total
     }
 }

@@ -92,9 +92,4 @@ extern _Thread_local unsigned larder_loop_slot;
 static inline unsigned larder_get_loop_slot(void) { return larder_loop_slot; }
 static inline void larder_set_loop_slot(unsigned slot) { larder_loop_slot = slot; }
 
-/// A relaxed atomic add and load on a counter cell in memory Swift allocated (Swift's
-/// `Atomic` cannot live in raw memory).
-static inline void larder_counter_add(long *cell, long amount) { __atomic_fetch_add(cell, amount, __ATOMIC_RELAXED); }
-static inline long larder_counter_load(const long *cell) { return __atomic_load_n(cell, __ATOMIC_RELAXED); }
-
 #endif
