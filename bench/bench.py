@@ -275,6 +275,10 @@ def main():
                     f"{work}/larder-one.log")
         one_logged = start([LARDER, "serve", "--port", str(one_logged_port), "--cache-dir", f"{work}/larder-one-logged", "--event-loops", "1"]
                            + upstream[:-2] + ["--log-level", "info"], f"{work}/larder-one-logged.log")
+        # An extra row: the one setting that differs from what compose and Kubernetes ship.
+        poll_port = free_port()
+        poll = start([LARDER, "serve", "--port", str(poll_port), "--cache-dir", f"{work}/larder-poll", "--idle-poll", "100us"] + upstream,
+                     f"{work}/larder-poll.log")
         disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
                      f"{work}/larder-disk.log")
         proxy_port, static_port, proxy_logged_port = free_port(), free_port(), free_port()
@@ -291,6 +295,7 @@ def main():
         wait_for(logged_port, "/livez")
         wait_for(one_port, "/livez")
         wait_for(one_logged_port, "/livez")
+        wait_for(poll_port, "/livez")
         body = get(larder_port, HOT).decode()
         static_location = "default_type application/json;\n            return 200 '" + body.replace("'", "\\'") + "';"
         nginx = {}
@@ -312,6 +317,7 @@ def main():
         warm("larder", larder_port, sim_port, KEYS)
         warm("nginx proxy_cache", proxy_port, sim_port, KEYS + [HOT])
         warm("larder (logged)", logged_port, sim_port, [HOT])
+        warm("larder --idle-poll 100us", poll_port, sim_port, [HOT])
         warm("nginx proxy_cache (logged)", proxy_logged_port, sim_port, [HOT])
         warm("larder (disk hits)", disk_port, sim_port, KEYS + [HOT], on_disk=True)
         for name, port in [("larder, one loop", one_port), ("larder (logged), one loop", one_logged_port),
@@ -335,7 +341,8 @@ def main():
                 rows.append(measure("larder (disk hits)", disk, disk_port, connections, "1000 keys") | {"round": rep})
                 # Both writing an access line per request, hot key only.
                 for name, proc, port in [("larder (logged)", logged, logged_port),
-                                         ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port)]:
+                                         ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port),
+                                         ("larder --idle-poll 100us", poll, poll_port)]:
                     rows.append(measure(name, proc, port, connections, "hot key") | {"round": rep})
         one_peers = [("larder", one, one_port), ("nginx proxy_cache", nginx["one-proxy"], one_proxy_port),
                      ("nginx static", nginx["one-static"], one_static_port), ("larder (logged)", one_logged, one_logged_port),
@@ -374,12 +381,14 @@ def report(rows, miss, idle, after):
                 larder, proxy, static = (best(p, scenario, connections, layout) for p in ("larder", "nginx proxy_cache", "nginx static"))
                 passthrough = best("larder pass-through", scenario, connections, layout)
                 logged = best("larder (logged)", scenario, connections, layout)
+                polling = best("larder --idle-poll 100us", scenario, connections, layout)
                 proxy_logged = best("nginx proxy_cache (logged)", scenario, connections, layout)
-                for row in (larder, passthrough, proxy, static, logged, proxy_logged, best("larder (disk hits)", scenario, connections, layout)):
+                for row in (larder, passthrough, proxy, static, logged, proxy_logged, polling,
+                            best("larder (disk hits)", scenario, connections, layout)):
                     if row is None:
                         continue
                     ratios = ["", ""]
-                    if row is larder or row is passthrough:
+                    if row is larder or row is passthrough or row is polling:
                         ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
                     if row is logged and proxy_logged:
                         ratios = [f"logged/logged {row['rps'] / proxy_logged['rps']:.2f}×", ""]

@@ -123,10 +123,10 @@ import Redis
     @Test func idlePollingIsTheServersDefaultUnlessGivenInMicrosecondsOrMilliseconds() throws {
         let unset = try ServeSettings.resolve(flags: [:], environment: [:])
         #expect(unset.serverConfiguration.idlePollLimit == HTTPServerConfiguration(host: "127.0.0.1", port: 0).idlePollLimit)
-        #expect(unset.summary["idle_poll_us"] == .stringConvertible(100))
-        let off = try ServeSettings.resolve(flags: [:], environment: ["LARDER_IDLE_POLL": "0"])
-        #expect(off.serverConfiguration.idlePollLimit == .zero)
-        #expect(off.summary["idle_poll_us"] == .stringConvertible(0))
+        #expect(unset.summary["idle_poll_us"] == .stringConvertible(0))
+        let on = try ServeSettings.resolve(flags: [:], environment: ["LARDER_IDLE_POLL": "100us"])
+        #expect(on.serverConfiguration.idlePollLimit == .microseconds(100))
+        #expect(on.summary["idle_poll_us"] == .stringConvertible(100))
         #expect(try ServeSettings.resolve(flags: ["idle.poll": "50us"], environment: ["LARDER_IDLE_POLL": "0"]).serverConfiguration.idlePollLimit
             == .microseconds(50))
         #expect(try ServeSettings.resolve(flags: ["idle.poll": "1ms"], environment: [:]).serverConfiguration.idlePollLimit == .milliseconds(1))
