@@ -2,7 +2,7 @@
 # API checks against a real `larder serve --demo` with its admin listener: both OpenAPI
 # documents are valid, schemathesis finds no failure with every check on either port, and
 # REDbot finds no errors on a /weather URL (each warning it still prints must be explained
-# in README.md).
+# in docs/architecture.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.tools/venv
@@ -37,7 +37,7 @@ echo "== /metrics through prometheus-client's parser"
 echo "== REDbot on $url/weather"
 curl -fsS -o /dev/null "$url/weather?lat=52.52&lon=13.41" || true
 "$venv/bin/redbot" -o har "$url/weather?lat=52.52&lon=13.41" > "$work/redbot.har"
-python3 - "$work/redbot.har" README.md <<'PY'
+python3 - "$work/redbot.har" docs/architecture.md <<'PY'
 import json, sys
 har = json.load(open(sys.argv[1]))
 readme = open(sys.argv[2]).read()
@@ -57,7 +57,7 @@ unexplained = [summary for level, summary in notes if level == "WARN" and summar
 for level, summary in notes:
     print(f"  {level:5} {summary}")
 if bad or unexplained:
-    print("REDbot errors:", bad, "; warnings not explained in README.md:", unexplained)
+    print("REDbot errors:", bad, "; warnings not explained in docs/architecture.md:", unexplained)
     sys.exit(1)
-print("REDbot: no errors; every warning is explained in README.md")
+print("REDbot: no errors; every warning is explained in docs/architecture.md")
 PY

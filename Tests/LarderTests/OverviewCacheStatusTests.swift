@@ -3,7 +3,7 @@ import Testing
 @testable import Larder
 @testable import Routes
 
-/// `/overview` answers with one Cache-Status for two lookups (README: "Cache-Status on /overview").
+/// `/overview` answers with one Cache-Status for two lookups (docs/architecture.md: "Cache-Status on `/overview`").
 @Suite(.timeLimit(.minutes(1))) struct OverviewCacheStatusTests {
     @Test func twoHitsAreAHitWithTheSmallerTTL() {
         let combined = LarderRoutes.combined(CacheStatus(hit: true, ttl: 30, detail: .memory),
