@@ -35,6 +35,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LARDER = sys.argv[1]
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
+# BENCH_BASELINE=/path/to/an/older/larder: its memory hits (quiet and logged), disk hits and
+# misses are measured in the same run, as extra rows, so a change is judged before and after
+# on the same machine state. It runs with the same flags as this Larder.
+BASELINE = os.environ.get("BENCH_BASELINE")
 if ROUNDS < 1:
     raise SystemExit("BENCH_ROUNDS must be at least 1")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -281,6 +285,15 @@ def main():
                      f"{work}/larder-poll.log")
         disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
                      f"{work}/larder-disk.log")
+        baseline = {}
+        if BASELINE:
+            for name, extra in [("baseline larder", []), ("baseline larder (logged)", ["--log-level", "info"]),
+                                ("baseline larder (disk hits)", ["--memory-limit", "64KiB"])]:
+                port = free_port()
+                flags = upstream[:-2] + extra if "logged" in name else upstream + extra
+                proc = start([BASELINE, "serve", "--port", str(port), "--cache-dir", f"{work}/{name.replace(' ', '-')}", "--idle-poll", "0"]
+                             + flags, f"{work}/{name.replace(' ', '-')}.log")
+                baseline[name] = (proc, port)
         proxy_port, static_port, proxy_logged_port = free_port(), free_port(), free_port()
         one_proxy_port, one_static_port, one_proxy_logged_port = free_port(), free_port(), free_port()
         body = None
@@ -296,6 +309,8 @@ def main():
         wait_for(one_port, "/livez")
         wait_for(one_logged_port, "/livez")
         wait_for(poll_port, "/livez")
+        for _, port in baseline.values():
+            wait_for(port, "/livez")
         body = get(larder_port, HOT).decode()
         static_location = "default_type application/json;\n            return 200 '" + body.replace("'", "\\'") + "';"
         nginx = {}
@@ -318,6 +333,8 @@ def main():
         warm("nginx proxy_cache", proxy_port, sim_port, KEYS + [HOT])
         warm("larder (logged)", logged_port, sim_port, [HOT])
         warm("larder --idle-poll 100us", poll_port, sim_port, [HOT])
+        for name, (_, port) in baseline.items():
+            warm(name, port, sim_port, KEYS + [HOT] if "logged" not in name else [HOT], on_disk="disk" in name)
         warm("nginx proxy_cache (logged)", proxy_logged_port, sim_port, [HOT])
         warm("larder (disk hits)", disk_port, sim_port, KEYS + [HOT], on_disk=True)
         for name, port in [("larder, one loop", one_port), ("larder (logged), one loop", one_logged_port),
@@ -337,8 +354,16 @@ def main():
                 for keys in ("hot key", "1000 keys"):
                     for name, proc, port in peers:
                         rows.append(measure(name, proc, port, connections, keys, pass_through=proc is passthrough) | {"round": rep})
+                    if "baseline larder" in baseline:
+                        proc, port = baseline["baseline larder"]
+                        rows.append(measure("baseline larder", proc, port, connections, keys) | {"round": rep})
                 # Disk hits in every round too, so their best is taken as every other cell's is.
                 rows.append(measure("larder (disk hits)", disk, disk_port, connections, "1000 keys") | {"round": rep})
+                if baseline:
+                    proc, port = baseline["baseline larder (disk hits)"]
+                    rows.append(measure("baseline larder (disk hits)", proc, port, connections, "1000 keys") | {"round": rep})
+                    proc, port = baseline["baseline larder (logged)"]
+                    rows.append(measure("baseline larder (logged)", proc, port, connections, "hot key") | {"round": rep})
                 # Both writing an access line per request, hot key only.
                 for name, proc, port in [("larder (logged)", logged, logged_port),
                                          ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port),
@@ -353,7 +378,10 @@ def main():
                 for name, proc, port in one_peers:
                     rows.append(measure(name, proc, port, connections, "hot key") | {"round": rep, "layout": "one"})
         print("miss path: 100 sequential cold keys")
-        miss = miss_paths({"larder": larder_port, "nginx proxy_cache": proxy_port}, sim_port)
+        miss_ports = {"larder": larder_port, "nginx proxy_cache": proxy_port}
+        if baseline:
+            miss_ports["baseline larder"] = baseline["baseline larder"][1]
+        miss = miss_paths(miss_ports, sim_port)
         for name, (p50, p99) in miss.items():
             print(f"  {name}: overhead over the raw simulator: p50 {p50:.2f} ms, p99 {p99:.2f} ms")
         print("10,000 idle keep-alive connections on Larder")
@@ -382,18 +410,22 @@ def report(rows, miss, idle, after):
                 passthrough = best("larder pass-through", scenario, connections, layout)
                 logged = best("larder (logged)", scenario, connections, layout)
                 polling = best("larder --idle-poll 100us", scenario, connections, layout)
+                base, base_logged, base_disk = (best(p, scenario, connections, layout) for p in
+                                                ("baseline larder", "baseline larder (logged)", "baseline larder (disk hits)"))
                 proxy_logged = best("nginx proxy_cache (logged)", scenario, connections, layout)
-                for row in (larder, passthrough, proxy, static, logged, proxy_logged, polling,
-                            best("larder (disk hits)", scenario, connections, layout)):
+                for row in (larder, base, passthrough, proxy, static, logged, base_logged, proxy_logged, polling,
+                            best("larder (disk hits)", scenario, connections, layout), base_disk):
                     if row is None:
                         continue
                     ratios = ["", ""]
-                    if row is larder or row is passthrough or row is polling:
+                    if row is larder or row is passthrough or row is polling or row is base:
                         ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
-                    if row is logged and proxy_logged:
+                    if (row is logged or row is base_logged) and proxy_logged:
                         ratios = [f"logged/logged {row['rps'] / proxy_logged['rps']:.2f}×", ""]
                     if row["peer"] == "larder (disk hits)":
                         ratios = [f"disk/memory {row['rps'] / larder['rps']:.2f}×", ""]
+                    if row is base_disk and base:
+                        ratios = [f"disk/memory {row['rps'] / base['rps']:.2f}×", ""]
                     out.append(f"| {scenario} | {connections} | {row['peer']} | {row['rps']:.0f} | {row['p50']:.2f} | {row['p99']:.2f} | "
                                f"{row['cpu_us']:.1f} | {row['rss']:.1f} | {ratios[0]} | {ratios[1]} |")
         return out
