@@ -17,10 +17,9 @@ public struct HTTPResponse: Sendable {
     /// Informational responses sent ahead of this one (a gateway passing on 103 Early Hints),
     /// to HTTP/1.1 clients only (RFC 9110 §15.2).
     public var interim: [InterimResponse] = []
-    /// A small value a handler leaves for whatever wraps it (Larder notes how its cache
-    /// answered, for the access log and metrics), so that nothing has to read it back out of
-    /// rendered header text. Never sent.
-    public var annotation: UInt8 = 0
+    /// How a cache answered, left by the handler for whatever wraps it (the access log and
+    /// metrics). Never sent.
+    public var cacheOutcome: CacheOutcome = .none
 
     /// Whether this status may carry content (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
     var allowsBody: Bool { !(status < 200 || status == 204 || status == 304) }

@@ -58,7 +58,7 @@ public struct AccessLog: Sendable {
         let idOctets = response.lines.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
         let route = series.route(matched: matched, passThrough: passThroughCovers(request.path))
-        let result = RequestSeries.CacheResult(rawValue: response.annotation) ?? .none
+        let result = response.cacheOutcome
         series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
         // Like every other line, through the logger (its handler's level, read now); the

@@ -23,26 +23,6 @@ public final class RequestSeries: Sendable {
         fileprivate let index: Int
     }
 
-    /// How the cache answered a request, as `CachedResponse` notes it on the response
-    /// (`HTTPResponse.annotation`); `none` for answers that are not the cache's. A stand-in
-    /// is a stored answer that replaced a failed fetch: stale in the histogram, a warning in
-    /// the log.
-    public enum CacheResult: UInt8, CaseIterable, Sendable {
-        case none, hit, stale, miss, standIn
-
-        public init(_ status: CacheStatus) {
-            switch status.result {
-            case .hit: self = .hit
-            case .miss: self = .miss
-            case .stale: self = status.forward == nil ? .stale : .standIn
-            }
-        }
-
-        /// The histogram series it counts in.
-        var counted: CacheResult { self == .standIn ? .stale : self }
-        var label: String { String(describing: self) }
-    }
-
     /// A histogram's cells: one per bucket (not cumulative), then the count, then the sum in nanoseconds.
     private static let histogramWidth = bounds.count + 3
 
@@ -66,7 +46,7 @@ public final class RequestSeries: Sendable {
         self.labels = labels
         self.cached = Set(cached.compactMap { labels.firstIndex(of: $0) })
         requests = StripedCounters(count: labels.count * Self.statuses.count)
-        durations = StripedCounters(count: labels.count * CacheResult.allCases.count * Self.histogramWidth)
+        durations = StripedCounters(count: labels.count * CacheOutcome.allCases.count * Self.histogramWidth)
         boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
     }
 
@@ -81,7 +61,7 @@ public final class RequestSeries: Sendable {
     func label(_ route: Route) -> String { labels[route.index] }
 
     /// Counts one answered request and its duration.
-    func record(_ route: Route, status: Int, result: CacheResult, nanoseconds: Int) {
+    func record(_ route: Route, status: Int, result: CacheOutcome, nanoseconds: Int) {
         if Self.statuses.contains(status) { requests.add(requestCell(route: route.index, offset: status - Self.statuses.lowerBound)) }
         let first = durationsStart(route: route.index, result: Int(result.counted.rawValue))
         var bucket = 0
@@ -93,7 +73,7 @@ public final class RequestSeries: Sendable {
 
     private func requestCell(route: Int, offset: Int) -> Int { route * Self.statuses.count + offset }
 
-    private func durationsStart(route: Int, result: Int) -> Int { (route * CacheResult.allCases.count + result) * Self.histogramWidth }
+    private func durationsStart(route: Int, result: Int) -> Int { (route * CacheOutcome.allCases.count + result) * Self.histogramWidth }
 
     private func durationCells(route: Int, result: Int) -> [Int] {
         let first = durationsStart(route: route, result: result)
@@ -117,11 +97,11 @@ public final class RequestSeries: Sendable {
 
         lines = []
         for route in labels.indices {
-            for result in CacheResult.allCases.indices {
+            for result in CacheOutcome.allCases.indices {
                 let cells = durationCells(route: route, result: result)
-                let alerted = CacheResult.allCases[result] == .stale && cached.contains(route)
+                let alerted = CacheOutcome.allCases[result] == .stale && cached.contains(route)
                 guard cells[Self.bounds.count + 1] > 0 || alerted else { continue }
-                let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheResult.allCases[result].label)\""
+                let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheOutcome.allCases[result].label)\""
                 var cumulative = 0
                 for (bucket, bound) in Self.bounds.enumerated() {
                     cumulative += cells[bucket]
@@ -143,4 +123,19 @@ public final class RequestSeries: Sendable {
         text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(type)\n"
         for line in lines { text += line + "\n" }
     }
+}
+
+extension CacheOutcome {
+    /// The outcome a `Cache-Status` states.
+    public init(_ status: CacheStatus) {
+        switch status.result {
+        case .hit: self = .hit
+        case .miss: self = .miss
+        case .stale: self = status.forward == nil ? .stale : .standIn
+        }
+    }
+
+    /// The histogram series it counts in: a stand-in is stale there (and a warning in the log).
+    var counted: CacheOutcome { self == .standIn ? .stale : self }
+    var label: String { String(describing: self) }
 }

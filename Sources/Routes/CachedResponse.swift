@@ -127,6 +127,6 @@ extension HTTPResponse {
         // Age before the rendered Date: linters that read fields in order judge clock skew with Age known.
         if let age { lines.add("Age", age) }
         lines.add("Cache-Status", status.append)
-        annotation = RequestSeries.CacheResult(status).rawValue
+        cacheOutcome = CacheOutcome(status)
     }
 }

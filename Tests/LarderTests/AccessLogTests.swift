@@ -106,7 +106,7 @@ extension AccessLogLevelTests {
     }
 
     @Test func theCacheResultFollowsCacheStatus() {
-        typealias Result = RequestSeries.CacheResult
+        typealias Result = CacheOutcome
         #expect(Result(CacheStatus(hit: true, ttl: 12, detail: .memory)) == .hit)
         #expect(Result(CacheStatus(hit: true, ttl: -3)) == .stale)
         #expect(Result(CacheStatus(forward: .stale, forwardStatus: 503, detail: .staleIfError)) == .standIn)
@@ -117,8 +117,8 @@ extension AccessLogLevelTests {
         // What the access log reads: the note on the response, none when nothing noted it.
         var noted = HTTPResponse(status: 200)
         noted.note(CacheStatus(hit: true, ttl: 1))
-        #expect(noted.annotation == Result.hit.rawValue)
-        #expect(Result(rawValue: HTTPResponse(status: 404).annotation) == Result.none)
+        #expect(noted.cacheOutcome == .hit)
+        #expect(HTTPResponse(status: 404).cacheOutcome == .none)
     }
 }
 
