@@ -1,6 +1,8 @@
 /// One failed upstream exchange: no answer, an answer whose status the route does not take,
-/// or an answer its render hook rejected. `detail` is said to callers, so it is plain words
-/// with no internal host, port or library message.
+/// or an answer its render hook rejected. It is the one error of the cache's fetcher
+/// boundary: a `CacheFetcher` throws it, and the cache answers with it (504 for a timeout,
+/// 503 while the upstream backs off, else 502). `detail` is said to callers, so it is plain
+/// words with no internal host, port or library message (those go to the log).
 public struct UpstreamFailure: Error, Sendable, Equatable {
     public var timeout: Bool
     /// The upstream's status when it answered with something that is not an answer.
@@ -16,17 +18,19 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
         self.retryAfter = retryAfter
     }
 
-    /// No answer arrived: a timeout, a backoff, or anything else.
+    /// The exchange did not finish within its timeout.
+    public static let timedOut = UpstreamFailure(timeout: true, detail: "the upstream did not answer in time")
+    /// No answer: refused, reset, not HTTP, or Larder's own queue for the upstream full.
+    public static let unreachable = UpstreamFailure(detail: "the upstream could not be reached")
+
+    /// The upstream was not asked (or its 429/503 just began a pause): it reopens in
+    /// `retryAfter` seconds. `upstreamStatus` is the status that began the pause, if any.
+    public static func backingOff(retryAfter: Int, upstreamStatus: Int?) -> UpstreamFailure {
+        UpstreamFailure(upstreamStatus: upstreamStatus, detail: "the upstream is backing off and was not asked", retryAfter: retryAfter)
+    }
+
+    /// What a fetcher threw: its failure, or for anything else, no answer.
     init(noAnswer error: any Error) {
-        switch error as? FetchError {
-        case .timeout?:
-            self.init(timeout: true, detail: "the upstream did not answer in time")
-        case .backingOff(let retryAfter, let status)?:
-            self.init(upstreamStatus: status, detail: "the upstream is backing off and was not asked", retryAfter: retryAfter)
-        default:
-            // The library's message names hosts and ports: it goes to the log (the fetcher's
-            // observer), never to callers.
-            self.init(detail: "the upstream could not be reached")
-        }
+        self = error as? UpstreamFailure ?? .unreachable
     }
 }

@@ -6,8 +6,8 @@ import Upstream
 /// The cache's view of one upstream, carried out by the libcurl client, for built-in and
 /// pass-through routes alike: the request goes to its URL with its method, fields and body;
 /// the answer comes back with its hop-by-hop fields removed; an `UpstreamError` becomes a
-/// `FetchError`; every outcome is counted and remembered for `/readyz` under `name`. While
-/// the upstream backs off, nothing is sent and the cache hears `FetchError.backingOff`.
+/// `UpstreamFailure`; every outcome is counted and remembered for `/readyz` under `name`. While
+/// the upstream backs off, nothing is sent and the cache hears `UpstreamFailure.backingOff`.
 public struct UpstreamFetcher: CacheFetcher {
     /// The upstream's name in metrics and readiness: `weather`, `balance`, `origin`.
     let name: String
@@ -51,7 +51,7 @@ public struct UpstreamFetcher: CacheFetcher {
             probe = isProbe
         case .refused(let retryAfter):
             observer.refusedDuringBackoff(upstream: name)
-            throw FetchError.backingOff(retryAfter: retryAfter, upstreamStatus: nil)
+            throw UpstreamFailure.backingOff(retryAfter: retryAfter, upstreamStatus: nil)
         }
         var upstream = UpstreamRequest(url: url(request), method: request.method, headers: request.headers + credentials, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
@@ -74,21 +74,21 @@ public struct UpstreamFetcher: CacheFetcher {
         } catch is ConcurrencyLimit.WaitedTooLong {
             // Larder's own queue again, not the upstream's doing: no backoff.
             _ = backoff.record(nil, probe: probe, now: clock.now())
-            throw FetchError.timeout
+            throw UpstreamFailure.timedOut
         } catch is ConcurrencyLimit.Full {
             // Refused by Larder's own queue: it says nothing about the upstream.
             _ = backoff.record(nil, probe: probe, now: clock.now())
-            throw FetchError.unreachable("more than \(concurrency.queueLimit) requests are already waiting for the \(name) upstream")
+            throw UpstreamFailure.unreachable
         } catch {
             settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
             // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.
-            throw error as? UpstreamError == .timeout ? FetchError.timeout : FetchError.unreachable("\(error)")
+            throw error as? UpstreamError == .timeout ? UpstreamFailure.timedOut : UpstreamFailure.unreachable
         }
         settle(.answered(status: entry.status, retryAfter: entry.header("retry-after")), probe: probe)
         if backoff.pauses(onStatus: entry.status), let pause = backoff.pause(now: clock.now()) {
             // An answer that began or lengthened the pause is not passed on: the caller gets
             // what every request in the pause gets (a stale answer, or 503 with Retry-After).
-            throw FetchError.backingOff(retryAfter: UpstreamBackoff.seconds(from: clock.now(), to: pause.until), upstreamStatus: entry.status)
+            throw UpstreamFailure.backingOff(retryAfter: UpstreamBackoff.seconds(from: clock.now(), to: pause.until), upstreamStatus: entry.status)
         }
         return entry
     }

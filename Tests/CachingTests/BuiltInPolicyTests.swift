@@ -104,7 +104,7 @@ extension Result where Success == CacheAnswer, Failure == CacheFailure {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 0))
         _ = await h.get()
         h.clock.advance(by: 120)
-        h.fetcher.change { $0.error = .unreachable("refused") }
+        h.fetcher.change { $0.error = .unreachable }
         let failure = try #require(await h.get().failure)
         #expect(h.fetcher.calls == 2)
         guard case .upstream(let upstream, let status) = failure else { Issue.record("expected an upstream failure"); return }
@@ -124,7 +124,7 @@ extension Result where Success == CacheAnswer, Failure == CacheFailure {
         #expect(answer.age == 120)
         #expect(answer.status.description == "larder; fwd=stale; fwd-status=503; detail=stale-if-error")
 
-        h.fetcher.change { $0.status = 200; $0.error = .timeout }
+        h.fetcher.change { $0.status = 200; $0.error = .timedOut }
         let unreachable = try #require(await h.get().answer)
         #expect(unreachable.status.description == "larder; fwd=stale; detail=stale-if-error")
     }
@@ -133,7 +133,7 @@ extension Result where Success == CacheAnswer, Failure == CacheFailure {
         let h = try Harness(policy: CachePolicy(defaultLifetime: 600, staleIfError: 100))
         _ = await h.get()
         h.clock.advance(by: 60 + 101)
-        h.fetcher.change { $0.error = .timeout }
+        h.fetcher.change { $0.error = .timedOut }
         guard case .upstream(let failure, _)? = await h.get().failure else { Issue.record("expected a failure"); return }
         #expect(failure.timeout)
     }
@@ -317,7 +317,7 @@ extension Result where Success == CacheAnswer, Failure == CacheFailure {
         h.fetcher.change { $0.headers = [("Cache-Control", "max-age=10, must-revalidate")] }
         _ = await h.get()
         h.clock.advance(by: 20)
-        h.fetcher.change { $0.error = .unreachable("down") }
+        h.fetcher.change { $0.error = .unreachable }
         #expect(await h.get("max-stale").failure != nil)
         #expect(h.fetcher.calls == 2)
     }

@@ -13,7 +13,7 @@ final class ScriptedUpstream: CacheFetcher {
         var status = 200
         var headers: [(String, String)] = [("Cache-Control", "max-age=60"), ("ETag", "\"v1\"")]
         var body = "{\"v\":1}"
-        var error: FetchError?
+        var error: UpstreamFailure?
     }
 
     /// One request as it reached the upstream.
