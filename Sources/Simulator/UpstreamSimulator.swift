@@ -95,10 +95,8 @@ public final class UpstreamSimulator: Sendable {
         let codes = WeatherCondition.descriptions.keys.sorted()
         let code = codes[Int((random >> 16) % UInt64(codes.count))]
         let time = UTCTime(epochSeconds: start).iso8601.prefix(16)
-        let body = "{\"latitude\":\(latitude),\"longitude\":\(longitude),\"generationtime_ms\":0.05,\"utc_offset_seconds\":0,"
-            + "\"timezone\":\"GMT\",\"timezone_abbreviation\":\"GMT\",\"elevation\":38.0,"
-            + "\"current_units\":{\"time\":\"iso8601\",\"interval\":\"seconds\",\"temperature_2m\":\"°C\",\"weather_code\":\"wmo code\"},"
-            + "\"current\":{\"time\":\"\(time)\",\"interval\":900,\"temperature_2m\":\(temperature),\"weather_code\":\(code)}}"
+        let body = CannedAnswers.openMeteo(latitude: "\(latitude)", longitude: "\(longitude)", time: String(time),
+                                           temperature: "\(temperature)", weatherCode: code)
         return validated(request, body: body, lastModified: start, settings: settings)
     }
 
@@ -106,7 +104,7 @@ public final class UpstreamSimulator: Sendable {
         let start = interval()
         let cents = 100_000 + Int(seed("balance,\(start)") % 900_000)
         let date = UTCTime(epochSeconds: start).text(separator: " ", zone: " +0000")
-        let body = "{\"balance\":\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100),\"date\":\"\(date)\"}"
+        let body = CannedAnswers.balance("\(cents / 100).\(cents % 100 < 10 ? "0" : "")\(cents % 100)", date: date)
         return validated(request, body: body, lastModified: start, settings: settings)
     }
 

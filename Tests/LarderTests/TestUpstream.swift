@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Synchronization
 import Locking
+import Simulator
 
 /// A test upstream on the project's own server that does what the test script says:
 /// Open-Meteo and balance answers by default, or any status, body, headers and delay.
@@ -68,10 +69,8 @@ final class TestUpstream: Sendable {
             return HTTPResponse(status: 304, headers: headers)
         }
         let body = script.body ?? (request.path == "/balance"
-            ? "{\"balance\":1234.56,\"date\":\"2021-06-02 11:01:48 +0000\"}"
-            : "{\"latitude\":52.52,\"longitude\":13.419998,\"current_units\":{\"time\":\"iso8601\",\"interval\":\"seconds\","
-                + "\"temperature_2m\":\"°C\",\"weather_code\":\"wmo code\"},\"current\":{\"time\":\"2026-11-21T20:45\","
-                + "\"interval\":900,\"temperature_2m\":3.2,\"weather_code\":3}}")
+            ? CannedAnswers.balance("1234.56", date: "2021-06-02 11:01:48 +0000")
+            : CannedAnswers.openMeteo(latitude: "52.52", longitude: "13.419998", time: "2026-11-21T20:45", temperature: "3.2", weatherCode: 3))
         headers.add("Content-Type", "application/json")
         return HTTPResponse(status: script.status, headers: headers, body: body)
     }
