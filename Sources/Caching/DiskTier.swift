@@ -93,7 +93,7 @@ public final class DiskTier: Sendable {
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = OrderedWork(label: "larder.disk.write")
-    private let temporaryNames = TemporaryNames()
+    let temporaryNames = TemporaryNames()
 
     /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
     /// the index from the regular files there, oldest first to evict, and the catalog from
@@ -330,80 +330,5 @@ public final class DiskTier: Sendable {
             victims.append(name)
         }
         return victims
-    }
-
-    // MARK: Files
-
-    private enum WriteOutcome {
-        case written
-        /// The file system is full (ENOSPC, EDQUOT).
-        case full
-        case failed
-    }
-
-    /// temp file → write → fsync → rename. On any failure the old entry, if any, stays.
-    private func writeFile(_ bytes: [UInt8], to path: String) -> WriteOutcome {
-        // By bytes: a search by Characters cost more instructions than the write's system calls.
-        let folder = String(path.utf8[..<path.utf8.lastIndex(of: UInt8(ascii: "/"))!])!
-        guard ensureDirectory(folder) else { return .failed }
-        let temporary = "\(directory)/tmp/\(temporaryNames.next())"
-        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        if fd < 0, errno == ENOENT {
-            forgetIfReplaced()
-            ensureTemporaryFolder()
-            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        }
-        guard fd >= 0 else { return Self.isFull(errno) ? .full : .failed }
-        var offset = 0
-        var failure: Int32 = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                failure = n < 0 ? errno : EIO
-                break
-            }
-            offset += n
-        }
-        if failure == 0, fsync(fd) != 0 { failure = errno }
-        close(fd)
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
-        guard failure == 0 else {
-            unlink(temporary)
-            return Self.isFull(failure) ? .full : .failed
-        }
-        return .written
-    }
-
-    private static func isFull(_ error: Int32) -> Bool { error == ENOSPC || error == EDQUOT }
-
-    /// Makes `folder` a real directory: created when missing (with the cache directory, if
-    /// that was deleted), and a symlink or file in its place removed rather than followed.
-    private func ensureDirectory(_ folder: String) -> Bool {
-        if Self.isDirectory(folder) { return true }
-        if mkdir(folder, 0o755) == 0 { return true }
-        switch errno {
-        case ENOENT:
-            forgetIfReplaced()
-            ensureTemporaryFolder()
-            return mkdir(folder, 0o755) == 0 || Self.isDirectory(folder)
-        case EEXIST:
-            unlink(folder)  // a symlink or a file where the subfolder belongs
-            return mkdir(folder, 0o755) == 0
-        default:
-            return false
-        }
-    }
-
-    /// Recreates the cache directory's temporary folder (and the directory) when missing.
-    func ensureTemporaryFolder() {
-        guard !Self.isDirectory(directory + "/tmp") else { return }
-        try? FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
-    }
-
-    /// A directory itself, not a symlink to one.
-    private static func isDirectory(_ path: String) -> Bool {
-        var info = stat()
-        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 }

@@ -19,4 +19,17 @@ public enum WebScheme {
         guard let scheme = prefixLength(text), text.utf8.dropFirst(scheme).starts(with: "//".utf8) else { return nil }
         return scheme + 2
     }
+
+    /// An absolute-form request target split for RFC 9112 §3.2.2: `http://host:port/path?q`
+    /// → (authority, `/path?q`); nil when it is not one with an authority.
+    public static func originForm(ofAbsolute target: String) -> (authority: String, target: String)? {
+        guard let scheme = authorityStart(target) else { return nil }
+        let rest = target.dropFirst(scheme)
+        let end = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
+        let authority = String(rest[..<end])
+        guard !authority.isEmpty else { return nil }
+        var path = String(rest[end...])
+        if !path.hasPrefix("/") { path = "/" + path }
+        return (authority, path)
+    }
 }

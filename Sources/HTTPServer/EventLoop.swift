@@ -12,7 +12,7 @@ import Synchronization
 /// threads is `post` (an async handler's response) and `requestStop`, which queue work
 /// under a lock and wake the loop through its eventfd.
 final class EventLoop: @unchecked Sendable {
-    private static let listenerToken: UInt64 = 1
+    static let listenerToken: UInt64 = 1
     private static let wakeToken: UInt64 = 2
     static let maxEvents: Int32 = 256
     private static let readChunk = 64 * 1024
@@ -21,14 +21,14 @@ final class EventLoop: @unchecked Sendable {
     let limits: Connection.State.Limits
     let handler: HTTPHandler
     let shared: ServerSharedState
-    private let logger: Logger
+    let logger: Logger
     let epfd: Int32
     let wakeFD: Int32
-    private var listenerFD: Int32
-    private var listenerPaused = false
+    var listenerFD: Int32
+    var listenerPaused = false
 
     var connections: [Int32: Connection] = [:]
-    private var generation: UInt64 = 0
+    var generation: UInt64 = 0
     var date = DateHeaderCache()
     /// The monotonic time of this turn: read once when `epoll_wait` returns and again before
     /// the turn's closing work, and stamped on every read, write and wait of the turn. A read
@@ -41,7 +41,7 @@ final class EventLoop: @unchecked Sendable {
     var turnYielding = TurnYielding()
     /// This turn heard from a caller: a connection accepted, or a request's bytes read. Only
     /// then does the loop poll before it sleeps (`pollBeforeSleeping`).
-    private var heardFromCaller = false
+    var heardFromCaller = false
     private let onExit: @Sendable () -> Void
 
     let inbox: LoopInbox
@@ -163,57 +163,6 @@ final class EventLoop: @unchecked Sendable {
         System.close(epfd)
         scratch.deallocate()
         onExit()
-    }
-
-    // MARK: Accepting
-
-    private func acceptConnections() {
-        for _ in 0..<128 {
-            let fd = larder_accept_nonblocking(listenerFD)
-            if fd < 0 {
-                switch larder_errno() {
-                case EAGAIN, EWOULDBLOCK: return
-                case EINTR, ECONNABORTED, EPROTO: continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // Out of descriptors: stop watching the listener until the next sweep,
-                    // or level-triggered epoll would spin on it.
-                    logger.warning("accept failed, pausing", metadata: ["errno": "\(larder_errno())"])
-                    setListener(paused: true)
-                    return
-                default:
-                    logger.error("accept failed", metadata: ["errno": "\(larder_errno())"])
-                    return
-                }
-            }
-            try? System.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            shared.acceptedConnections.add(1, ordering: .relaxed)
-            let open = shared.openConnections.add(1, ordering: .relaxed).newValue
-            generation += 1
-            let now = MonotonicClock.nanoseconds()
-            let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
-                                        parser: RequestParser(configuration: configuration), limits: limits,
-                                        budget: shared.outputBudget, now: now)
-            connections[fd] = connection
-            heardFromCaller = true
-            updateInterest(connection)
-            if open > configuration.maxConnections {
-                fail(connection, status: 503, detail: "The server has too many open connections; try again shortly.")
-                service(connection)
-            }
-        }
-    }
-
-    func setListener(paused: Bool) {
-        guard listenerFD >= 0, paused != listenerPaused else { return }
-        listenerPaused = paused
-        _ = larder_epoll_ctl(epfd, EPOLL_CTL_MOD, listenerFD, paused ? 0 : EPOLLIN.rawValue, Self.listenerToken)
-    }
-
-    func closeListener() {
-        guard listenerFD >= 0 else { return }
-        _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, listenerFD, 0, 0)
-        System.close(listenerFD)
-        listenerFD = -1
     }
 
     // MARK: Connections

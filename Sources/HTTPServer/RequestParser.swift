@@ -269,7 +269,7 @@ struct RequestParser {
             target = rawTarget
         } else if targetBytes.count == 1, targetBytes[0] == 0x2A, method == .options {
             target = rawTarget
-        } else if let absolute = Self.originForm(ofAbsolute: rawTarget) {
+        } else if let absolute = WebScheme.originForm(ofAbsolute: rawTarget) {
             target = absolute.target
             headers.add("Host", absolute.authority)  // RFC 9112 §3.2.2: the target's authority wins.
             framing.hosts = 1
@@ -285,18 +285,6 @@ struct RequestParser {
     /// Trailer fields are checked like header fields and then dropped: nothing here needs them.
     private var inTrailers: Bool {
         if case .trailers = state { true } else { false }
-    }
-
-    /// `http://host:port/path?q` → (authority, `/path?q`).
-    static func originForm(ofAbsolute target: String) -> (authority: String, target: String)? {
-        guard let scheme = WebScheme.authorityStart(target) else { return nil }
-        let rest = target.dropFirst(scheme)
-        let end = rest.firstIndex { $0 == "/" || $0 == "?" } ?? rest.endIndex
-        let authority = String(rest[..<end])
-        guard !authority.isEmpty else { return nil }
-        var path = String(rest[end...])
-        if !path.hasPrefix("/") { path = "/" + path }
-        return (authority, path)
     }
 
     // MARK: Header fields (RFC 9112 §5, RFC 9110 §5.5)
