@@ -42,7 +42,7 @@ struct LogLine: ~Copyable {
     private let json: Bool
 
     /// What every line of one format, level and logger starts with, around its timestamp:
-    /// made once per handler and level, so a line costs two copies.
+    /// made once by a writer of many lines (the access log), so a line costs two copies.
     struct Head: Sendable {
         let beforeTime: [UInt8]
         let afterTime: [UInt8]
@@ -81,15 +81,28 @@ struct LogLine: ~Copyable {
         head.beforeTime.withUnsafeBytes { before in head.afterTime.withUnsafeBytes { start(before: before, after: $0) } }
     }
 
+    /// The line up to the message, from a head's two parts kept elsewhere (`RenderedPieces`).
+    init(json: Bool, beforeTime: UnsafeRawBufferPointer, afterTime: UnsafeRawBufferPointer) {
+        self.init(json: json, capacity: 512)
+        start(before: beforeTime, after: afterTime)
+    }
+
     private mutating func start(before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer) {
         bytes.append(before)
         appendTimestamp()
         bytes.append(after)
     }
 
-    /// The line's message, right after its head.
-    mutating func message(_ text: String) {
-        quote(text, bare: !json)
+    /// An access line's message, `METHOD TARGET STATUS`, written without making it a String
+    /// first (the spaces in it always quote it, in either format).
+    mutating func writeAccessMessage(method: String, target: String, status: Int) {
+        bytes.append(0x22)
+        escape(method)
+        bytes.append(0x20)
+        escape(target)
+        bytes.append(0x20)
+        bytes.append(decimal: status)
+        bytes.append(0x22)
     }
 
     /// Bytes already formatted for this line's format (fields rendered once, ahead of time).
@@ -112,6 +125,14 @@ struct LogLine: ~Copyable {
     mutating func field(_ key: String, _ value: Value) {
         writeKey(key)
         write(value)
+    }
+
+    /// What comes before a field's value in this format (` key=` or `,"key":`), for lines
+    /// that write the same keys every time (`append(rendered:)`, then `write`).
+    static func keyPrefix(json: Bool, _ key: String) -> [UInt8] {
+        var line = LogLine(json: json)
+        line.writeKey(key)
+        return line.bytes.array
     }
 
     private mutating func writeKey(_ key: String) {
@@ -144,12 +165,6 @@ struct LogLine: ~Copyable {
                     return
                 case let number as Double where number.isFinite:
                     append(String(number))
-                    return
-                case let value as LogValue:
-                    switch value {
-                    case .thousandths(let count): appendThousandths(count)
-                    case .octets(let octets): write(.octets(octets))
-                    }
                     return
                 default: break
                 }
