@@ -182,3 +182,37 @@ extension AccessLogLevelTests {
         }
     }
 }
+
+extension AccessLogLevelTests {
+    @Test func aPlainSwiftLogHandlerSeesEveryAccessLine() throws {
+        var router = Router()
+        router.get("/weather") { request in
+            var response = HTTPResponse(status: request.query == "late" ? 502 : 200, body: "{\"t\":1}")
+            response.note(CacheStatus(hit: true, ttl: 12, detail: .memory), age: 3)
+            if request.query == "miss" { response.headers.add("Server-Timing", "upstream;dur=12.5") }
+            return .now(response)
+        }
+        let recorded = RecordedLog()
+        let log = AccessLog(logger: recorded.logger(level: .info), series: RequestSeries(routes: ["/weather"]))
+        for query in ["miss", "late"] {
+            var request = HTTPRequest(method: .get, target: "/weather?\(query)", headers: [("X-Request-Id", "plain-\(query)")])
+            request.clientAddress = "192.0.2.9"
+            _ = log.wrap(router)(request)
+        }
+        let lines = recorded.all
+        try #require(lines.count == 2)
+        #expect(lines[0].level == .info && lines[0].message == "GET /weather?miss 200")
+        #expect(lines[1].level == .error && lines[1].message == "GET /weather?late 502")
+        let fields = lines[0].metadata
+        #expect(fields["bytes"] == "7" && fields["status"] == "200" && fields["route"] == "/weather")
+        #expect(fields["client"] == "192.0.2.9" && fields["request_id"] == "plain-miss")
+        #expect(fields["cache_status"] == "larder; hit; ttl=12; detail=memory")
+        #expect(fields["upstream_ms"] == "12.5")
+        #expect(fields["duration_ms"].flatMap(Double.init) != nil)
+        // The handler's level decides, read at each line.
+        let quiet = AccessLog(logger: recorded.logger(level: .warning), series: RequestSeries(routes: ["/weather"]))
+        _ = quiet.wrap(router)(HTTPRequest(method: .get, target: "/weather?miss"))
+        _ = quiet.wrap(router)(HTTPRequest(method: .get, target: "/weather?late"))
+        #expect(recorded.all.count == 3 && recorded.all.last?.level == .error)
+    }
+}

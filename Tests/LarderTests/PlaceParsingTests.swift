@@ -28,3 +28,18 @@ import Testing
         #expect(reasons("latx=1&lon=2") == ["lat is required."])
     }
 }
+
+@Suite(.timeLimit(.minutes(1))) struct CoordinateTests {
+    @Test(arguments: [("52.5201", 2, "52.52"), ("52.525", 2, "52.53"), ("-52.525", 2, "-52.53"), ("13.4149", 2, "13.41"),
+                      ("0.004", 2, "0"), ("-0.004", 2, "0"), ("90", 2, "90"), ("-180.00", 2, "-180"), ("1.5", 0, "2"),
+                      ("52.99999", 2, "53"), ("7", 3, "7"), ("0.0005", 3, "0.001")])
+    func roundsHalfAwayFromZero(_ example: (String, Int, String)) throws {
+        #expect(try Coordinate(parsing: Substring(example.0), limit: 180, precision: example.1).text == example.2)
+    }
+
+    @Test func rangeIsCheckedOnTheValueAsGiven() {
+        #expect(throws: Coordinate.Problem.outOfRange) { try Coordinate(parsing: "90.001", limit: 90, precision: 2) }
+        #expect(throws: Coordinate.Problem.notANumber) { try Coordinate(parsing: "1.", limit: 90, precision: 2) }
+        #expect(throws: Coordinate.Problem.notANumber) { try Coordinate(parsing: ".5", limit: 90, precision: 2) }
+    }
+}
