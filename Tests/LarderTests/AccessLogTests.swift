@@ -138,7 +138,8 @@ extension AccessLogLevelTests {
         func log(event: LogEvent) { output.log(event: event) }
     }
 
-    @Test func theDirectAccessLineSaysWhatTheSwiftLogPathSays() throws {
+    /// `/weather` answering as a memory hit: `?late` a 502, `?miss` with the upstream's time.
+    static func weatherRouter() -> Router {
         var router = Router()
         router.get("/weather") { request in
             var response = HTTPResponse(status: request.query == "late" ? 502 : 200, body: "{\"t\":1}")
@@ -146,6 +147,11 @@ extension AccessLogLevelTests {
             if request.query == "miss" { response.headers.add("Server-Timing", "upstream;dur=12.5") }
             return .now(response)
         }
+        return router
+    }
+
+    @Test func theDirectAccessLineSaysWhatTheSwiftLogPathSays() throws {
+        let router = Self.weatherRouter()
         for format in [ServeSettings.LogFormat.text, .json] {
             let pipe = LogSinkTests.Pipe()
             let sink = LogSink(fd: pipe.write)
@@ -185,13 +191,7 @@ extension AccessLogLevelTests {
 
 extension AccessLogLevelTests {
     @Test func aPlainSwiftLogHandlerSeesEveryAccessLine() throws {
-        var router = Router()
-        router.get("/weather") { request in
-            var response = HTTPResponse(status: request.query == "late" ? 502 : 200, body: "{\"t\":1}")
-            response.note(CacheStatus(hit: true, ttl: 12, detail: .memory), age: 3)
-            if request.query == "miss" { response.headers.add("Server-Timing", "upstream;dur=12.5") }
-            return .now(response)
-        }
+        let router = Self.weatherRouter()
         let recorded = RecordedLog()
         let log = AccessLog(logger: recorded.logger(level: .info), series: RequestSeries(routes: ["/weather"]))
         for query in ["miss", "late"] {
