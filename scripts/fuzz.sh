@@ -33,7 +33,7 @@ export fuzzer seconds runs
 status=0
 printf '%s\n' "${targets[@]}" | xargs -P 2 -I{} bash -c 'run {}' || status=$?
 
-echo "== results (${runs:+$runs runs}${runs:-$seconds s} per target)"
+echo "== results ($(if [ -n "$runs" ]; then echo "$runs runs"; else echo "$seconds s"; fi) per target)"
 for target in "${targets[@]}"; do
     runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' ".build-fuzz/logs/$target.log" | grep -oE '[0-9]+$' || echo "?")
     crashes=$(find .build-fuzz/crashes -name "$target-*" -newer .build-fuzz/run-started | wc -l)
