@@ -41,7 +41,7 @@ public enum HTTPDate {
             put(0x30 + UInt8(value % 10))
             put(separator)
         }
-        name(dayNames, time.weekday)
+        name(dayNames, UTCTime.weekday(epochSeconds: epochSeconds))
         put(0x2C)  // ","
         put(0x20)
         two(time.day, 0x20)

@@ -23,7 +23,7 @@ public struct UTCTime: Equatable, Sendable {
 
     /// The moment `epochSeconds` after 1970-01-01T00:00:00Z (before it when negative).
     public init(epochSeconds: Int) {
-        let days = epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400
+        let days = Self.days(epochSeconds)
         let secondOfDay = epochSeconds - days * 86_400
         let shifted = days + 719_468
         let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
@@ -50,9 +50,17 @@ public struct UTCTime: Equatable, Sendable {
     }
 
     /// 0 for Sunday to 6 for Saturday.
-    public var weekday: Int {
-        let days = epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400
-        return ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday (4)
+    public var weekday: Int { Self.weekday(epochSeconds: epochSeconds) }
+
+    /// The weekday of a moment (0 for Sunday), without making its fields: `HTTPDate`
+    /// writes one for every rendered answer.
+    public static func weekday(epochSeconds: Int) -> Int {
+        ((days(epochSeconds) % 7) + 11) % 7  // 1970-01-01 was a Thursday (4)
+    }
+
+    /// Whole days since 1970-01-01, rounded down for moments before it.
+    private static func days(_ epochSeconds: Int) -> Int {
+        epochSeconds >= 0 ? epochSeconds / 86_400 : (epochSeconds - 86_399) / 86_400
     }
 
     /// Days in `month` (1–12) of `year`; 0 for a month that does not exist.

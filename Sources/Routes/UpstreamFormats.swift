@@ -106,16 +106,9 @@ enum OpenMeteoFormat {
     static func isoTime(openMeteo time: String, utcOffset: Int = 0) -> String? {
         // `yyyy-MM-ddTHH:mm` or with `:ss`, checked by position (a Regex costs more than the
         // whole rest of the decode on this path).
-        let bytes = Array(time.utf8)
-        let layout = Array("dddd-dd-ddTdd:dd:dd".utf8)
-        guard bytes.count == 16 || bytes.count == 19 else { return nil }
-        for (byte, expected) in zip(bytes, layout) {
-            let ok = expected == UInt8(ascii: "d") ? (byte >= 0x30 && byte <= 0x39) : byte == expected
-            guard ok else { return nil }
-        }
-        func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
-        let year = number(0..<4), month = number(5..<7), day = number(8..<10)
-        let hour = number(11..<13), minute = number(14..<16), second = bytes.count == 16 ? 0 : number(17..<19)
+        guard let digits = PositionalText(time, layout: time.utf8.count == 16 ? "dddd-dd-ddTdd:dd" : "dddd-dd-ddTdd:dd:dd") else { return nil }
+        let year = digits.number(0..<4), month = digits.number(5..<7), day = digits.number(8..<10)
+        let hour = digits.number(11..<13), minute = digits.number(14..<16), second = time.utf8.count == 16 ? 0 : digits.number(17..<19)
         guard abs(utcOffset) <= largestUTCOffset,
               let local = UTCTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second) else { return nil }
         return UTCTime(epochSeconds: local.epochSeconds - utcOffset).iso8601
@@ -147,10 +140,25 @@ public enum BalanceFormat {
 
     /// `yyyy-MM-dd HH:mm:ss ±hhmm` (the offset at most ±18:00), as the moment in UTC.
     public static func parseDate(_ text: String) -> UTCTime? {
-        let bytes = Array(text.utf8)
-        let layout = Array("dddd-dd-dd dd:dd:dd +dddd".utf8)
-        guard bytes.count == layout.count else { return nil }
-        for (byte, expected) in zip(bytes, layout) {
+        guard let digits = PositionalText(text, layout: "dddd-dd-dd dd:dd:dd +dddd") else { return nil }
+        let offsetMinutes = digits.number(21..<23) * 60 + digits.number(23..<25)
+        guard digits.number(23..<25) < 60, offsetMinutes <= 18 * 60,
+              let local = UTCTime(year: digits.number(0..<4), month: digits.number(5..<7), day: digits.number(8..<10),
+                                  hour: digits.number(11..<13), minute: digits.number(14..<16), second: digits.number(17..<19)) else { return nil }
+        let offset = (digits.bytes[20] == UInt8(ascii: "-") ? -60 : 60) * offsetMinutes
+        return UTCTime(epochSeconds: local.epochSeconds - offset)
+    }
+}
+
+/// A date and time laid out by position, as both upstreams write theirs: `layout` has `d`
+/// for a digit, `+` for a sign (`+` or `-`), and any other character for itself.
+private struct PositionalText {
+    let bytes: [UInt8]
+
+    init?(_ text: String, layout: String) {
+        bytes = Array(text.utf8)
+        guard bytes.count == layout.utf8.count else { return nil }
+        for (byte, expected) in zip(bytes, layout.utf8) {
             let ok = switch expected {
             case UInt8(ascii: "d"): byte >= 0x30 && byte <= 0x39
             case UInt8(ascii: "+"): byte == UInt8(ascii: "+") || byte == UInt8(ascii: "-")
@@ -158,12 +166,8 @@ public enum BalanceFormat {
             }
             guard ok else { return nil }
         }
-        func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
-        let offsetMinutes = number(21..<23) * 60 + number(23..<25)
-        guard number(23..<25) < 60, offsetMinutes <= 18 * 60,
-              let local = UTCTime(year: number(0..<4), month: number(5..<7), day: number(8..<10),
-                                  hour: number(11..<13), minute: number(14..<16), second: number(17..<19)) else { return nil }
-        let offset = (bytes[20] == UInt8(ascii: "-") ? -60 : 60) * offsetMinutes
-        return UTCTime(epochSeconds: local.epochSeconds - offset)
     }
+
+    /// The digits at `range` as a number.
+    func number(_ range: Range<Int>) -> Int { bytes[range].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
 }
