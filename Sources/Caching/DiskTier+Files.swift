@@ -27,8 +27,17 @@ extension DiskTier {
         /// The file the index keeps open (its readers count this read).
         case kept(fd: Int32, size: Int)
         /// No open file is kept: open the path. `stamp` tells the write this read found,
-        /// so a file opened for an entry that was replaced meanwhile is not kept.
-        case path(stamp: UInt64)
+        /// so a file opened for an entry that was replaced meanwhile is not kept; `headKnown`
+        /// false, the head was not read yet (found at start).
+        case path(stamp: UInt32, headKnown: Bool)
+        /// Not indexed yet, while the load lists the directory: open the path, if it is there.
+        case unindexed
+    }
+
+    /// One read of an entry's file: the bytes, and how the file was reached.
+    struct EntryRead {
+        var bytes: FileRead
+        var lease: Lease
     }
 
     /// Files kept open at most, unless told otherwise: a quarter of the process's file limit,
@@ -42,18 +51,24 @@ extension DiskTier {
     /// Reads the entry file `name` (in the index when leased): one `pread` of a kept file,
     /// else the path opened, read, and offered to the index to keep. nil when the entry is
     /// gone; `.notCached` when `cachedOnly` and the page cache did not hold every byte.
-    func readEntryFile(_ name: EntryName, cachedOnly: Bool) -> FileRead? {
+    func readEntryFile(_ name: EntryName, cachedOnly: Bool) -> EntryRead? {
         guard let lease = index.withLock({ $0.lease(name) }) else { return nil }
         switch lease {
         case .kept(let fd, let size):
-            defer { index.withLock { $0.release(name, fd: fd) } }
-            return Self.read(fd: fd, size: size, cachedOnly: cachedOnly)
-        case .path(let stamp):
-            guard let (fd, size) = Self.openEntryFile(path(for: name)) else { return .read(nil) }
+            defer { index.withLock { $0.entries.release(name, fd: fd) } }
+            return EntryRead(bytes: Self.read(fd: fd, size: size, cachedOnly: cachedOnly), lease: lease)
+        case .path(let stamp, _):
+            guard let (fd, size) = Self.openEntryFile(path(for: name)) else { return EntryRead(bytes: .read(nil), lease: lease) }
             let read = Self.read(fd: fd, size: size, cachedOnly: cachedOnly)
-            let kept = index.withLock { $0.keep(name, OpenFile(fd: fd, size: size), stamp: stamp, limit: openFileLimit) }
+            let kept = index.withLock { $0.entries.keep(name, OpenFile(fd: fd, size: size), stamp: stamp, limit: openFileLimit) }
             if !kept { close(fd) }
-            return read
+            return EntryRead(bytes: read, lease: lease)
+        case .unindexed:
+            // The path may not be in the page cache: never opened on an event loop.
+            if cachedOnly { return EntryRead(bytes: .notCached, lease: lease) }
+            guard let (fd, size) = Self.openEntryFile(path(for: name)) else { return nil }
+            defer { close(fd) }
+            return EntryRead(bytes: Self.read(fd: fd, size: size, cachedOnly: false), lease: lease)
         }
     }
 
@@ -110,20 +125,22 @@ extension DiskTier {
     }
 }
 
-extension DiskTier.Index {
+extension DiskIndex {
     /// How to read `name` now; nil when it is not in the index.
     mutating func lease(_ name: EntryName) -> DiskTier.Lease? {
-        guard let entry = entries[name] else { return nil }
-        guard let file = entry.open else { return .path(stamp: entry.stamp) }
-        entries[name]?.open?.readers += 1
+        guard let number = slot(of: name) else { return nil }
+        guard let file = open[number] else {
+            return .path(stamp: slots[Int(number)].stamp, headKnown: !slots[Int(number)].flags.contains(.headUnknown))
+        }
+        open[number]?.readers += 1
         return .kept(fd: file.fd, size: file.size)
     }
 
     /// A read of a kept file is over: the file is closed if it was dropped meanwhile and this
     /// was its last read.
     mutating func release(_ name: EntryName, fd: Int32) {
-        if let file = entries[name]?.open, file.fd == fd {
-            entries[name]?.open?.readers -= 1
+        if let number = slot(of: name), let file = open[number], file.fd == fd {
+            open[number]?.readers -= 1
         } else if let readers = retired[fd] {
             if readers > 1 {
                 retired[fd] = readers - 1
@@ -136,21 +153,33 @@ extension DiskTier.Index {
 
     /// Keeps a file a read opened for the entry stamped `stamp`, unless the entry was
     /// replaced or dropped since, another read kept one first, or `limit` files are open.
-    mutating func keep(_ name: EntryName, _ file: DiskTier.OpenFile, stamp: UInt64, limit: Int) -> Bool {
-        guard openFiles < limit, let entry = entries[name], entry.stamp == stamp, entry.open == nil else { return false }
-        entries[name]?.open = file
-        openFiles += 1
+    mutating func keep(_ name: EntryName, _ file: DiskTier.OpenFile, stamp: UInt32, limit: Int) -> Bool {
+        guard openFiles < limit, let number = slot(of: name), slots[Int(number)].stamp == stamp, open[number] == nil else { return false }
+        open[number] = file
         return true
     }
 
     /// The open file of an entry leaving the index: closed now, or by its last read.
-    mutating func closeFile(of entry: DiskTier.IndexEntry) {
-        guard let file = entry.open else { return }
-        openFiles -= 1
+    mutating func closeFile(_ file: DiskTier.OpenFile) {
         if file.readers > 0 {
             retired[file.fd] = file.readers
         } else {
             close(file.fd)
         }
+    }
+
+    /// Closes every kept file (or leaves it to its last read).
+    mutating func closeAll() {
+        let files = open
+        open = [:]
+        files.values.forEach { closeFile($0) }
+    }
+
+    /// Forgets every entry, closing their kept files.
+    mutating func removeAll() {
+        closeAll()
+        let retired = self.retired
+        self = DiskIndex()
+        self.retired = retired
     }
 }

@@ -31,10 +31,10 @@ extension DiskTier {
         }
         guard replaced else { return }
         let forgotten = index.withLock { index -> Int in
-            let names = Array(index.entries.keys)
-            for name in names { _ = index.forget(name) }
+            let count = index.entries.count
+            index.entries.removeAll()
             index.full = false
-            return names.count
+            return count
         }
         ensureTemporaryFolder()
         identity.withLock { $0 = DirectoryIdentity(directory) }

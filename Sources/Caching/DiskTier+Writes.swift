@@ -13,7 +13,13 @@ extension DiskTier {
         case failed
     }
 
-    /// temp file → write → fsync → rename. On any failure the old entry, if any, stays.
+    /// temp file → write → rename. On any failure the old entry, if any, stays.
+    ///
+    /// No `fsync`, of the file or batched (`syncfs`): a process killed (kill -9, OOM) loses
+    /// nothing, since the kernel still writes what it was given, and after a power loss or a
+    /// kernel crash a torn or empty file fails its checksum on read and is a miss, which is
+    /// all a cache owes. One `fsync` per entry held the writer to a few thousand entries a
+    /// second, so a storm of small misses was mostly not kept.
     func writeFile(_ bytes: [UInt8], to path: String) -> WriteOutcome {
         // By bytes: a search by Characters cost more instructions than the write's system calls.
         let folder = String(path.utf8[..<path.utf8.lastIndex(of: UInt8(ascii: "/"))!])!
@@ -37,7 +43,6 @@ extension DiskTier {
             }
             offset += n
         }
-        if failure == 0, fsync(fd) != 0 { failure = errno }
         close(fd)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         guard failure == 0 else {

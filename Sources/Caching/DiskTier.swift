@@ -12,9 +12,9 @@ import Locking
 /// The second tier: one file per key under the cache directory, named by the SHA-256 of
 /// the key in two-character subfolders, bounded by bytes, surviving restarts.
 ///
-/// Writes go to a temporary file, are fsynced and renamed into place, so a reader sees a
-/// whole old entry or a whole new one. Every read checks the checksum; a bad file is
-/// deleted and reported as a miss. Writes, removals and any read that would wait for the
+/// Writes go to a temporary file renamed into place, so a reader sees a whole old entry or a
+/// whole new one. Every read checks the checksum; a bad file is deleted and reported as a
+/// miss. Files found at start are indexed in the background (`DiskTier+Loading`). Writes, removals and any read that would wait for the
 /// disk run on Dispatch queues of its own, never on an event loop or Swift's cooperative
 /// pool; an event loop reads only what the page cache holds, from a file it keeps open
 /// between reads (`DiskTier+Files`).
@@ -23,8 +23,9 @@ import Locking
 /// symlink) is never opened for reading, a symlinked subfolder is replaced rather than
 /// followed, and a cache directory deleted while running is made again on the next write.
 /// Memory stays bounded however fast answers arrive: the bytes queued for writing have a
-/// limit (past it an entry stays in memory only), and the index charges every entry at
-/// least one file-system block, so it holds at most `budget / 4 KiB` entries.
+/// limit (past it an entry stays in memory only, and is counted), and the index charges every
+/// entry at least one file-system block, so it holds at most `budget / 4 KiB` entries, at
+/// about 64 bytes each (`DiskIndex`).
 public final class DiskTier: Sendable {
     public let directory: String
     public let budget: Int
@@ -42,22 +43,13 @@ public final class DiskTier: Sendable {
     /// file really takes, and what bounds the index's entry count.
     static let blockSize = 4096
 
-    struct IndexEntry {
-        var size: Int
-        var lastUse: UInt64
-        /// Which write made the file (the index clock then): a file opened for one write is
-        /// never kept for the next.
-        let stamp: UInt64
-        /// The file, when kept open between reads.
-        var open: OpenFile?
-    }
-
-    /// Internal rather than private only so the purge extension (its own file) can use it.
+    /// Internal rather than private only so the extensions (files of their own) can use it.
     struct Index {
-        var entries: [EntryName: IndexEntry] = [:]
-        var catalog = DiskCatalog()
-        var bytes = 0
-        var clock: UInt64 = 0
+        var entries = DiskIndex()
+        /// The background load of the files found at start (`DiskTier+Loading`).
+        var loading = Loading()
+        /// Counts writes, to stamp each file (wrapping: a stamp tells one write from the next).
+        var clock: UInt32 = 0
         var evictions = 0
         var corruptions = 0
         var pendingWrites = 0
@@ -66,26 +58,23 @@ public final class DiskTier: Sendable {
         var failedWrites = 0
         var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
-        /// Entry files kept open.
-        var openFiles = 0
-        /// Files dropped from the index while reads held them, by descriptor: how many still do.
-        var retired: [Int32: Int] = [:]
 
         /// The files stored under a primary key: its own, and every variant filed under it.
-        func names(under key: CacheKey) -> Set<EntryName> {
-            let primary = DiskTier.name(key)
-            var names = catalog.names(under: primary)
-            if entries[primary] != nil { names.insert(primary) }
-            return names
+        func names(under key: CacheKey) -> [EntryName] {
+            entries.names(under: DiskTier.name(key))
         }
 
-        /// Drops a file from the index and the catalog; returns what it was charged.
-        mutating func forget(_ name: EntryName) -> IndexEntry? {
-            catalog.remove(name)
-            guard let old = entries.removeValue(forKey: name) else { return nil }
-            bytes -= old.size
-            closeFile(of: old)
-            return old
+        /// Drops a file from the index; returns what it was charged. While the load lists the
+        /// directory, the name is remembered, so a file listed before it went is not indexed.
+        @discardableResult
+        mutating func forget(_ name: EntryName) -> Int? {
+            if loading.phase == .listing { loading.settled.insert(name) }
+            return entries.forget(name)
+        }
+
+        mutating func nextStamp() -> UInt32 {
+            clock &+= 1
+            return clock
         }
     }
 
@@ -95,11 +84,18 @@ public final class DiskTier: Sendable {
     let writes = OrderedWork(label: "larder.disk.write")
     let temporaryNames = TemporaryNames()
 
-    /// Opens (creating if needed) the directory, drops leftover temporary files and rebuilds
-    /// the index from the regular files there, oldest first to evict, and the catalog from
-    /// the head of each (key and fields, not the body).
-    public init(directory: String, budget: Int, writeQueueLimit: Int = 32 * 1024 * 1024, openFileLimit: Int = DiskTier.defaultOpenFileLimit,
-                report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+    /// Opens (creating if needed) the directory and drops leftover temporary files. The index
+    /// of the files already there is built in the background (`DiskTier+Loading`): the tier
+    /// answers at once, reading a file not yet indexed by its name.
+    public convenience init(directory: String, budget: Int, writeQueueLimit: Int = DiskTier.defaultWriteQueueLimit,
+                            openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        try self.init(directory: directory, budget: budget, writeQueueLimit: writeQueueLimit, openFileLimit: openFileLimit,
+                      report: report, loadsIndex: true)
+    }
+
+    /// `loadsIndex` false: the load is left to the caller (tests drive its steps).
+    init(directory: String, budget: Int, writeQueueLimit: Int = DiskTier.defaultWriteQueueLimit,
+         openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool) throws {
         self.directory = directory
         self.budget = budget
         self.writeQueueLimit = writeQueueLimit
@@ -110,45 +106,11 @@ public final class DiskTier: Sendable {
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
-        var found: [(name: EntryName, size: Int, modified: Int, record: DiskCatalog.Record?)] = []
-        for folder in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] where folder.utf8.count == 2 {
-            guard Self.isDirectory(directory + "/" + folder) else { continue }
-            for file in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/" + folder)) ?? [] {
-                guard file.hasPrefix(folder), let name = EntryName(hex: file) else { continue }
-                var info = stat()
-                // lstat: a symlink or FIFO planted here is not an entry, and is never followed.
-                guard lstat(directory + "/" + folder + "/" + file, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-                let path = directory + "/" + folder + "/" + file
-                var record: DiskCatalog.Record?
-                switch Self.readHead(path) {
-                case .entry(let key, let status, let headers):
-                    record = DiskCatalog.Record(key: CacheKey(stored: key), status: status, headers: headers)
-                case .olderVersion:
-                    unlink(path)  // written by an older Larder: what it holds is fetched again
-                    continue
-                case .unreadable:
-                    break  // indexed all the same: its first read finds it damaged and removes it
-                }
-                found.append((name, Int(info.st_size), info.st_mtim.tv_sec, record))
-            }
-        }
-        index.withLock { index in
-            for file in found.sorted(by: { $0.modified < $1.modified }) {
-                index.clock += 1
-                let charge = Self.charge(file.size)
-                index.entries[file.name] = IndexEntry(size: charge, lastUse: index.clock, stamp: index.clock)
-                index.bytes += charge
-                if let record = file.record { index.catalog.add(file.name, record) }
-            }
-        }
-        let victims = index.withLock { Self.evict(&$0, budget: budget) }
-        victims.forEach { unlink(path(for: $0)) }
+        if loadsIndex { DispatchQueue(label: "larder.disk.load", qos: .utility).async { [self] in loadIndex() } }
     }
 
     deinit {
-        index.withLock { index in
-            for entry in index.entries.values { if let file = entry.open { close(file.fd) } }
-        }
+        index.withLock { $0.entries.closeAll() }
     }
 
     /// Whether entries can be written now (for readiness). A temporary folder that vanished
@@ -163,7 +125,7 @@ public final class DiskTier: Sendable {
     /// answers are then kept in memory only until a write succeeds again.
     public var isFull: Bool { index.withLock { $0.full } }
 
-    public var bytes: Int { index.withLock { $0.bytes } }
+    public var bytes: Int { index.withLock { $0.entries.bytes } }
     public var count: Int { index.withLock { $0.entries.count } }
     public var evictions: Int { index.withLock { $0.evictions } }
     /// Files found damaged on read and removed.
@@ -172,6 +134,11 @@ public final class DiskTier: Sendable {
     public var skippedWrites: Int { index.withLock { $0.skippedWrites } }
     /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
     public var failedWrites: Int { index.withLock { $0.failedWrites } }
+
+    /// Bytes of encoded entries waiting to be written, unless told otherwise: a storm of small
+    /// misses is written at the rate it is answered well within it, and what waits is bounded
+    /// however large the memory tier is.
+    public static let defaultWriteQueueLimit = 32 << 20
 
     static func name(_ key: CacheKey) -> EntryName {
         key.withText { text in
@@ -205,29 +172,33 @@ public final class DiskTier: Sendable {
         let name = Self.name(key)
         // On an event loop, a file the page cache holds is read there and then: the hop to a
         // reader thread and back cost more than the read. Anything else goes to the readers.
-        var read: FileRead?
+        var read: EntryRead?
         if LoopExecutor.reactor != nil {
             read = readEntryFile(name, cachedOnly: true)
         } else {
-            guard index.withLock({ $0.entries[name] != nil }) else { return nil }
-            read = .notCached
+            guard index.withLock({ $0.mayHold(name) }) else { return nil }
+            read = EntryRead(bytes: .notCached, lease: .unindexed)
         }
-        if case .notCached? = read {
+        if case .notCached? = read?.bytes {
             read = await withCheckedContinuation { continuation in
                 reads.async { [self] in continuation.resume(returning: readEntryFile(name, cachedOnly: false)) }
             }
         }
-        // Not in the index (any more): a miss, not damage.
-        guard case .read(let bytes)? = read else { return nil }
+        // Not in the index (any more), or not on disk when not indexed yet: a miss, not damage.
+        guard let read, case .read(let bytes) = read.bytes else { return nil }
         guard let decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed), Self.same(key, decoded.key) else {
             index.withLock { $0.corruptions += 1 }
             report("removed a damaged or unreadable cache file: \(path(for: name))")
             await remove(key)
             return nil
         }
-        index.withLock { index in
-            index.clock += 1
-            index.entries[name]?.lastUse = index.clock
+        let servable = index.withLock { index in
+            index.settle(name, read.lease, size: bytes?.count ?? 0,
+                         head: DiskIndex.Head(key: key, status: decoded.entry.status, headers: decoded.entry.headers))
+        }
+        guard servable else {
+            await remove(key)  // purged while the index was loading, before its head was read
+            return nil
         }
         return (decoded.entry, decoded.rendition)
     }
@@ -262,19 +233,15 @@ public final class DiskTier: Sendable {
     private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int) {
         let name = Self.name(key)
         let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
-        let record = DiskCatalog.Record(key: key, status: entry.status, headers: entry.headers)
+        let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
         let outcome = writeFile(bytes, to: path(for: name))
         let victims = index.withLock { index in
             index.pendingBytes -= charged
             switch outcome {
             case .written:
                 index.full = false
-                _ = index.forget(name)
-                index.clock += 1
-                let charge = Self.charge(bytes.count)
-                index.entries[name] = IndexEntry(size: charge, lastUse: index.clock, stamp: index.clock)
-                index.bytes += charge
-                index.catalog.add(name, record)
+                index.forget(name)
+                index.entries.insert(name, charge: Self.charge(bytes.count), stamp: index.nextStamp(), head: head)
                 return Self.evict(&index, budget: budget)
             case .full:
                 if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
@@ -312,7 +279,7 @@ public final class DiskTier: Sendable {
         let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             writes.add(start: true) { [self] in
-                _ = index.withLock { $0.forget(name) }
+                index.withLock { $0.forget(name) }
                 unlink(path(for: name))
                 continuation.resume()
             }
@@ -320,12 +287,13 @@ public final class DiskTier: Sendable {
     }
 
     /// Drops least recently used entries until the index fits the budget; returns their names.
-    private static func evict(_ index: inout Index, budget: Int) -> [EntryName] {
-        guard index.bytes > budget else { return [] }
+    /// Not while the load lists the directory: what it found is not in the order yet, and
+    /// the newest entries would go first.
+    static func evict(_ index: inout Index, budget: Int) -> [EntryName] {
+        guard index.loading.phase != .listing else { return [] }
         var victims: [EntryName] = []
-        for (name, _) in index.entries.sorted(by: { $0.value.lastUse < $1.value.lastUse }) {
-            guard index.bytes > budget else { break }
-            _ = index.forget(name)
+        while index.entries.bytes > budget, let name = index.entries.oldestName {
+            index.forget(name)
             index.evictions += 1
             victims.append(name)
         }

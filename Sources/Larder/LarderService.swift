@@ -153,11 +153,10 @@ public final class LarderService: Service, @unchecked Sendable {
     private func openDisk() throws -> DiskTier {
         let disk: DiskTier
         do {
-            // The write queue's bytes come on top of the memory tier's: at most 32 MiB, and
-            // no more than half the memory limit, so a small limit keeps RSS small too.
+            // The write queue's bytes (32 MiB at most) come on top of the memory tier's.
             let logger = logger
             disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
-                                writeQueueLimit: min(32 << 20, settings.memoryLimit / 2), report: { logger.warning("disk: \($0)") })
+                                report: { logger.warning("disk: \($0)") })
         } catch {
             throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(Self.directoryProblem(settings.cacheDirectory))")
         }

@@ -122,6 +122,7 @@ import TestSupport
         try FileManager.default.createDirectory(atPath: directory + "/" + other.prefix(2), withIntermediateDirectories: true)
         #expect(mkfifo(directory + "/" + other.prefix(2) + "/" + other, 0o644) == 0)
         let reopened = try DiskTier(directory: directory, budget: 1 << 20)
+        await reopened.waitForIndex()
         #expect(reopened.count == 1)
         #expect(FileManager.default.fileExists(atPath: path))
     }

@@ -152,16 +152,16 @@ import Testing
     }
 
     @Test func aFileOpenedBeforeARewriteIsNotKept() {
-        var index = DiskTier.Index()
+        var index = DiskIndex()
         let name = DiskTier.name("a")
-        index.entries[name] = DiskTier.IndexEntry(size: 4096, lastUse: 1, stamp: 1)
-        guard case .path(let stamp)? = index.lease(name) else {
+        index.insert(name, charge: 4096, stamp: 1, head: nil)
+        guard case .path(let stamp, _)? = index.lease(name) else {
             Issue.record("an entry without a kept file is not read by its path")
             return
         }
         // The newer write lands between the read's open and its offer to keep the file.
-        _ = index.forget(name)
-        index.entries[name] = DiskTier.IndexEntry(size: 4096, lastUse: 2, stamp: 2)
+        index.forget(name)
+        index.insert(name, charge: 4096, stamp: 2, head: nil)
         let older = open("/dev/null", O_RDONLY)
         defer { close(older) }
         let keptOlder = index.keep(name, DiskTier.OpenFile(fd: older, size: 1), stamp: stamp, limit: 10)
@@ -169,14 +169,14 @@ import Testing
         let (newer, path) = ownFile()
         let keptNewer = index.keep(name, DiskTier.OpenFile(fd: newer, size: 1), stamp: 2, limit: 10)
         #expect(keptNewer)
-        _ = index.forget(name)
+        index.forget(name)
         #expect(!isOpen(newer, path), "a dropped entry's idle file is closed at once")
     }
 
     @Test func aFileDroppedDuringReadsIsClosedByTheLastOne() {
-        var index = DiskTier.Index()
+        var index = DiskIndex()
         let name = DiskTier.name("a")
-        index.entries[name] = DiskTier.IndexEntry(size: 4096, lastUse: 1, stamp: 1)
+        index.insert(name, charge: 4096, stamp: 1, head: nil)
         let (fd, path) = ownFile()
         let kept = index.keep(name, DiskTier.OpenFile(fd: fd, size: 1), stamp: 1, limit: 10)
         #expect(kept)
@@ -187,7 +187,7 @@ import Testing
             }
             #expect(leased == fd)
         }
-        _ = index.forget(name)
+        index.forget(name)
         #expect(isOpen(fd, path), "closed under a read")
         index.release(name, fd: fd)
         #expect(isOpen(fd, path), "closed under the second read")

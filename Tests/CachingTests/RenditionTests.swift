@@ -170,6 +170,7 @@ import TestSupport
         try Data(bytes).write(to: URL(fileURLWithPath: old))
 
         let reopened = try DiskTier(directory: directory, budget: 1 << 20)
+        await reopened.waitForIndex()
         #expect(reopened.count == 1)
         #expect(!FileManager.default.fileExists(atPath: old))
         #expect(await reopened.read("old") == nil)

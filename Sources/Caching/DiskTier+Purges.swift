@@ -4,9 +4,8 @@ import Glibc
 import Foundation
 import HTTPCore
 
-/// The catalog's side of the disk tier: the head of a file read at start, removal by
-/// selection and lookup by name for purges and inspection. The catalog says which files,
-/// so nothing here reads the whole disk.
+/// Purges and inspection on the disk tier: the head of a file, removal by selection and
+/// lookup by name. The index says which files, so nothing here reads the whole disk.
 extension DiskTier {
     /// What the start of a file says.
     enum Head {
@@ -45,32 +44,47 @@ extension DiskTier {
 
     /// Removes the selected files in write order (a write queued before the purge lands
     /// first and is removed with the rest). Returns the names removed, each with whether it
-    /// held a response (rather than a variant index).
+    /// held a response (rather than a variant index). While the index loads, the purge is
+    /// also remembered for the files it does not know yet (`DiskTier+Loading`).
     func remove(_ selection: CachePurger.Selection) async -> [EntryName: Bool] {
         await withCheckedContinuation { continuation in
             writes.add(start: true) { [self] in
-                let removed = index.withLock { index in
-                    var names: Set<EntryName>
+                var unindexed: EntryName?
+                var removed = index.withLock { index in
+                    var names: [EntryName]
                     switch selection {
-                    case .all: names = Set(index.entries.keys)
-                    case .tags(let tags): names = index.catalog.names(taggedWithAnyOf: tags)
-                    case .key(let key): names = index.names(under: key)
+                    case .all:
+                        names = index.entries.names
+                        if index.loading.phase == .listing { index.loading.purgedAll = true }
+                    case .tags(let tags):
+                        names = index.entries.names(taggedWithAnyOf: tags)
+                        if index.loading.phase != .whole { index.loading.purgedTags.formUnion(tags) }
+                    case .key(let key):
+                        names = index.names(under: key)
+                        let primary = DiskTier.name(key)
+                        if index.loading.phase != .whole { index.loading.purgedPrimaries.insert(primary) }
+                        // Not listed yet: removed by its name, and not indexed when listed.
+                        if index.loading.phase == .listing, !index.entries.contains(primary) {
+                            index.loading.settled.insert(primary)
+                            unindexed = primary
+                        }
                     }
                     var removed: [EntryName: Bool] = [:]
                     for name in names {
-                        let heldResponse = index.catalog.records[name]?.isVariantIndex != true
+                        let heldResponse = index.entries.holdsResponse(name)
                         if index.forget(name) != nil { removed[name] = heldResponse }
                     }
                     return removed
                 }
                 removed.keys.forEach { unlink(path(for: $0)) }
+                if let unindexed, unlink(path(for: unindexed)) == 0 { removed[unindexed] = true }
                 continuation.resume(returning: removed)
             }
         }
     }
 
     /// The names of the files stored under a primary key: its own and its variants'.
-    func names(under key: CacheKey) -> Set<EntryName> {
+    func names(under key: CacheKey) -> [EntryName] {
         index.withLock { $0.names(under: key) }
     }
 

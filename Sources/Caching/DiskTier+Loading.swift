@@ -1,0 +1,202 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// The index of the files found at start, built in the background, so Larder listens at once
+/// whatever the number of entries (a million took minutes to read before the port opened).
+///
+/// The load lists the directory first (names, sizes and times: `fstatat` only), placing
+/// every file behind the entries written or read since start, oldest first; then it reads
+/// each file's head for its tags and primary key. Until the listing is over a file not
+/// indexed yet is read by its name (the SHA-256 of its key), so every stored answer is
+/// served from the first request on, and eviction waits (the order is not known yet). A
+/// purge during the load removes what the index knows and is remembered until the load is
+/// over: a file found later, or whose head is read later, that it selects is removed then.
+extension DiskTier {
+    struct Loading {
+        enum Phase { case listing, readingHeads, whole }
+        var phase = Phase.listing
+        /// Names dropped from the index or removed while listing: not indexed if listed later.
+        var settled: Set<EntryName> = []
+        /// Purges while loading, for files found or whose heads are read afterwards.
+        var purgedAll = false
+        var purgedTags: Set<String> = []
+        var purgedPrimaries: Set<EntryName> = []
+        var waiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Whether a purge during the load selects a file found at start with `head`.
+        func purged(_ head: DiskIndex.Head) -> Bool {
+            if let primary = head.primary, purgedPrimaries.contains(primary) { return true }
+            return !purgedTags.isEmpty && head.tags.contains(where: purgedTags.contains)
+        }
+    }
+
+    /// Whether the index holds every file found at start (for readiness and tests).
+    public var isIndexWhole: Bool { index.withLock { $0.loading.phase == .whole } }
+
+    /// Returns once the index holds every file found at start.
+    public func waitForIndex() async {
+        await withCheckedContinuation { continuation in
+            let whole = index.withLock { index in
+                if index.loading.phase == .whole { return true }
+                index.loading.waiters.append(continuation)
+                return false
+            }
+            if whole { continuation.resume() }
+        }
+    }
+
+    /// Lists the directory, then reads the heads; on the load's own queue.
+    func loadIndex() {
+        let started = ContinuousClock.now
+        loadListing()
+        loadHeads()
+        let count = finishLoading()
+        if count > 0 { report("the index of \(count) stored entries was read in \(started.duration(to: .now))") }
+    }
+
+    /// The first step: every file indexed and placed in the order, then eviction to the budget.
+    func loadListing() {
+        let found = listFiles()
+        let victims = index.withLock { index in
+            index.entries.order(newestFirst: found.sorted { $0.modified > $1.modified }.map(\.slot))
+            index.loading.phase = .readingHeads
+            index.loading.settled = []
+            return Self.evict(&index, budget: budget)
+        }
+        victims.forEach { unlink(path(for: $0)) }
+    }
+
+    /// The last step: the index is whole. Returns its entries.
+    @discardableResult
+    func finishLoading() -> Int {
+        let (count, waiters) = index.withLock { index in
+            defer { index.loading = Loading(phase: .whole) }
+            return (index.entries.count, index.loading.waiters)
+        }
+        waiters.forEach { $0.resume() }
+        return count
+    }
+
+    /// Indexes every regular file named like an entry, unordered, without its head; returns
+    /// the slots made with the files' times.
+    private func listFiles() -> [(slot: UInt32, modified: Int)] {
+        var found: [(slot: UInt32, modified: Int)] = []
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for folder in folders.sorted() where folder.utf8.count == 2 && Self.isDirectory(directory + "/" + folder) {
+            let files = Self.regularFiles(in: directory + "/" + folder, prefix: folder)
+            let victims = index.withLock { index -> [EntryName] in
+                let unknown = files.filter { !index.entries.contains($0.name) && !index.loading.settled.contains($0.name) }
+                if index.loading.purgedAll { return unknown.map(\.name) }
+                for file in unknown {
+                    index.entries.insert(file.name, charge: Self.charge(file.size), stamp: index.nextStamp(), head: nil, unordered: true)
+                    found.append((index.entries.slot(of: file.name)!, file.modified))
+                }
+                return []
+            }
+            victims.forEach { unlink(path(for: $0)) }
+        }
+        return found
+    }
+
+    /// The regular files of `folder` named by 64 hex digits starting with `prefix`: name,
+    /// size and modification time. `AT_SYMLINK_NOFOLLOW`: a symlink or FIFO planted here is
+    /// not an entry, and is never followed.
+    private static func regularFiles(in folder: String, prefix: String) -> [(name: EntryName, size: Int, modified: Int)] {
+        guard let stream = opendir(folder) else { return [] }
+        defer { closedir(stream) }
+        let descriptor = dirfd(stream)
+        var files: [(name: EntryName, size: Int, modified: Int)] = []
+        while let item = readdir(stream) {
+            let file = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            guard file.hasPrefix(prefix), let name = EntryName(hex: file) else { continue }
+            var info = stat()
+            guard fstatat(descriptor, file, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            files.append((name, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+        }
+        return files
+    }
+
+    /// The second step: the head of every file found at start, a batch at a time, read
+    /// outside the lock.
+    func loadHeads() {
+        var next = 0
+        while true {
+            let batch = index.withLock { index -> [(slot: UInt32, name: EntryName, stamp: UInt32)] in
+                var batch: [(slot: UInt32, name: EntryName, stamp: UInt32)] = []
+                while next < index.entries.slots.count, batch.count < 256 {
+                    let slot = index.entries.slots[next]
+                    if slot.flags == .headUnknown { batch.append((UInt32(next), slot.name, slot.stamp)) }
+                    next += 1
+                }
+                return batch
+            }
+            guard !batch.isEmpty else { return }
+            let heads = batch.map { Self.readHead(path(for: $0.name)) }
+            let victims = index.withLock { index -> [EntryName] in
+                var victims: [EntryName] = []
+                for (file, head) in zip(batch, heads) {
+                    let slot = index.entries.slots[Int(file.slot)]
+                    // Replaced, dropped or read meanwhile: nothing to learn.
+                    guard slot.name == file.name, slot.stamp == file.stamp, slot.flags.contains(.headUnknown) else { continue }
+                    switch head {
+                    case .entry(let key, let status, let headers):
+                        let head = DiskIndex.Head(key: CacheKey(stored: key), status: status, headers: headers)
+                        if index.loading.purged(head) {
+                            index.forget(file.name)
+                            victims.append(file.name)
+                        } else {
+                            index.entries.learn(file.slot, head)
+                        }
+                    case .olderVersion:
+                        index.forget(file.name)  // written by an older Larder: what it holds is fetched again
+                        victims.append(file.name)
+                    case .unreadable:
+                        break  // its first read finds it damaged and removes it
+                    }
+                }
+                return victims
+            }
+            victims.forEach { unlink(path(for: $0)) }
+        }
+    }
+}
+
+extension DiskTier.Index {
+    /// Whether `name` may be on disk: indexed, or not known yet while the load lists.
+    func mayHold(_ name: EntryName) -> Bool {
+        entries.contains(name) || (loading.phase == .listing && !loading.settled.contains(name))
+    }
+
+    /// How to read `name` now; nil when it is not stored.
+    mutating func lease(_ name: EntryName) -> DiskTier.Lease? {
+        if let lease = entries.lease(name) { return lease }
+        return mayHold(name) ? .unindexed : nil
+    }
+
+    /// After a good read reached by `lease`: a file found at start learns its head (and is
+    /// indexed, when the listing had not reached it), or is removed when a purge during the
+    /// load selects it. Returns whether the read may be served; every read counts as a use.
+    mutating func settle(_ name: EntryName, _ lease: DiskTier.Lease, size: Int, head: @autoclosure () -> DiskIndex.Head) -> Bool {
+        switch lease {
+        case .kept, .path(_, headKnown: true):
+            entries.touch(name)
+            return true
+        case .path(let stamp, headKnown: false):
+            guard let number = entries.slot(of: name), entries.slots[Int(number)].stamp == stamp,
+                  entries.slots[Int(number)].flags.contains(.headUnknown) else { return entries.contains(name) }
+            let head = head()
+            if loading.purged(head) { return false }
+            entries.learn(number, head)
+            entries.touch(name)
+            return true
+        case .unindexed:
+            if entries.contains(name) { return true }  // listed or written meanwhile
+            let head = head()
+            guard mayHold(name), !loading.purgedAll, !loading.purged(head) else { return false }
+            entries.insert(name, charge: DiskTier.charge(size), stamp: nextStamp(), head: head)
+            return true
+        }
+    }
+}
