@@ -60,8 +60,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start(args, log):
-    proc = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True)
+def start(args, log, env=None):
+    proc = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
     processes.append(proc)
     return proc
 

@@ -111,24 +111,30 @@ extension Cache {
         let vary = rule == .sharedCache ? Vary(of: entry) : Vary([])
         // The shared tier keeps an entry, and the index it is filed under, as long as it may serve.
         let expiry = shared.map { _ in SharedTier.expiry(of: entry, policy: policy, now: clock.now()) }
+        let kept: Bool
         if vary.isEmpty {
-            put(key, .response(response), entry, expiry: expiry)
+            kept = put(key, .response(response), entry, expiry: expiry)
         } else {
             // Variants of one generation share an index; a different Vary starts a new one.
             var index = VariantIndex(vary: vary)
             if case .variants(let current)? = memory.get(key), current.vary == vary { index = current }
             put(key, .variants(index), index.diskEntry(at: entry.responseTime), expiry: expiry)
-            put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
+            kept = put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
         }
-        return .answer(response, forwardStatus: forwardStatus, stored: true, detail: nil)
+        return .answer(response, forwardStatus: forwardStatus, stored: kept, detail: nil)
     }
 
     /// Every tier; disk and shared writes go on in the background (the lock's release waits
     /// for the shared one, so a replica woken by it finds the entry).
-    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) {
-        memory.set(key, item)
-        disk?.write(key, entry, rendition: rendition(item))
+    /// Offers the entry to every tier. Returns whether the memory tier kept it or the disk
+    /// tier took it for writing: `Cache-Status` says `stored` only then (the shared tier's
+    /// write is not waited for).
+    @discardableResult
+    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) -> Bool {
+        let inMemory = memory.set(key, item)
+        let onDisk = disk?.write(key, entry, rendition: rendition(item)) ?? false
         if let expiry { shared?.write(key, entry, expiry: expiry) }
+        return inMemory || onDisk
     }
 
     /// RFC 9111 §4.3.4: whether a 304 selects the stored response: by its `ETag` (a strong

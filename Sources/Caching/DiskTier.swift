@@ -205,8 +205,9 @@ public final class DiskTier: Sendable {
 
     /// Stores the entry, with what the route rendered from it when given, in the background;
     /// `waitForWrites` waits for every write started so far. Past the write queue's byte
-    /// limit the entry is not written (and counted).
-    public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) {
+    /// limit the entry is not written (and counted). Returns whether it was taken for writing.
+    @discardableResult
+    public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) -> Bool {
         // What waits in line is the entry itself, charged the bytes it will be written as.
         // Naming, encoding and cataloguing it happen on the writer thread: on a miss they
         // would otherwise run on the loop between the upstream's answer and the caller's.
@@ -220,13 +221,14 @@ public final class DiskTier: Sendable {
             index.pendingBytes += size
             return true
         }
-        guard admitted else { return }
+        guard admitted else { return false }
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
             writeAdmitted(key, entry, rendition, charged: size)
         }
         loop?.afterTurn { [writes] in writes.start() }
+        return true
     }
 
     /// Writes an admitted entry, on the write queue.

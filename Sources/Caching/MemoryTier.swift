@@ -123,7 +123,10 @@ public final class MemoryTier: Sendable {
 
     /// Stores the item, evicting least recently used items past the budget. An item larger
     /// than the whole budget is not kept (and replaces nothing).
-    public func set(_ key: CacheKey, _ item: Item) {
+    /// Keeps `item` under `key`, evicting the least recently used as needed. Returns false
+    /// when the item alone costs more than the budget (then nothing is kept under `key`).
+    @discardableResult
+    public func set(_ key: CacheKey, _ item: Item) -> Bool {
         let cost = Self.cost(of: item, key: key)
         // The items replaced and evicted are freed after the lock is released, not under it:
         // freeing an entry's strings and arrays would hold up every other loop's lookups.
@@ -140,6 +143,7 @@ public final class MemoryTier: Sendable {
             }
             return dropped
         }
+        return cost <= budget
     }
 
     public func remove(_ key: CacheKey) {

@@ -22,6 +22,12 @@ func argument(_ index: Int) -> String? { arguments.count > index ? arguments[ind
 switch arguments.first {
 case "upstream-overhead":
     blocking { try await UpstreamOverhead.run(count: Int(argument(1) ?? "") ?? 1000, url: argument(2)) }
+case "fill-disk":
+    guard let directory = argument(1), let count = argument(2).flatMap({ Int($0) }), let origin = argument(3) else {
+        print("usage: larder-bench fill-disk DIRECTORY COUNT ORIGIN")
+        exit(1)
+    }
+    blocking { try await FillDisk.run(directory: directory, count: count, origin: origin) }
 case "memory-accounting":
     MemoryAccounting.run(entries: Int(argument(1) ?? "") ?? 50_000)
 case "memory-hit":
@@ -47,6 +53,7 @@ case "miss-path":
     }
 default:
     print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | memory-accounting [entries]"
+          + " | fill-disk directory count origin"
           + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | miss-path requests simulator-url [log level]")
 }
 exit(0)

@@ -1,0 +1,46 @@
+import Foundation
+import HTTPCore
+import Testing
+import TestSupport
+@testable import Caching
+
+/// `Cache-Status` says `stored` only when a tier took the answer: the memory tier kept it,
+/// or the disk tier's write queue accepted it.
+@Suite(.timeLimit(.minutes(1))) struct StoredClaimTests {
+    private func ask(_ cache: Cache) async throws -> CacheAnswer {
+        let request = CacheRequest(method: .get, resource: "/big", url: "http://origin.test/big", headers: HTTPHeaders(), body: nil)
+        switch await cache.answer(request) {
+        case .success(let answer): return answer
+        case .failure(let failure): throw failure
+        }
+    }
+
+    private func cache(queue: Int) throws -> (Cache, DiskTier, ScriptedUpstream) {
+        let clock = ManualClock()
+        let origin = ScriptedUpstream(clock: clock)
+        let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, writeQueueLimit: queue)
+        // A memory tier smaller than the answer: only the disk can keep it.
+        let cache = Cache(route: "http://origin.test", policy: .sharedCache, memory: MemoryTier(budget: 4096), disk: disk,
+                          fetcher: origin, clock: clock) { _, entry in .plain(entry) }
+        origin.reply(.init(status: 200, headers: [("Cache-Control", "max-age=60")], body: String(repeating: "x", count: 64 << 10)))
+        return (cache, disk, origin)
+    }
+
+    @Test func anAnswerNoTierTookIsNotCalledStored() async throws {
+        let (cache, disk, origin) = try cache(queue: 16 << 10)
+        let first = try await ask(cache)
+        #expect(first.status.description == "larder; fwd=miss; fwd-status=200")
+        #expect(disk.skippedWrites == 1)
+        _ = try await ask(cache)
+        #expect(origin.calls == 2, "what was not stored was not served again")
+    }
+
+    @Test func anAnswerTheDiskTookIsStoredAndServedAgain() async throws {
+        let (cache, disk, origin) = try cache(queue: 1 << 20)
+        let first = try await ask(cache)
+        #expect(first.status.description == "larder; fwd=miss; fwd-status=200; stored")
+        await disk.waitForWrites()
+        let second = try await ask(cache)
+        #expect(second.status.hit && origin.calls == 1)
+    }
+}

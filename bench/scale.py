@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""make bench, scale section: Larder and nginx proxy_cache side by side in one run, each
+with a million stored entries and under a miss storm.
+
+- Start-up with BENCH_SCALE_ENTRIES entries (1,000,000): time until the port accepts, until a
+  stored answer is served as a hit, and until the index is whole (Larder: `/readyz` no longer
+  says `loading`; nginx: its cache loader's closing line), then the memory the index takes per
+  entry (PSS over every process, less the same server's on an empty cache). Larder's entries
+  are written in its own format by `larder-bench fill-disk`; nginx's are filled through nginx.
+- A miss storm of BENCH_STORM_SECONDS (30) with 32 connections, every key new: req/s, the
+  share of answers persisted on disk, and the peak memory (sampled twice a second); the
+  best of BENCH_STORM_ROUNDS (2) interleaved rounds.
+
+Both caches use a small-JSON nginx origin, sizes that hold every entry (Larder --disk-limit
+16GiB, nginx max_size=16g and a 160 MiB keys zone) and Larder --memory-limit 64MiB. Loopback
+only; every process is stopped by its own pid; the caches are deleted at the end.
+"""
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import http.client
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import NGINX, ROOT, free_port, start, stop_all, tree, wait_for  # noqa: E402
+
+LARDER, LARDER_BENCH = sys.argv[1], sys.argv[2]
+ENTRIES = int(os.environ.get("BENCH_SCALE_ENTRIES", "1000000"))
+STORM_SECONDS = int(os.environ.get("BENCH_STORM_SECONDS", "30"))
+# Each storm cell keeps the best of this many interleaved rounds: the disk's writeback from
+# one run slows the next by up to half, whichever server runs.
+STORM_ROUNDS = int(os.environ.get("BENCH_STORM_ROUNDS", "2"))
+MEMORY_LIMIT_MIB = 64
+WORK = os.environ.get("BENCH_SCALE_DIR") or os.path.join(ROOT, ".build", "bench-scale")
+
+
+def stop(proc):
+    os.killpg(proc.pid, 15)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, 9)
+        proc.wait()
+
+
+def pss_mib(pid):
+    """Proportional set size over the process and its children: shared pages counted once."""
+    total = 0
+    for p in tree(pid):
+        try:
+            for line in open(f"/proc/{p}/smaps_rollup"):
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except (FileNotFoundError, ProcessLookupError):
+            pass
+    return total / 1024
+
+
+def request(port, path):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+    finally:
+        connection.close()
+
+
+def until(condition, timeout, step=0.001):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return time.monotonic()
+        except OSError:
+            pass
+        time.sleep(step)
+    return None
+
+
+def accepts(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=1):
+        return True
+
+
+def files_in(directory):
+    return sum(len([f for f in files if not f.startswith(".")]) for folder, _, files in os.walk(directory)
+               if not folder.endswith("/tmp"))
+
+
+def larder_args(port, cache, origin_port):
+    return [LARDER, "serve", "--port", str(port), "--cache-dir", cache, "--disk-limit", "16GiB",
+            "--memory-limit", f"{MEMORY_LIMIT_MIB}MiB", "--log-level", "warning", "--route", f"/=http://127.0.0.1:{origin_port}"]
+
+
+def nginx_conf(mode, port, origin_port, cache, workers):
+    location = ("default_type application/json;\n            add_header Cache-Control \"max-age=86400\";\n"
+                "            return 200 '{\"path\":\"$uri\",\"note\":\"a small answer, as an API gives\"}';") if mode == "origin" else (
+                "proxy_pass http://origin;\n            proxy_http_version 1.1;\n            proxy_set_header Connection \"\";\n"
+                "            proxy_cache scale;\n            add_header X-Cache-Status $upstream_cache_status;")
+    text = open(os.path.join(ROOT, "bench", "nginx-scale.conf.template")).read()
+    for key, value in {"work": WORK, "mode": mode, "port": str(port), "origin_port": str(origin_port), "cache": cache,
+                       "workers": str(workers), "location": location}.items():
+        text = text.replace("{" + key + "}", value)
+    path = f"{WORK}/scale-{mode}.conf"
+    open(path, "w").write(text)
+    return [NGINX, "-c", path, "-p", WORK]
+
+
+def startup(name, args, port, is_hit, is_whole):
+    """Times from the process's start until it accepts, serves a stored entry, and has its whole index."""
+    began = time.monotonic()
+    proc = start(args, f"{WORK}/{name}-startup.log")
+    listening = until(lambda: accepts(port), 30)
+    hit = until(lambda: is_hit(request(port, f"/item/{ENTRIES // 2}")), 30)
+    whole = until(is_whole, 900, step=0.05)
+    time.sleep(1)
+    memory = pss_mib(proc.pid)
+    stop(proc)
+    ms = lambda t: (t - began) * 1000 if t else float("nan")  # noqa: E731
+    return {"listen_ms": ms(listening), "hit_ms": ms(hit), "whole_s": ms(whole) / 1000, "pss_mib": memory}
+
+
+def empty_pss(args, port, log):
+    proc = start(args, log)
+    wait_for(port, "/item/warm")
+    time.sleep(1)
+    memory = pss_mib(proc.pid)
+    stop(proc)
+    return memory
+
+
+def storm(name, args, port, cache):
+    """A miss storm: wrk's answers, the share of them on disk once writes settle, peak memory."""
+    proc = start(args, f"{WORK}/{name}-storm.log")
+    wait_for(port, "/item/warm")
+    peak, running = [0.0], [True]
+
+    def sample():
+        while running[0]:
+            peak[0] = max(peak[0], pss_mib(proc.pid))
+            time.sleep(0.5)
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    out = subprocess.run(["wrk", "-t2", "-c32", f"-d{STORM_SECONDS}s", "-s", os.path.join(ROOT, "bench", "storm.lua"),
+                          f"http://127.0.0.1:{port}/"], capture_output=True, text=True).stdout
+    answered = int(re.search(r"(\d+) requests in", out).group(1))
+    errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    answered -= int(errors.group(1)) if errors else 0
+    persisted, last = 0, -1
+    settled = time.monotonic() + 30
+    while time.monotonic() < settled and persisted != last:
+        last = persisted
+        time.sleep(2)
+        persisted = files_in(cache)
+    running[0] = False
+    sampler.join()
+    stop(proc)
+    return {"rps": answered / STORM_SECONDS, "answered": answered, "persisted": persisted, "peak_mib": peak[0]}
+
+
+def main():
+    # A timeout's SIGTERM still stops every process started here (the `finally` below).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("scale: stopped"))
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    results = {}
+    try:
+        origin_port = free_port()
+        origin = start(nginx_conf("origin", origin_port, origin_port, f"{WORK}/unused-cache", 1), f"{WORK}/origin.log")
+        wait_for(origin_port, "/item/0")
+
+        # The storms first, on a quiet disk (deleting a million files keeps it busy for a while).
+        port, proxy_port = free_port(), free_port()
+        for round in range(STORM_ROUNDS):
+            print(f"scale: {STORM_SECONDS} s miss storms, round {round + 1} of {STORM_ROUNDS}")
+            for name, args, cache in [("larder", larder_args(port, f"{WORK}/larder-storm", origin_port), f"{WORK}/larder-storm"),
+                                      ("nginx", nginx_conf("proxy", proxy_port, origin_port, f"{WORK}/nginx-storm", 2), f"{WORK}/nginx-storm")]:
+                shutil.rmtree(cache, ignore_errors=True)
+                os.sync()
+                cell = storm(name, args, port if name == "larder" else proxy_port, cache)
+                print(f"  {name}: {cell['rps']:,.0f} req/s, {cell['persisted']:,} of {cell['answered']:,} answers persisted")
+                if cell["rps"] > results.get(f"{name} storm", {"rps": 0})["rps"]:
+                    results[f"{name} storm"] = cell
+            shutil.rmtree(f"{WORK}/larder-storm", ignore_errors=True)
+            shutil.rmtree(f"{WORK}/nginx-storm", ignore_errors=True)
+
+        print(f"scale: writing {ENTRIES:,} entries in Larder's format")
+        subprocess.run([LARDER_BENCH, "fill-disk", f"{WORK}/larder-million", str(ENTRIES), f"http://127.0.0.1:{origin_port}"], check=True)
+        results["larder empty"] = empty_pss(larder_args(port, f"{WORK}/larder-empty", origin_port), port, f"{WORK}/larder-empty.log")
+        results["larder startup"] = startup(
+            "larder", larder_args(port, f"{WORK}/larder-million", origin_port), port,
+            lambda answer: answer[0] == 200 and "hit" in answer[1].get("cache-status", ""),
+            lambda: b"loading" not in request(port, "/readyz")[2])
+        shutil.rmtree(f"{WORK}/larder-million", ignore_errors=True)
+
+        print(f"scale: filling nginx proxy_cache with {ENTRIES:,} entries through nginx")
+        proxy_args = nginx_conf("proxy", proxy_port, origin_port, f"{WORK}/nginx-million", 2)
+        proxy = start(proxy_args, f"{WORK}/nginx-fill.log")
+        wait_for(proxy_port, "/item/warm")
+        env = dict(os.environ, FILL_COUNT=str(ENTRIES), FILL_THREADS="2", FILL_MARK=f"{WORK}/filled-")
+        fill = start(["wrk", "-t2", "-c32", "-d900s", "-s", os.path.join(ROOT, "bench", "fill.lua"), f"http://127.0.0.1:{proxy_port}/"],
+                     f"{WORK}/nginx-fill-wrk.log", env=env)
+        if not until(lambda: all(os.path.exists(f"{WORK}/filled-{n}") for n in range(2)), 900, step=0.5):
+            raise SystemExit("nginx was not filled within 900 s")
+        stop(fill)
+        stop(proxy)
+        results["nginx filled"] = files_in(f"{WORK}/nginx-million")
+        results["nginx empty"] = empty_pss(nginx_conf("proxy", proxy_port, origin_port, f"{WORK}/nginx-empty", 2), proxy_port,
+                                           f"{WORK}/nginx-empty.log")
+        error_log = f"{WORK}/scale-proxy-error.log"
+        open(error_log, "w").close()
+        results["nginx startup"] = startup(
+            "nginx", nginx_conf("proxy", proxy_port, origin_port, f"{WORK}/nginx-million", 2), proxy_port,
+            lambda answer: answer[0] == 200 and answer[1].get("x-cache-status") == "HIT",
+            lambda: "http file cache:" in open(error_log).read())
+        shutil.rmtree(f"{WORK}/nginx-million", ignore_errors=True)
+
+    finally:
+        stop_all()
+        shutil.rmtree(WORK, ignore_errors=True)
+    report(results)
+
+
+def report(r):
+    ls, ns = r["larder startup"], r["nginx startup"]
+    per_entry = lambda s, empty: (s["pss_mib"] - empty) * 1024 * 1024 / ENTRIES  # noqa: E731
+    larder_bytes, nginx_bytes = per_entry(ls, r["larder empty"]), per_entry(ns, r["nginx empty"])
+    lines = [f"Scale ({ENTRIES:,} stored entries; nginx's filled through it: {r['nginx filled']:,} files):", "",
+             "| start-up | listening ms | first hit ms | index whole s | PSS MiB | index bytes per entry |",
+             "|---|---|---|---|---|---|",
+             f"| larder | {ls['listen_ms']:.1f} | {ls['hit_ms']:.1f} | {ls['whole_s']:.1f} | {ls['pss_mib']:.1f} | {larder_bytes:.0f} |",
+             f"| nginx proxy_cache | {ns['listen_ms']:.1f} | {ns['hit_ms']:.1f} | {ns['whole_s']:.1f} | {ns['pss_mib']:.1f} | {nginx_bytes:.0f} |",
+             "", f"Miss storm, {STORM_SECONDS} s, 32 connections, every key new (Larder --memory-limit {MEMORY_LIMIT_MIB}MiB):", "",
+             "| peer | req/s | answers | persisted | share | peak PSS MiB | Larder / nginx req/s |", "|---|---|---|---|---|---|---|"]
+    for name in ("larder", "nginx"):
+        s = r[f"{name} storm"]
+        ratio = f"{r['larder storm']['rps'] / r['nginx storm']['rps']:.2f}×" if name == "larder" else ""
+        lines.append(f"| {'nginx proxy_cache' if name == 'nginx' else name} | {s['rps']:,.0f} | {s['answered']:,} | {s['persisted']:,} | "
+                     f"{100 * min(s['persisted'], s['answered']) / max(1, s['answered']):.1f} % | {s['peak_mib']:.1f} | {ratio} |")
+    bound = MEMORY_LIMIT_MIB + 96 + r["larder storm"]["persisted"] * max(larder_bytes, 0) / 2**20
+    lines += ["", f"Larder's bound in the storm (memory limit + 96 MiB + its index at the measured bytes per entry): {bound:.1f} MiB."]
+    text = "\n".join(lines) + "\n"
+    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    open(os.path.join(ROOT, "bench", "results", "scale.md"), "w").write(text)
+    print()
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
