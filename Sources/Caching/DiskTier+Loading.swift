@@ -51,9 +51,18 @@ extension DiskTier {
     func loadIndex() {
         let started = ContinuousClock.now
         loadListing()
+        let listed = started.duration(to: .now)
         loadHeads()
         let count = finishLoading()
-        if count > 0 { report("the index of \(count) stored entries was read in \(started.duration(to: .now))") }
+        if count > 0 {
+            inform("the index of \(count) stored entries is whole after \(Self.seconds(started.duration(to: .now))) "
+                   + "(listed in \(Self.seconds(listed)))")
+        }
+    }
+
+    private static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.2f s", Double(seconds) + Double(attoseconds) / 1e18)
     }
 
     /// The first step: every file indexed and placed in the order, then eviction to the budget.

@@ -36,6 +36,8 @@ public final class DiskTier: Sendable {
     /// Told each disk problem in a sentence (a damaged file removed, a failed write, the
     /// disk becoming full), for the service's log.
     let report: @Sendable (String) -> Void
+    /// Told, in a sentence, what is worth a line but is no problem (the index loaded).
+    let inform: @Sendable (String) -> Void
     /// The cache directory's device and inode, to notice it deleted or replaced (`DiskTier+Vanished`).
     let identity = Locked<DirectoryIdentity?>(nil)
 
@@ -88,19 +90,22 @@ public final class DiskTier: Sendable {
     /// of the files already there is built in the background (`DiskTier+Loading`): the tier
     /// answers at once, reading a file not yet indexed by its name.
     public convenience init(directory: String, budget: Int, writeQueueLimit: Int = DiskTier.defaultWriteQueueLimit,
-                            openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+                            openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in },
+                            inform: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try self.init(directory: directory, budget: budget, writeQueueLimit: writeQueueLimit, openFileLimit: openFileLimit,
-                      report: report, loadsIndex: true)
+                      report: report, inform: inform, loadsIndex: true)
     }
 
     /// `loadsIndex` false: the load is left to the caller (tests drive its steps).
     init(directory: String, budget: Int, writeQueueLimit: Int = DiskTier.defaultWriteQueueLimit,
-         openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool) throws {
+         openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in },
+         inform: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool) throws {
         self.directory = directory
         self.budget = budget
         self.writeQueueLimit = writeQueueLimit
         self.openFileLimit = openFileLimit
         self.report = report
+        self.inform = inform
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         identity.withLock { $0 = DirectoryIdentity(directory) }
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {

@@ -156,7 +156,7 @@ public final class LarderService: Service, @unchecked Sendable {
             // The write queue's bytes (32 MiB at most) come on top of the memory tier's.
             let logger = logger
             disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
-                                report: { logger.warning("disk: \($0)") })
+                                report: { logger.warning("disk: \($0)") }, inform: { logger.info("disk: \($0)") })
         } catch {
             throw ConfigurationError("cannot use cache directory \(settings.cacheDirectory): \(Self.directoryProblem(settings.cacheDirectory))")
         }

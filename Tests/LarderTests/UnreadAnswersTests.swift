@@ -97,6 +97,6 @@ import TestSupport
         // per turn of its loop, then the next connection gets its turn.
         let asked = ContinuousClock.now
         #expect(try await FaultSuiteTests.get(port, "/metrics").status == 200)
-        #expect(ContinuousClock.now - asked < .seconds(5))
+        #expect(ContinuousClock.now - asked < .seconds(8))
     }
 }
