@@ -184,7 +184,8 @@ struct DiskIndex {
     /// Places the entries found at start, given newest first, behind every entry in the order
     /// already (written or read since start); one already placed (by a read) stays where it is.
     mutating func order(newestFirst numbers: [UInt32]) {
-        for number in numbers where slots[Int(number)].flags.contains(.unordered) {
+        // A slot number past the end: the index was emptied meanwhile (the directory replaced).
+        for number in numbers where Int(number) < slots.count && slots[Int(number)].flags.contains(.unordered) {
             slots[Int(number)].flags.remove(.unordered)
             slots[Int(number)].newer = oldest
             slots[Int(number)].older = Self.end

@@ -145,7 +145,7 @@ extension DiskTier {
             let heads = batch.map { Self.readHead(path(for: $0.name)) }
             let victims = index.withLock { index -> [EntryName] in
                 var victims: [EntryName] = []
-                for (file, head) in zip(batch, heads) {
+                for (file, head) in zip(batch, heads) where Int(file.slot) < index.entries.slots.count {
                     let slot = index.entries.slots[Int(file.slot)]
                     // Replaced, dropped or read meanwhile: nothing to learn.
                     guard slot.name == file.name, slot.stamp == file.stamp, slot.flags.contains(.headUnknown) else { continue }

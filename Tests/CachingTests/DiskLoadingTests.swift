@@ -116,6 +116,23 @@ import Testing
         #expect(disk.count == 3 && disk.bytes == size * 3)
     }
 
+    /// The cache directory deleted between the listing and the heads: the load goes on over
+    /// an empty index, and the directory is used again.
+    @Test func aDirectoryReplacedWhileLoadingIsForgottenNotACrash() async throws {
+        let directory = try await stored([k("a", 1), k("a", 2)])
+        let disk = try DiskTier(directory: directory, budget: 1 << 24, loadsIndex: false)
+        disk.loadListing()
+        #expect(disk.count == 2)
+        try FileManager.default.removeItem(atPath: directory)
+        #expect(disk.isWritable)  // notices the directory went, and makes it again
+        #expect(disk.count == 0)
+        disk.loadHeads()
+        #expect(disk.finishLoading() == 0)
+        disk.write(k("b", 1), sample)
+        await disk.waitForWrites()
+        #expect(await disk.read(k("b", 1)) == sample)
+    }
+
     /// Tens of thousands of entries: the tier answers from disk before its index is whole.
     @Test func aLargeDirectoryIsServedAtOnceAndIndexedInTheBackground() async throws {
         let keys = (0..<20_000).map { CacheKey(stringLiteral: "many:\($0)") }
