@@ -159,7 +159,7 @@ enum DiskEntryCodec {
     }
 
     /// The key, status and fields from the start of a file (`headLength` bytes), without the
-    /// body and so without the checksum: for the disk tier's catalog at start, never for
+    /// body and so without the checksum: for the disk index's load, never for
     /// serving (a damaged file is still found out, and removed, when it is read).
     static func decodeHead(_ bytes: [UInt8]) -> (key: String, status: Int, headers: HTTPHeaders)? {
         guard var reader = opened(bytes), let keyLength = reader.u32(), let metaLength = reader.u32(), reader.u64() != nil,

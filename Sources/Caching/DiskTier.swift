@@ -214,7 +214,7 @@ public final class DiskTier: Sendable {
     @discardableResult
     public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) -> Bool {
         // What waits in line is the entry itself, charged the bytes it will be written as.
-        // Naming, encoding and cataloguing it happen on the writer thread: on a miss they
+        // Naming, encoding and indexing it happen on the writer thread: on a miss they
         // would otherwise run on the loop between the upstream's answer and the caller's.
         let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
         let admitted = index.withLock { index in

@@ -61,7 +61,7 @@ enum FuzzTargets {
 
     // MARK: Disk entries
 
-    /// Raw bytes as a file (whole, and as the head the catalog reads at start); then the same
+    /// Raw bytes as a file (whole, and as the head the index load reads); then the same
     /// bytes as key, metadata, body and rendition of an entry with a valid checksum (so the
     /// metadata and rendition decoders are reached); a decoded entry must round-trip with its
     /// rendition, and its head must agree with it.
