@@ -124,8 +124,9 @@ public final class RedisClient: Sendable {
                 state.withLock { $0.connected = true }
             } catch {
                 connection = nil
-                batch.forEach { $0.finish(.failure(error)) }
+                // Down first: a caller woken by its failure reads `lastFailure` at once.
                 markDown(error.description)
+                batch.forEach { $0.finish(.failure(error)) }
             }
         }
     }
