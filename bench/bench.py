@@ -444,9 +444,14 @@ def report(rows, miss, idle, after):
               "direct request: " + "; ".join(f"{name} p50 {p50:.2f} ms, p99 {p99:.2f} ms" for name, (p50, p99) in miss.items()) + ".",
               f"10,000 idle keep-alive connections: Larder RSS {idle[0]:.1f} MiB before, {idle[1]:.1f} MiB while held.",
               "RSS after load: " + ", ".join(f"{name} {value:.1f} MiB" for name, value in after.items()) + "."]
+    publish(lines, "latest.md")
+
+
+def publish(lines, name):
+    """Prints a table and writes it to bench/results/NAME (not committed)."""
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    open(os.path.join(ROOT, "bench", "results", "latest.md"), "w").write(text)
+    open(os.path.join(ROOT, "bench", "results", name), "w").write(text)
     print()
     print(text)
 

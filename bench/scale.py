@@ -28,7 +28,7 @@ import time
 import http.client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import NGINX, ROOT, free_port, start, stop_all, tree, wait_for  # noqa: E402
+from bench import NGINX, ROOT, free_port, publish, start, stop_all, tree, wait_for  # noqa: E402
 
 LARDER, LARDER_BENCH = sys.argv[1], sys.argv[2]
 ENTRIES = int(os.environ.get("BENCH_SCALE_ENTRIES", "1000000"))
@@ -273,11 +273,7 @@ def report(r):
     start_bound = MEMORY_LIMIT_MIB + 96 + ENTRIES * max(larder_bytes, 0) / 2**20
     lines += ["", f"Larder's bound (memory limit + 96 MiB + its index at the measured bytes per entry): {start_bound:.1f} MiB at start-up "
               f"(peak while loading {ls['peak_mib']:.1f}), {storm_bound:.1f} MiB in the storm (peak {r['larder storm']['peak_mib']:.1f})."]
-    text = "\n".join(lines) + "\n"
-    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    open(os.path.join(ROOT, "bench", "results", "scale.md"), "w").write(text)
-    print()
-    print(text)
+    publish(lines, "scale.md")
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Foundation
+import HTTPCore
 
 /// The index of the files found at start, built in the background, so Larder listens at once
 /// whatever the number of entries (a million took minutes to read before the port opened).
@@ -125,6 +126,41 @@ extension DiskTier {
             files.append((name, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
         }
         return files
+    }
+
+    /// What the start of a file says.
+    enum Head {
+        /// The key, status and fields, without the body (unchecked: the body's read checks).
+        case entry(key: String, status: Int, headers: HTTPHeaders)
+        /// One of ours, of an older format.
+        case olderVersion
+        case unreadable
+    }
+
+    /// The start of a file, read as `readFile` reads (no symlink, FIFO or device).
+    static func readHead(_ path: String) -> Head {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return .unreadable }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+              let header = readExactly(fd, count: DiskEntryCodec.headerSize, at: 0) else { return .unreadable }
+        if DiskEntryCodec.isOlderVersion(header) { return .olderVersion }
+        guard let length = DiskEntryCodec.headLength(header), length <= min(Int(info.st_size), 1 << 20),
+              let head = readExactly(fd, count: length, at: 0), let decoded = DiskEntryCodec.decodeHead(head) else { return .unreadable }
+        return .entry(key: decoded.key, status: decoded.status, headers: decoded.headers)
+    }
+
+    private static func readExactly(_ fd: Int32, count: Int, at offset: Int) -> [UInt8]? {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var done = 0
+        while done < count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress! + done, count - done, off_t(offset + done)) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            done += n
+        }
+        return bytes
     }
 
     /// The second step: the head of every file found at start, a batch at a time, read

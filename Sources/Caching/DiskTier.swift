@@ -14,10 +14,10 @@ import Locking
 ///
 /// Writes go to a temporary file renamed into place, so a reader sees a whole old entry or a
 /// whole new one. Every read checks the checksum; a bad file is deleted and reported as a
-/// miss. Files found at start are indexed in the background (`DiskTier+Loading`). Writes, removals and any read that would wait for the
-/// disk run on Dispatch queues of its own, never on an event loop or Swift's cooperative
-/// pool; an event loop reads only what the page cache holds, from a file it keeps open
-/// between reads (`DiskTier+Files`).
+/// miss. Files found at start are indexed in the background (`DiskTier+Loading`). Writes,
+/// removals and any read that would wait for the disk run on Dispatch queues of its own,
+/// never on an event loop or Swift's cooperative pool; an event loop reads only what the
+/// page cache holds, from a file it keeps open between reads (`DiskTier+Files`).
 ///
 /// What is on disk is outside input: a file that is not a regular file (a FIFO, a device, a
 /// symlink) is never opened for reading, a symlinked subfolder is replaced rather than
