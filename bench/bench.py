@@ -37,8 +37,10 @@ DURATION = int(os.environ.get("BENCH_DURATION", "10"))
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 # BENCH_BASELINE=/path/to/an/older/larder: its memory hits (quiet and logged), disk hits and
 # misses are measured in the same run, as extra rows, so a change is judged before and after
-# on the same machine state. It runs with the same flags as this Larder.
+# on the same machine state. It runs with the same flags as this Larder, and BENCH_BASELINE_FLAGS
+# (space-separated) too when an older build needs a flag to match today's defaults.
 BASELINE = os.environ.get("BENCH_BASELINE")
+BASELINE_FLAGS = os.environ.get("BENCH_BASELINE_FLAGS", "").split()
 if ROUNDS < 1:
     raise SystemExit("BENCH_ROUNDS must be at least 1")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -279,10 +281,6 @@ def main():
                     f"{work}/larder-one.log")
         one_logged = start([LARDER, "serve", "--port", str(one_logged_port), "--cache-dir", f"{work}/larder-one-logged", "--event-loops", "1"]
                            + upstream[:-2] + ["--log-level", "info"], f"{work}/larder-one-logged.log")
-        # An extra row: the one setting that differs from what compose and Kubernetes ship.
-        poll_port = free_port()
-        poll = start([LARDER, "serve", "--port", str(poll_port), "--cache-dir", f"{work}/larder-poll", "--idle-poll", "100us"] + upstream,
-                     f"{work}/larder-poll.log")
         disk = start([LARDER, "serve", "--port", str(disk_port), "--cache-dir", f"{work}/larder-disk", "--memory-limit", "64KiB"] + upstream,
                      f"{work}/larder-disk.log")
         baseline = {}
@@ -291,8 +289,8 @@ def main():
                                 ("baseline larder (disk hits)", ["--memory-limit", "64KiB"])]:
                 port = free_port()
                 flags = upstream[:-2] + extra if "logged" in name else upstream + extra
-                proc = start([BASELINE, "serve", "--port", str(port), "--cache-dir", f"{work}/{name.replace(' ', '-')}", "--idle-poll", "0"]
-                             + flags, f"{work}/{name.replace(' ', '-')}.log")
+                proc = start([BASELINE, "serve", "--port", str(port), "--cache-dir", f"{work}/{name.replace(' ', '-')}"]
+                             + BASELINE_FLAGS + flags, f"{work}/{name.replace(' ', '-')}.log")
                 baseline[name] = (proc, port)
         proxy_port, static_port, proxy_logged_port = free_port(), free_port(), free_port()
         one_proxy_port, one_static_port, one_proxy_logged_port = free_port(), free_port(), free_port()
@@ -308,7 +306,6 @@ def main():
         wait_for(logged_port, "/livez")
         wait_for(one_port, "/livez")
         wait_for(one_logged_port, "/livez")
-        wait_for(poll_port, "/livez")
         for _, port in baseline.values():
             wait_for(port, "/livez")
         body = get(larder_port, HOT).decode()
@@ -332,7 +329,6 @@ def main():
         warm("larder", larder_port, sim_port, KEYS)
         warm("nginx proxy_cache", proxy_port, sim_port, KEYS + [HOT])
         warm("larder (logged)", logged_port, sim_port, [HOT])
-        warm("larder --idle-poll 100us", poll_port, sim_port, [HOT])
         for name, (_, port) in baseline.items():
             warm(name, port, sim_port, KEYS + [HOT] if "logged" not in name else [HOT], on_disk="disk" in name)
         warm("nginx proxy_cache (logged)", proxy_logged_port, sim_port, [HOT])
@@ -366,8 +362,7 @@ def main():
                     rows.append(measure("baseline larder (logged)", proc, port, connections, "hot key") | {"round": rep})
                 # Both writing an access line per request, hot key only.
                 for name, proc, port in [("larder (logged)", logged, logged_port),
-                                         ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port),
-                                         ("larder --idle-poll 100us", poll, poll_port)]:
+                                         ("nginx proxy_cache (logged)", nginx["proxy-logged"], proxy_logged_port)]:
                     rows.append(measure(name, proc, port, connections, "hot key") | {"round": rep})
         one_peers = [("larder", one, one_port), ("nginx proxy_cache", nginx["one-proxy"], one_proxy_port),
                      ("nginx static", nginx["one-static"], one_static_port), ("larder (logged)", one_logged, one_logged_port),
@@ -409,16 +404,15 @@ def report(rows, miss, idle, after):
                 larder, proxy, static = (best(p, scenario, connections, layout) for p in ("larder", "nginx proxy_cache", "nginx static"))
                 passthrough = best("larder pass-through", scenario, connections, layout)
                 logged = best("larder (logged)", scenario, connections, layout)
-                polling = best("larder --idle-poll 100us", scenario, connections, layout)
                 base, base_logged, base_disk = (best(p, scenario, connections, layout) for p in
                                                 ("baseline larder", "baseline larder (logged)", "baseline larder (disk hits)"))
                 proxy_logged = best("nginx proxy_cache (logged)", scenario, connections, layout)
-                for row in (larder, base, passthrough, proxy, static, logged, base_logged, proxy_logged, polling,
+                for row in (larder, base, passthrough, proxy, static, logged, base_logged, proxy_logged,
                             best("larder (disk hits)", scenario, connections, layout), base_disk):
                     if row is None:
                         continue
                     ratios = ["", ""]
-                    if row is larder or row is passthrough or row is polling or row is base:
+                    if row is larder or row is passthrough or row is base:
                         ratios = [f"{row['rps'] / proxy['rps']:.2f}×", f"{row['rps'] / static['rps']:.2f}×"]
                     if (row is logged or row is base_logged) and proxy_logged:
                         ratios = [f"logged/logged {row['rps'] / proxy_logged['rps']:.2f}×", ""]

@@ -37,10 +37,10 @@ final class EventLoop: @unchecked Sendable {
     private var turnTime: UInt64 = MonotonicClock.nanoseconds()
     private let scratch: UnsafeMutableRawBufferPointer
     private let tick: Int32
-    var idlePolling: IdlePolling
+    let idleStrategy: IdleStrategy
     var turnYielding = TurnYielding()
     /// This turn heard from a caller: a connection accepted, or a request's bytes read. Only
-    /// then does the loop poll before it sleeps (`pollBeforeSleeping`).
+    /// then may the loop yield before it sleeps (`yieldBeforeSleeping`).
     var heardFromCaller = false
     private let onExit: @Sendable () -> Void
 
@@ -75,7 +75,7 @@ final class EventLoop: @unchecked Sendable {
         let shortest = min(configuration.headerReadTimeout, configuration.idleTimeout, configuration.writeStallTimeout,
                            configuration.bodyProgressTimeout)
         tick = Int32(clamping: max(5, min(1000, shortest.nanoseconds / 4_000_000)))
-        idlePolling = IdlePolling(limit: configuration.idlePollLimit.nanoseconds)
+        idleStrategy = configuration.idleStrategy
         _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, listenerFD, EPOLLIN.rawValue, Self.listenerToken) }
         _ = try System.call("epoll_ctl") { larder_epoll_ctl(epfd, EPOLL_CTL_ADD, wakeFD, EPOLLIN.rawValue, Self.wakeToken) }
     }
@@ -101,9 +101,9 @@ final class EventLoop: @unchecked Sendable {
             // A job the loop queued for itself after its last look at the inbox: no waiting.
             let wait = queuedFromLoop || !resumeQueue.isEmpty ? 0
                 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: MonotonicClock.nanoseconds(), tick: tick)
-            let polls = heardFromCaller && wait != 0
+            let yields = heardFromCaller && wait != 0 && idleStrategy == .yieldThenSleep
             heardFromCaller = false
-            let count = polls ? pollBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
+            let count = yields ? yieldBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
             beginTurn()
             if count < 0, larder_errno() != EINTR {
                 logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])

@@ -38,11 +38,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxTotalOutputBytes: Int = 16 * 1024 * 1024
     /// Requests read ahead of their responses on one connection (pipelining depth).
     public var maxPipelinedRequests: Int = 64
-    /// The longest a loop that has just heard from a caller polls for more before it sleeps;
-    /// it learns how long pays, up to this (`IdlePolling`). Zero, the default (and what
-    /// compose and Kubernetes ship), looks once and sleeps: polling keeps a core busy, which
-    /// a CPU limit charges and a CPU-based autoscaler reads as load.
-    public var idlePollLimit: Duration = .zero
+    /// How a loop waits once nothing is ready (`IdleStrategy`). The default is what compose
+    /// and Kubernetes ship; a listener for rare requests (the admin API) sleeps at once.
+    public var idleStrategy: IdleStrategy = .yieldThenSleep
     /// How long a graceful stop waits for in-flight responses before closing everything.
     public var shutdownGracePeriod: Duration = .seconds(8)
 

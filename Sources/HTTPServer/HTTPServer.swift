@@ -28,7 +28,7 @@ public final class HTTPServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.handler = handler
-        shared = ServerSharedState(loops: configuration.eventLoops, maxTotalOutputBytes: configuration.maxTotalOutputBytes)
+        shared = ServerSharedState(maxTotalOutputBytes: configuration.maxTotalOutputBytes)
     }
 
     /// The bound port (the kernel's choice when configured with 0); nil before `start`.
@@ -123,13 +123,10 @@ final class ServerSharedState: Sendable {
     let acceptedConnections = Atomic<Int>(0)
     /// epoll_ctl calls for connections and for guests' descriptors (for tests).
     let epollChanges = Atomic<Int>(0)
-    /// Which loops may poll before they sleep, now.
-    let pollingSlots: PollingSlots
     /// Output waiting across every connection, against `maxTotalOutputBytes`.
     let outputBudget: OutputBudget
 
-    init(loops: Int, maxTotalOutputBytes: Int = HTTPServerConfiguration().maxTotalOutputBytes) {
-        pollingSlots = PollingSlots(loops: loops)
+    init(maxTotalOutputBytes: Int = HTTPServerConfiguration().maxTotalOutputBytes) {
         outputBudget = OutputBudget(limit: maxTotalOutputBytes)
     }
 }

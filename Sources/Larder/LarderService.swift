@@ -111,8 +111,8 @@ public final class LarderService: Service, @unchecked Sendable {
                                purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger)
             var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)
             configuration.eventLoops = 1
-            // An operator's request now and then: polling between them would only spend CPU.
-            configuration.idlePollLimit = .zero
+            // An operator's request now and then: no caller waits behind it for a core.
+            configuration.idleStrategy = .sleep
             let admin = HTTPServer(configuration: configuration, logger: logger, handler: api.handler)
             do {
                 try admin.start()

@@ -26,9 +26,6 @@ public struct ServeSettings: Sendable, Equatable {
     /// Event loops serving the public port, one thread each; nil = one per CPU. Fewer leave
     /// cores to what shares the machine (a sidecar's application, a load generator).
     public var eventLoops: Int?
-    /// The longest a loop that has just served polls for more before it sleeps; nil = the
-    /// server's default (200 µs), 0 = never.
-    public var idlePoll: Duration?
     /// The first pause of an upstream that fails without naming one (doubled up to 60 s while failures continue).
     public var upstreamBackoff: Duration = .seconds(5)
     /// At most one client-forced refresh per key of a built-in route in this interval; 0 = no limit.
@@ -123,9 +120,6 @@ public struct ServeSettings: Sendable, Equatable {
         if let v = try read("event.loops", "a whole number from 1 to 256", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
             s.eventLoops = v
         }
-        if let v = try read("idle.poll", "a duration from 0 to 1ms (with us or ms)", {
-            SettingValues.duration($0).flatMap { $0 <= .milliseconds(1) ? $0 : nil }
-        }) { s.idlePoll = v }
         if let v = try read("upstream.backoff", "a duration from 1s to 60s", {
             SettingValues.duration($0).flatMap { $0 >= .seconds(1) && $0 <= .seconds(60) ? $0 : nil }
         }) { s.upstreamBackoff = v }
@@ -204,7 +198,6 @@ public struct ServeSettings: Sendable, Equatable {
             "stale_while_revalidate_s": seconds(staleWhileRevalidate), "stale_if_error_s": seconds(staleIfError),
             "upstream_timeout_s": seconds(upstreamTimeout), "upstream_concurrency": .stringConvertible(upstreamConcurrency),
             "event_loops": .stringConvertible(serverConfiguration.eventLoops),
-            "idle_poll_us": .stringConvertible(Int((serverConfiguration.idlePollLimit / .microseconds(1)).rounded())),
             "upstream_backoff_s": seconds(upstreamBackoff), "refresh_min_interval_s": seconds(refreshMinInterval),
             "coordinate_precision": .stringConvertible(coordinatePrecision), "log_level": .string(logLevel),
             "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
@@ -226,7 +219,6 @@ public struct ServeSettings: Sendable, Equatable {
     public var serverConfiguration: HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(host: host, port: port)
         if let eventLoops { configuration.eventLoops = eventLoops }
-        if let idlePoll { configuration.idlePollLimit = idlePoll }
         return configuration
     }
 }

@@ -33,8 +33,6 @@ public final class UpstreamSimulator: Sendable {
         self.settings = settings
         var configuration = HTTPServerConfiguration(host: settings.host, port: settings.port)
         configuration.eventLoops = 1
-        // It stands in for a remote upstream, and must not take the cores from the Larder it serves.
-        configuration.idlePollLimit = .zero
         let counter = CounterBox()
         var router = Router()
         router.get("/v1/forecast") { request in Self.delayed(settings, counter) { Self.weather(request, settings) } }

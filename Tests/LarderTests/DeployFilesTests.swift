@@ -74,21 +74,6 @@ extension DeployFilesTests {
         }
     }
 
-    /// Polling between requests keeps a loop's core busy while they come close together:
-    /// under a CPU limit that spends the quota, and a CPU-based autoscaler reads it as load.
-    @Test func containersDoNotPollBetweenRequests() throws {
-        let deployment = try Self.read("deploy/kubernetes/base/deployment.yaml")
-        var given = [try #require(deployment.firstMatch(of: /name: LARDER_IDLE_POLL, value: "([^"]*)"/)?.output.1)]
-        for path in ["docker-compose.yml", "docker-compose.replicas.yml"] {
-            let compose = try Self.read(path)
-            given.append(try #require(compose.firstMatch(of: /LARDER_IDLE_POLL: \$\{LARDER_IDLE_POLL:-([^}]*)\}/)?.output.1, "\(path)"))
-        }
-        for value in given {
-            let settings = try ServeSettings.resolve(flags: [:], environment: ["LARDER_IDLE_POLL": String(value)])
-            #expect(settings.serverConfiguration.idlePollLimit == .zero)
-        }
-    }
-
     @Test func bothComposeServicesAreHardened() throws {
         let compose = try Self.read("docker-compose.yml")
         for line in ["read_only: true", "cap_drop: [ALL]", "security_opt: [\"no-new-privileges:true\"]", "tmpfs: [\"/tmp:size=16m\"]",

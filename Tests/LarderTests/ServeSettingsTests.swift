@@ -29,8 +29,7 @@ import Redis
                       ["upstream.backoff": "soon"], ["redis.url": "http://redis:6379"], ["redis.url": "redis://"],
                       ["redis.url": "redis://h:70000"], ["redis.url": "redis://h/x"], ["redis.timeout": "0"], ["redis.timeout": "11s"],
                       ["redis.prefix": ""], ["redis.prefix": "has space"],
-                      ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"],
-                      ["idle.poll": "2ms"], ["idle.poll": "-1us"], ["idle.poll": "fast"]])
+                      ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])
@@ -120,17 +119,7 @@ import Redis
         #expect(try ServeSettings.resolve(flags: ["event.loops": "3"], environment: ["LARDER_EVENT_LOOPS": "1"]).serverConfiguration.eventLoops == 3)
     }
 
-    @Test func idlePollingIsTheServersDefaultUnlessGivenInMicrosecondsOrMilliseconds() throws {
-        let unset = try ServeSettings.resolve(flags: [:], environment: [:])
-        #expect(unset.serverConfiguration.idlePollLimit == HTTPServerConfiguration(host: "127.0.0.1", port: 0).idlePollLimit)
-        #expect(unset.summary["idle_poll_us"] == .stringConvertible(0))
-        let on = try ServeSettings.resolve(flags: [:], environment: ["LARDER_IDLE_POLL": "100us"])
-        #expect(on.serverConfiguration.idlePollLimit == .microseconds(100))
-        #expect(on.summary["idle_poll_us"] == .stringConvertible(100))
-        #expect(try ServeSettings.resolve(flags: ["idle.poll": "50us"], environment: ["LARDER_IDLE_POLL": "0"]).serverConfiguration.idlePollLimit
-            == .microseconds(50))
-        #expect(try ServeSettings.resolve(flags: ["idle.poll": "1ms"], environment: [:]).serverConfiguration.idlePollLimit == .milliseconds(1))
-        // Every other duration setting takes microseconds too, and still means seconds without a unit.
+    @Test func durationsTakeMicrosecondsAndMeanSecondsWithoutAUnit() throws {
         #expect(try ServeSettings.resolve(flags: ["redis.timeout": "1500us"], environment: [:]).redisTimeout == .microseconds(1500))
         #expect(try ServeSettings.resolve(flags: ["weather.ttl": "90"], environment: [:]).weatherTTL == .seconds(90))
     }
