@@ -9,7 +9,7 @@ extension EventLoop {
     /// The wait of a loop whose last turn heard from a caller (`heardFromCaller`: a
     /// request's bytes, a new connection): it gives its core away (`sched_yield`) when
     /// `turnYielding` says so, so a thread waiting for that core runs now rather than at the
-    /// next tick, then waits as any loop does (at once, if events are ready).
+    /// next tick, looks once without waiting, and yields once more before it sleeps.
     ///
     /// A turn that only finished work begun earlier (an answer made in a Task, an
     /// upstream's reply, a timer) sleeps at once: yielding there, just after a miss's answer
@@ -20,6 +20,13 @@ extension EventLoop {
             sched_yield()
             turnYielding.yielded(at: start, backAt: MonotonicClock.nanoseconds())
         }
+        // One look without waiting, and one more yield before sleeping when it finds nothing:
+        // the caller just answered often sends its next request in that moment. Without them a
+        // hot-key memory hit cost 15.9–16.1 µs of server CPU against 14.5–15.1 (wrk, 64
+        // connections, three interleaved rounds against a build with them).
+        let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
+        if ready != 0 { return ready }
+        sched_yield()
         return epoll_wait(epfd, events, Self.maxEvents, wait)
     }
 }
