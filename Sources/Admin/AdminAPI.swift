@@ -36,11 +36,11 @@ public struct AdminAPI: Sendable {
     /// What one admin request gets, stamped with its request id and logged.
     func answer(_ request: HTTPRequest) async -> HTTPResponse {
         var (response, action) = await respond(request)
-        let id = response.lines.add("X-Request-Id", requestIDs.id(for: request.headers["x-request-id"]).append)
+        let id = response.headers.add("X-Request-Id", requestIDs.id(for: request.headers["x-request-id"]).append)
         let refused = response.status == 401 || response.status == 403
         let did = action.map { ": " + $0 } ?? ""
         logger.log(level: refused ? .warning : .notice, "admin \(request.method) \(request.target) \(response.status)\(did)",
-                   metadata: ["client": .string(request.clientAddress), "request_id": .string(String(decoding: response.lines.bytes[id], as: UTF8.self)),
+                   metadata: ["client": .string(request.clientAddress), "request_id": .string(String(decoding: response.headers.lines.bytes[id], as: UTF8.self)),
                               "status": .stringConvertible(response.status)])
         return response
     }

@@ -2,10 +2,10 @@
 import Glibc
 #endif
 
-/// Field lines a handler renders for one response, straight into bytes (each line ending
-/// in CRLF): the fields that change with every answer (`Age`, `Cache-Status`, a request id)
-/// cost no String and no header list per response. The server writes them first, as they
-/// are: they are Larder's own values, never text received from a peer.
+/// Field lines rendered straight into bytes as they are added (each line ending in CRLF):
+/// the fields that change with every answer (`Age`, `Cache-Status`, a request id) cost no
+/// String and no header list per response. Values are written as the octets their text
+/// stands for (`FieldText`).
 public struct FieldLines: Sendable {
     @usableFromInline var storage: [UInt8] = []
     public var bytes: [UInt8] { storage }
@@ -16,9 +16,21 @@ public struct FieldLines: Sendable {
     /// `bytes` the value is, for a reader that wrote it (the access log's request id).
     @inlinable @discardableResult
     public mutating func add(_ name: StaticString, _ write: (inout [UInt8]) -> Void) -> Range<Int> {
+        name.withUTF8Buffer { add(name: $0, write) }
+    }
+
+    /// Appends `name: value` for a name known only at run time (a problem's `Retry-After`,
+    /// a field of an origin's).
+    public mutating func add(_ name: String, _ value: String) {
+        var name = name
+        name.withUTF8 { add(name: $0) { FieldText.append(value, to: &$0) } }
+    }
+
+    @inlinable @discardableResult
+    mutating func add(name: UnsafeBufferPointer<UInt8>, _ write: (inout [UInt8]) -> Void) -> Range<Int> {
         // One allocation for the few lines a response has.
         if storage.isEmpty { storage.reserveCapacity(128) }
-        name.withUTF8Buffer { storage.append(contentsOf: $0) }
+        storage.append(contentsOf: name)
         storage.append(0x3A)
         storage.append(0x20)
         let start = storage.count
@@ -41,22 +53,31 @@ public struct FieldLines: Sendable {
 
     /// The value of the first line named `name` (any case), for readers such as an access log.
     public func value(_ name: String) -> String? {
-        valueOctets(name).map(FieldText.decode)
-    }
-
-    /// The octets of the first line named `name` (any case), read in place: no String is
-    /// made (the access log reads `Cache-Status` on every answer).
-    public func valueOctets(_ name: String) -> ArraySlice<UInt8>? {
         var name = name
-        let range = name.withUTF8 { wanted in
-            storage.withUnsafeBufferPointer { lines in Self.valueRange(named: wanted, in: lines) }
-        }
-        return range.map { storage[$0] }
+        let range = name.withUTF8 { wanted in storage.withUnsafeBufferPointer { Self.valueRange(named: wanted, in: $0, from: 0) } }
+        return range.map { FieldText.decode(storage[$0]) }
     }
 
-    private static func valueRange(named wanted: UnsafeBufferPointer<UInt8>, in lines: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
+    /// The values of every line named `name` (any case) in `lines`, lines as `add` writes
+    /// them (`RenderedFields` too).
+    public static func values(named name: String, in lines: [UInt8]) -> [String] {
+        var name = name
+        return name.withUTF8 { wanted in
+            lines.withUnsafeBufferPointer { lines in
+                var found: [String] = []
+                var start = 0
+                while let range = valueRange(named: wanted, in: lines, from: start) {
+                    found.append(FieldText.decode(lines[range]))
+                    start = range.upperBound + 2
+                }
+                return found
+            }
+        }
+    }
+
+    private static func valueRange(named wanted: UnsafeBufferPointer<UInt8>, in lines: UnsafeBufferPointer<UInt8>, from start: Int) -> Range<Int>? {
         guard let base = lines.baseAddress else { return nil }
-        var start = 0
+        var start = start
         while start < lines.count {
             // Every line is `name: value\r\n`, as `add` wrote it; its end is found by memchr.
             let end = memchr(base + start, 0x0D, lines.count - start).map { UnsafeRawPointer(base).distance(to: $0) } ?? lines.count

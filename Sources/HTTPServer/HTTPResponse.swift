@@ -4,12 +4,7 @@ import HTTPCore
 /// `Connection`; the handler adds everything else.
 public struct HTTPResponse: Sendable {
     public var status: Int
-    /// Field lines the handler rendered for this response alone, written first.
-    public var lines = FieldLines()
-    public var headers: HTTPHeaders
-    /// Field lines rendered ahead of time, written after `headers`: a handler that answers
-    /// the same resource many times renders its fixed fields once.
-    public var rendered: RenderedFields?
+    public var headers: ResponseFields
     public var body: [UInt8]
     /// The `Content-Length` a HEAD answer states when the handler has no body at hand (a
     /// gateway relaying an origin's HEAD response); otherwise the body's length is sent.
@@ -30,15 +25,16 @@ public struct HTTPResponse: Sendable {
 // left a copy of the whole response there (a retain and a release of each field).
 extension HTTPResponse {
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
-        self.init(status: status, lines: FieldLines(), headers: headers, rendered: nil, body: body)
+        self.init(status: status, headers: ResponseFields(headers), body: body)
     }
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: String) {
-        self.init(status: status, lines: FieldLines(), headers: headers, rendered: nil, body: Array(body.utf8))
+        self.init(status: status, headers: ResponseFields(headers), body: Array(body.utf8))
     }
 
-    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), rendered: RenderedFields?, body: [UInt8] = []) {
-        self.init(status: status, lines: FieldLines(), headers: headers, rendered: rendered, body: body)
+    /// A response whose fixed fields were rendered ahead of time (a stored answer's).
+    public init(status: Int, shared: RenderedFields, body: [UInt8] = []) {
+        self.init(status: status, headers: ResponseFields(shared: shared), body: body)
     }
 }
 

@@ -19,33 +19,15 @@ enum ResponseSerializer {
     }
 
     private static func write(_ response: HTTPResponse, context: Context, date: [UInt8], copyingBody: Bool, into out: inout ByteBuffer) {
-        out.reserve(128 + (copyingBody ? response.body.count : 0) + response.headers.count * 32 + response.lines.bytes.count
-                    + (response.rendered?.bytes.count ?? 0))
+        out.reserve(128 + (copyingBody ? response.body.count : 0) + response.headers.byteCount)
         if let line = Self.statusLine(response.status) {
             out.append(line)
         } else {
             out.append(Array("HTTP/1.1 \(response.status) \(ReasonPhrase.of(response.status))\r\n".utf8))
         }
-        out.append(response.lines.bytes)
-        var hasDate = false
-        for field in response.headers {
-            // Framing and connection management belong to the server alone.
-            if HTTPHeaders.namesEqual(field.name, "content-length") || HTTPHeaders.namesEqual(field.name, "connection")
-                || HTTPHeaders.namesEqual(field.name, "transfer-encoding") || HTTPHeaders.namesEqual(field.name, "keep-alive") {
-                continue
-            }
-            if !hasDate, HTTPHeaders.namesEqual(field.name, "date") { hasDate = true }
-            var name = field.name
-            name.withUTF8 { out.append($0) }
-            out.append(": ")
-            FieldText.withOctets(field.value) { out.append($0) }
-            out.append("\r\n")
-        }
-        if let rendered = response.rendered {
-            out.append(rendered.bytes)
-            hasDate = hasDate || rendered.hasDate
-        }
-        if !hasDate { out.append(date) }
+        out.append(response.headers.lines.bytes)
+        if let shared = response.headers.shared { out.append(shared.bytes) }
+        if !response.headers.hasDate { out.append(date) }
         if response.allowsBody {
             out.append("Content-Length: ")
             out.append(decimal: context.isHead && response.body.isEmpty ? response.headContentLength ?? 0 : response.body.count)

@@ -20,61 +20,11 @@ public struct AccessLog: Sendable {
     /// Whether a pass-through route covers a path (the request then counts as `pass-through`).
     let passThroughCovers: @Sendable (Substring) -> Bool
     let requestIDs = RequestIDs()
-    /// The process's own output when `logger` writes there (always, outside tests): lines
-    /// are then written as bytes straight to it, without a metadata dictionary per line.
-    private let direct: Direct?
-
-    /// What the fast path needs, read once: where lines go, the level, and the pieces every
-    /// line is made of (`RenderedPieces`): each level's line head, and the handler's own
-    /// fields rendered and placed by key among the access line's.
-    private final class Direct: Sendable {
-        let sink: LogSink
-        let level: Logger.Level
-        let writesJSON: Bool
-        /// before(i): the handler's fields that sort before `AccessLog.keys[i]`, then that
-        /// key as the format writes it before a value; after(n): the handler's fields that
-        /// sort after the first n keys (all that are left once n access fields are written);
-        /// then the heads of `info`, `warning` and `error` lines, each in two parts.
-        let pieces: RenderedPieces
-
-        init(_ output: LogOutput) {
-            sink = output.sink
-            level = output.logLevel
-            writesJSON = output.writesJSON
-            var own = Array(repeating: [UInt8](), count: AccessLog.keys.count + 1)
-            for (key, value) in output.sortedMetadata where !AccessLog.keys.contains(key) {
-                let slot = AccessLog.keys.firstIndex { key < $0 } ?? AccessLog.keys.count
-                own[slot] += LogLine.rendered(json: output.writesJSON, key, .metadata(value))
-            }
-            let before = AccessLog.keys.indices.map { own[$0] + LogLine.keyPrefix(json: output.writesJSON, AccessLog.keys[$0]) }
-            let after = own.indices.map { Array(own[$0...].joined()) }
-            let heads = [Logger.Level.info, .warning, .error].map(output.lineHead).flatMap { [$0.beforeTime, $0.afterTime] }
-            pieces = RenderedPieces(before + after + heads)
-        }
-
-        /// Where the pieces of each kind start: one `before` per key, one `after` per number
-        /// of keys written (none to all), then the heads. Stored, so a line reads no lazy global.
-        private let firstAfter = AccessLog.keys.count
-        private let firstHead = 2 * AccessLog.keys.count + 1
-
-        func before(_ slot: Int) -> UnsafeRawBufferPointer { pieces[slot] }
-        func after(_ written: Int) -> UnsafeRawBufferPointer { pieces[firstAfter + written] }
-
-        /// A new line of `level` (info, warning or error), up to its message.
-        func line(_ level: Logger.Level) -> LogLine {
-            let head = firstHead + (level == .info ? 0 : level == .warning ? 2 : 4)
-            return LogLine(json: writesJSON, beforeTime: pieces[head], afterTime: pieces[head + 1])
-        }
-    }
-
-    /// The access line's fields, in the order they are written (key order, as every line).
-    static let keys = ["bytes", "cache_status", "client", "duration_ms", "request_id", "route", "status", "upstream_ms"]
 
     public init(logger: Logger, series: RequestSeries, passThroughCovers: @escaping @Sendable (Substring) -> Bool = { _ in false }) {
         self.logger = logger
         self.series = series
         self.passThroughCovers = passThroughCovers
-        direct = (logger.handler as? LogOutput).map(Direct.init)
     }
 
     /// The router's answers, logged and counted. The series must number routes as this
@@ -102,41 +52,31 @@ public struct AccessLog: Sendable {
     /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
     /// the response per request was a measurable part of the hit path.
     private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64) {
-        let idOctets = response.lines.add("X-Request-Id", id.append)
+        let idOctets = response.headers.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
         let route = series.route(matched: matched, passThrough: passThroughCovers(request.path))
         let result = response.cacheOutcome
         series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
-        guard (direct?.level ?? logger.logLevel) <= level else { return }
-        let upstream = response.headers["server-timing"].flatMap(Self.upstreamMilliseconds)
-        // The fields in key order, each with its slot in `keys`: one list for both paths.
-        func fields(_ put: (Int, LogLine.Value) -> Void) {
-            put(0, .integer(request.method == .head ? 0 : response.body.count))
-            put(1, response.lines.valueOctets("cache-status").map { .octets($0) } ?? .text("-"))
-            put(2, .text(request.clientAddress))
-            put(3, .thousandths((nanoseconds + 500) / 1000))  // microseconds: thousandths of a ms
-            put(4, .octets(response.lines.bytes[idOctets]))
-            put(5, .text(series.label(route)))
-            put(6, .integer(response.status))
-            if let upstream { put(7, .metadata(.stringConvertible(upstream))) }
-        }
-        guard let direct else {
-            var metadata: Logger.Metadata = [:]
-            fields { metadata[Self.keys[$0]] = $1.metadata }
-            logger.log(level: level, "\(request.method) \(request.target) \(response.status)", metadata: metadata)
-            return
-        }
-        var line = direct.line(level)
-        line.writeAccessMessage(method: request.method.description, target: request.target, status: response.status)
-        var written = 0
-        fields { slot, value in
-            line.append(rendered: direct.before(slot))
-            line.write(value)
-            written += 1
-        }
-        line.append(rendered: direct.after(written))
-        line.finish(into: direct.sink)
+        // Like every other line, through the logger: its handler's level is read now, and the
+        // message and fields are made only when the line passes it. The source is given, as
+        // swift-log would otherwise work it out from the file's name on every line.
+        logger.log(level: level, "\(request.method.description) \(request.target) \(response.status)", metadata: {
+            var fields: Logger.Metadata = [
+                "bytes": .stringConvertible(request.method == .head ? 0 : response.body.count),
+                // Both are this answer's own fields, never among those rendered ahead of time.
+                "cache_status": .string(response.headers.lines.value("cache-status") ?? "-"),
+                "client": .string(request.clientAddress),
+                "duration_ms": .stringConvertible(Double((nanoseconds + 500) / 1000) / 1000),
+                "request_id": .string(String(decoding: response.headers.lines.bytes[idOctets], as: UTF8.self)),
+                "route": .string(series.label(route)),
+                "status": .stringConvertible(response.status),
+            ]
+            if let upstream = response.headers.lines.value("server-timing").flatMap(Self.upstreamMilliseconds) {
+                fields["upstream_ms"] = .stringConvertible(upstream)
+            }
+            return fields
+        }(), source: "larder")
     }
 
     /// The `dur` of the `upstream` metric in a Server-Timing value.

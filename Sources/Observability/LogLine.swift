@@ -10,39 +10,13 @@ import Locking
 /// One log line as bytes, in either output format: logfmt (`time=… level=… msg="…"
 /// key=value`, a value quoted when it is empty or holds a space, `"`, `=`, `\` or a
 /// control) or one JSON object (numbers as numbers). Written straight into a byte buffer,
-/// with no String per field, because every request's access line goes through here.
+/// because every request's access line goes through here.
 struct LogLine: ~Copyable {
-    /// A field's value as the line writes it.
-    enum Value {
-        case text(String)
-        case integer(Int)
-        /// A count of thousandths written as a decimal (`1234` → `1.234`, `2000` → `2.0`),
-        /// as Swift prints a Double of that value.
-        case thousandths(Int)
-        /// Boxed: inline, `Logger.MetadataValue` (an existential among its cases) made every
-        /// copy of a `Value` go through value witnesses, seven times per access line.
-        indirect case metadata(Logger.MetadataValue)
-        /// A header field's octets, read in place (obs-text stands for ISO-8859-1, as in
-        /// `FieldText`): the access log's `cache_status` costs no String.
-        case octets(ArraySlice<UInt8>)
-
-        /// The same value for a log handler other than `LogOutput`.
-        var metadata: Logger.MetadataValue {
-            switch self {
-            case .text(let text): .string(text)
-            case .integer(let number): .stringConvertible(number)
-            case .thousandths(let count): .stringConvertible(Double(count) / 1000)
-            case .metadata(let value): value
-            case .octets(let octets): .string(FieldText.decode(octets))
-            }
-        }
-    }
-
     private var bytes: ByteBuffer
     private let json: Bool
 
     /// What every line of one format, level and logger starts with, around its timestamp:
-    /// made once by a writer of many lines (the access log), so a line costs two copies.
+    /// made once per level by `LogOutput`, so a line's head costs two copies.
     struct Head: Sendable {
         let beforeTime: [UInt8]
         let afterTime: [UInt8]
@@ -78,40 +52,23 @@ struct LogLine: ~Copyable {
     /// The line up to the message, which comes next.
     init(head: Head) {
         self.init(json: head.json, capacity: 512)
-        head.beforeTime.withUnsafeBytes { before in head.afterTime.withUnsafeBytes { start(before: before, after: $0) } }
-    }
-
-    /// The line up to the message, from a head's two parts kept elsewhere (`RenderedPieces`).
-    init(json: Bool, beforeTime: UnsafeRawBufferPointer, afterTime: UnsafeRawBufferPointer) {
-        self.init(json: json, capacity: 512)
-        start(before: beforeTime, after: afterTime)
-    }
-
-    private mutating func start(before: UnsafeRawBufferPointer, after: UnsafeRawBufferPointer) {
-        bytes.append(before)
+        bytes.append(head.beforeTime)
         appendTimestamp()
-        bytes.append(after)
+        bytes.append(head.afterTime)
     }
 
-    /// An access line's message, `METHOD TARGET STATUS`, written without making it a String
-    /// first (the spaces in it always quote it, in either format).
-    mutating func writeAccessMessage(method: String, target: String, status: Int) {
-        bytes.append(0x22)
-        escape(method)
-        bytes.append(0x20)
-        escape(target)
-        bytes.append(0x20)
-        bytes.append(decimal: status)
-        bytes.append(0x22)
+    /// The line's message, after its head.
+    mutating func message(_ text: String) {
+        quote(text, bare: !json)
     }
 
     /// Bytes already formatted for this line's format (fields rendered once, ahead of time).
-    mutating func append(rendered: UnsafeRawBufferPointer) {
-        bytes.append(rendered)
+    mutating func append(rendered: [UInt8]) {
+        rendered.withUnsafeBytes { bytes.append($0) }
     }
 
     /// The field as this format writes it, for `append(rendered:)`.
-    static func rendered(json: Bool, _ key: String, _ value: Value) -> [UInt8] {
+    static func rendered(json: Bool, _ key: String, _ value: Logger.MetadataValue) -> [UInt8] {
         var line = LogLine(json: json)
         line.field(key, value)
         return line.bytes.array
@@ -122,17 +79,9 @@ struct LogLine: ~Copyable {
         bytes = ByteBuffer(capacity: capacity)
     }
 
-    mutating func field(_ key: String, _ value: Value) {
+    mutating func field(_ key: String, _ value: Logger.MetadataValue) {
         writeKey(key)
         write(value)
-    }
-
-    /// What comes before a field's value in this format (` key=` or `,"key":`), for lines
-    /// that write the same keys every time (`append(rendered:)`, then `write`).
-    static func keyPrefix(json: Bool, _ key: String) -> [UInt8] {
-        var line = LogLine(json: json)
-        line.writeKey(key)
-        return line.bytes.array
     }
 
     private mutating func writeKey(_ key: String) {
@@ -147,30 +96,45 @@ struct LogLine: ~Copyable {
         }
     }
 
-    /// A field's value, after its key.
-    mutating func write(_ value: Value) {
+    /// A field's value, after its key. In JSON, a value given as `stringConvertible` whose
+    /// text is a JSON number (an integer, a finite Double) is written as a number; a
+    /// `string` is always a string. Read from the text, not by casting the value to each
+    /// numeric type: the casts were a tenth of an access line's cost.
+    private mutating func write(_ value: Logger.MetadataValue) {
         switch value {
-        case .text(let text): quote(text, bare: !json)
-        case .octets(let octets):
-            // Text above ASCII is written as the UTF-8 of the characters it stands for.
-            guard octets.allSatisfy({ $0 < 0x80 }) else { return quote(FieldText.decode(octets), bare: !json) }
-            octets.withUnsafeBufferPointer { quote(utf8: $0, bare: !json) }
-        case .integer(let number): bytes.append(decimal: number)
-        case .thousandths(let count): appendThousandths(count)
-        case .metadata(let metadata):
-            if case .stringConvertible(let convertible) = metadata {
-                switch convertible {
-                case let number as Int:
-                    bytes.append(decimal: number)
-                    return
-                case let number as Double where number.isFinite:
-                    append(String(number))
-                    return
-                default: break
-                }
-            }
-            quote(metadata.description, bare: !json)
+        case .string(let text):
+            quote(text, bare: !json)
+        case .stringConvertible(let convertible):
+            let text = convertible.description
+            if json, Self.isJSONNumber(text) { return append(text) }
+            quote(text, bare: !json)
+        default:
+            quote(value.description, bare: !json)
         }
+    }
+
+    /// RFC 8259 §6: `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
+    static func isJSONNumber(_ text: String) -> Bool {
+        var bytes = text.utf8[...]
+        if bytes.first == 0x2D { bytes = bytes.dropFirst() }
+        func digits() -> Int {
+            let count = bytes.prefix { (0x30...0x39).contains($0) }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        let first = bytes.first
+        let whole = digits()
+        guard whole > 0, first != 0x30 || whole == 1 else { return false }
+        if bytes.first == 0x2E {
+            bytes = bytes.dropFirst()
+            guard digits() > 0 else { return false }
+        }
+        if bytes.first == 0x65 || bytes.first == 0x45 {
+            bytes = bytes.dropFirst()
+            if bytes.first == 0x2B || bytes.first == 0x2D { bytes = bytes.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return bytes.isEmpty
     }
 
     /// The finished line, newline included.
@@ -216,31 +180,6 @@ struct LogLine: ~Copyable {
         bytes.append(0x22)
         JSONString.escape(source, into: &bytes)
         bytes.append(0x22)
-    }
-
-    private mutating func escape(_ text: String) {
-        var text = text
-        text.withUTF8 { JSONString.escape($0, into: &bytes) }
-    }
-
-    private mutating func appendThousandths(_ count: Int) {
-        if count < 0 { bytes.append(0x2D) }
-        let magnitude = count.magnitude
-        bytes.append(decimal: Int(magnitude / 1000))
-        bytes.append(0x2E)
-        var fraction = Int(magnitude % 1000)
-        if fraction == 0 {
-            bytes.append(0x30)
-            return
-        }
-        var width = 3
-        while fraction % 10 == 0 {
-            fraction /= 10
-            width -= 1
-        }
-        let digits = fraction < 10 ? 1 : fraction < 100 ? 2 : 3
-        for _ in digits..<width { bytes.append(0x30) }
-        bytes.append(decimal: fraction)
     }
 
     // MARK: Time

@@ -9,14 +9,23 @@ import Settings
 /// Log lines on standard output, as logfmt (`time=2026-11-21T20:45:00.123Z level=info
 /// msg="listening on …" key=value`, a value with a space, `"` or `=` quoted) or one JSON
 /// object per line (numbers as numbers), so container runtimes and log shippers can read
-/// them. Times are UTC with milliseconds.
+/// them. Times are UTC with milliseconds; fields are in key order, the event's winning over
+/// the handler's own. Every line, each request's access line included, comes through
+/// `log(event:)`, so what a line needs beyond its event is made ahead of time: each level's
+/// head and the handler's own fields, rendered.
 public struct LogOutput: LogHandler {
     public var logLevel: Logger.Level
-    public var metadata: Logger.Metadata = [:]
+    public var metadata: Logger.Metadata = [:] {
+        didSet { own = Self.render(metadata, json: json) }
+    }
     private let label: String
     private let json: Bool
     /// Where lines go: the process's standard output, or a test's pipe.
     let sink: LogSink
+    /// How a line of each level begins, in `Logger.Level.allCases` order.
+    private let heads: [LogLine.Head]
+    /// The handler's own fields in key order, each as this format writes it.
+    private var own: [(key: String, rendered: [UInt8])] = []
 
     public init(label: String, level: Logger.Level, format: ServeSettings.LogFormat) {
         self.init(label: label, level: level, format: format, sink: .shared)
@@ -27,6 +36,7 @@ public struct LogOutput: LogHandler {
         self.logLevel = level
         self.json = format == .json
         self.sink = sink
+        heads = Logger.Level.allCases.map { LogLine.Head(json: format == .json, level: $0, label: label) }
     }
 
     /// Installs this handler for every logger of the process.
@@ -44,25 +54,42 @@ public struct LogOutput: LogHandler {
     }
 
     public func log(event: LogEvent) {
-        // The handler's fields and the event's (which win), in key order; no merged dictionary
-        // is built.
-        var fields = event.metadata.map(Array.init) ?? []
-        for (key, value) in self.metadata where event.metadata?[key] == nil { fields.append((key, value)) }
-        fields.sort { $0.0 < $1.0 }
-        var line = LogLine(json: json, level: event.level, label: label, message: event.message.description)
-        for (key, value) in fields { line.field(key, .metadata(value)) }
+        var line = LogLine(head: heads[Self.headIndex(event.level)])
+        line.message(event.message.description)
+        guard let fields = event.metadata, !fields.isEmpty else {
+            for field in own { line.append(rendered: field.rendered) }
+            return line.finish(into: sink)
+        }
+        // The event's fields in key order (positions, so no key is hashed again), merged with
+        // the handler's, already sorted.
+        var order = Array(fields.indices)
+        order.sort { fields[$0].key < fields[$1].key }
+        var next = 0
+        for index in order {
+            let (key, value) = fields[index]
+            while next < own.count, own[next].key <= key {
+                if own[next].key != key { line.append(rendered: own[next].rendered) }
+                next += 1
+            }
+            line.field(key, value)
+        }
+        for field in own[next...] { line.append(rendered: field.rendered) }
         line.finish(into: sink)
     }
 
-    /// How this handler's lines at `level` begin, for `AccessLog`'s fast path, which writes
-    /// the rest (and this handler's fields, `sortedMetadata` rendered once) itself, in key order.
-    func lineHead(level: Logger.Level) -> LogLine.Head {
-        LogLine.Head(json: json, level: level, label: label)
+    private static func headIndex(_ level: Logger.Level) -> Int {
+        switch level {
+        case .trace: 0
+        case .debug: 1
+        case .info: 2
+        case .notice: 3
+        case .warning: 4
+        case .error: 5
+        case .critical: 6
+        }
     }
 
-    var writesJSON: Bool { json }
-
-    var sortedMetadata: [(key: String, value: Logger.MetadataValue)] {
-        metadata.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    private static func render(_ metadata: Logger.Metadata, json: Bool) -> [(key: String, rendered: [UInt8])] {
+        metadata.keys.sorted().map { ($0, LogLine.rendered(json: json, $0, metadata[$0]!)) }
     }
 }

@@ -12,12 +12,10 @@ enum CachedResponse {
     /// (a gateway relays ranges of what it stores; Larder's own JSON is sent whole).
     static func make(_ answer: CacheAnswer, for request: HTTPRequest, ranges: Bool) -> HTTPResponse {
         let rendered = answer.rendered
-        var headers = HTTPHeaders()
-        if let upstream = upstreamMilliseconds(answer) { headers.add("Server-Timing", "upstream;dur=\(upstream)") }
         let readsOnly = request.method == .get || request.method == .head
         if readsOnly, rendered.status == 200, clientHasCurrentCopy(request, rendered) {
-            var response = HTTPResponse(status: 304, headers: headers, rendered: rendered.notModifiedFields)
-            response.note(answer.status, age: answer.age)
+            var response = HTTPResponse(status: 304, shared: rendered.notModifiedFields)
+            response.note(answer)
             return response
         }
         if ranges, request.method == .get, rendered.status == 200, let range = request.headers["range"],
@@ -27,10 +25,10 @@ enum CachedResponse {
             case .whole:
                 break
             case .partial(let r):
-                headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
-                var response = HTTPResponse(status: 206, headers: headers, rendered: RenderedResponse.partialFields(of: answer.entry),
+                var response = HTTPResponse(status: 206, shared: RenderedResponse.partialFields(of: answer.entry),
                                             body: Array(rendered.body[r.first...r.last]))
-                response.note(answer.status, age: answer.age)
+                response.note(answer)
+                response.headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
                 return response
             case .unsatisfiable:
                 var response = ProblemDetails(status: 416, detail: "The range \(range) is outside the \(length) bytes stored.").response()
@@ -38,8 +36,8 @@ enum CachedResponse {
                 return response
             }
         }
-        var response = HTTPResponse(status: rendered.status, headers: headers, rendered: rendered.fields, body: rendered.body)
-        response.note(answer.status, age: answer.age)
+        var response = HTTPResponse(status: rendered.status, shared: rendered.fields, body: rendered.body)
+        response.note(answer)
         response.interim = answer.interim
         if request.method == .head, rendered.body.isEmpty {
             // A relayed HEAD answer has no body at hand: its length is the one the origin stated.
@@ -120,13 +118,20 @@ extension RequestDirectives {
 }
 
 extension HTTPResponse {
+    /// Adds how the cache answered (`note(_:age:)`) and, for a forwarded answer, how long its
+    /// upstream exchange took (`Server-Timing`).
+    mutating func note(_ answer: CacheAnswer) {
+        note(answer.status, age: answer.age)
+        if let upstream = CachedResponse.upstreamMilliseconds(answer) { headers.add("Server-Timing", "upstream;dur=\(upstream)") }
+    }
+
     /// Adds how the cache answered: `Age` (for a stored answer) and `Cache-Status` as the
     /// first fields, and a note for the access log and metrics. In place: a copy of a
     /// response per hit was a measurable part of the hit path.
     mutating func note(_ status: CacheStatus, age: Int? = nil) {
         // Age before the rendered Date: linters that read fields in order judge clock skew with Age known.
-        if let age { lines.add("Age", age) }
-        lines.add("Cache-Status", status.append)
+        if let age { headers.add("Age", age) }
+        headers.add("Cache-Status", status.append)
         cacheOutcome = CacheOutcome(status)
     }
 }

@@ -43,14 +43,4 @@ import Testing
         buffer.removeAll(keepingCapacity: false)
         #expect(buffer.capacity == 0 && buffer.count == 0)
     }
-
-    @Test func piecesReadBackAsGiven() {
-        let pieces: [[UInt8]] = [[], Array("time=".utf8), [], Array(" level=info msg=".utf8), Array(repeating: 0x61, count: 1000), []]
-        let stored = RenderedPieces(pieces)
-        #expect(stored.count == pieces.count)
-        for (index, piece) in pieces.enumerated() {
-            #expect(Array(stored[index]) == piece)
-        }
-        #expect(RenderedPieces([]).count == 0)
-    }
 }

@@ -54,8 +54,7 @@ import HTTPCore
     }
 
     @Test func aLongAccessTargetIsEscapedPastItsFirstWord() {
-        var line = LogLine(json: true, level: .info, label: "t", message: "m")
-        line.writeAccessMessage(method: "GET", target: "/weather?lat=52.52&q=\"x\\y\"&lon=13.41\u{1}", status: 200)
+        var line = LogLine(json: true, level: .info, label: "t", message: "GET /weather?lat=52.52&q=\"x\\y\"&lon=13.41\u{1} 200")
         let text = String(decoding: line.finish(), as: UTF8.self)
         #expect(text.contains(#""GET /weather?lat=52.52&q=\"x\\y\"&lon=13.41\u0001 200""#))
     }
