@@ -22,7 +22,10 @@ let package = Package(
         // is not committed: its commit ids differ between mirrors of the same tags.
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0"),
+        // YAML: configuration files (`--config`), read through its file provider.
+        .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0", traits: [.defaults, "YAML"]),
+        // Composes a configuration file with the line of each key, for its problems.
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
@@ -74,7 +77,8 @@ let package = Package(
             ],
             swiftSettings: hitPath
         ),
-        // The settings of `larder serve`: flags, environment and defaults, validated at start.
+        // The settings of `larder serve`: flags, environment, a configuration file and
+        // defaults, validated at start.
         .target(
             name: "Settings",
             dependencies: [
@@ -83,6 +87,8 @@ let package = Package(
                 "Redis",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 // swift-configuration's module refers to Atomics' shims through this one.
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -15,7 +15,7 @@ struct LarderCommand: AsyncParsableCommand {
         commandName: "larder",
         abstract: "A caching REST microservice for weather and account balance.",
         version: Version.current,
-        subcommands: [Serve.self, UpstreamSim.self, HealthCheck.self],
+        subcommands: [Serve.self, CheckConfig.self, UpstreamSim.self, HealthCheck.self],
         defaultSubcommand: Serve.self)
 
     /// Parses and runs; every usage or configuration error exits with status 2 and one line on stderr.
@@ -29,7 +29,7 @@ struct LarderCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as ConfigurationError {
-            fail(error.message)
+            fail(error.problems)
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch {
@@ -39,7 +39,12 @@ struct LarderCommand: AsyncParsableCommand {
     }
 
     static func fail(_ message: String) -> Never {
-        FileHandle.standardError.write(Data("larder: \(message)\n".utf8))
+        fail([message])
+    }
+
+    /// One line per problem on stderr, then exit status 2.
+    static func fail(_ problems: [String]) -> Never {
+        FileHandle.standardError.write(Data(problems.map { "larder: \($0)\n" }.joined().utf8))
         Foundation.exit(2)
     }
 }
@@ -92,6 +97,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest any request waits on Redis before going on without it (LARDER_REDIS_TIMEOUT, default 100ms).") var redisTimeout: String?
     @Option(help: "Prefix of every Redis key and channel Larder uses (LARDER_REDIS_PREFIX, default larder:).") var redisPrefix: String?
     @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
+    @Option(help: "Configuration file, YAML or JSON, with any of these settings under their names (cache-dir: …) and pass-through routes; flags and LARDER_* variables win over it (LARDER_CONFIG).") var config: String?
 
     func run() async throws {
         var flags: [String: String] = [:]
@@ -125,7 +131,10 @@ struct Serve: AsyncParsableCommand {
         if !weatherHeader.isEmpty { flags["weather.headers"] = weatherHeader.joined(separator: "\n") }
         if !balanceHeader.isEmpty { flags["balance.headers"] = balanceHeader.joined(separator: "\n") }
         if demo { flags["demo"] = "true" }
-        var settings = try ServeSettings.resolve(flags: flags, environment: ProcessInfo.processInfo.environment)
+        let environment = ProcessInfo.processInfo.environment
+        var file: ConfigFile?
+        if let path = config ?? environment["LARDER_CONFIG"] { file = try await ConfigFile.load(path: path) }
+        var settings = try ServeSettings.resolve(flags: flags, environment: environment, file: file)
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let simulator = settings.demo ? try DemoUpstreams.start(for: &settings, logger: Logger(label: "larder")) : nil
         do {

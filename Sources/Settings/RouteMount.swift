@@ -11,8 +11,12 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
 
     public init?(_ text: some StringProtocol) {
         guard let equals = text.firstIndex(of: "=") else { return nil }
-        let prefix = text[..<equals].trimmingCharacters(in: .whitespaces)
-        var origin = text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        self.init(prefix: text[..<equals].trimmingCharacters(in: .whitespaces),
+                  origin: text[text.index(after: equals)...].trimmingCharacters(in: .whitespaces))
+    }
+
+    public init?(prefix: String, origin: String) {
+        var origin = origin
         while origin.hasSuffix("/") { origin.removeLast() }
         guard prefix.hasPrefix("/"), !prefix.contains(where: { $0 == "?" || $0 == "#" || $0 == " " }),
               SettingValues.isHTTPURL(origin), !origin.contains(where: { $0 == "?" || $0 == "#" }) else { return nil }
@@ -33,18 +37,18 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
     /// Why some of `mounts` could never match a request, one reason per such route (empty
     /// when every one can): a prefix that is a built-in path (the built-in route answers
     /// it), one given before, or one not in the normalised form requests are matched in.
-    static func unreachable(_ mounts: [RouteMount], builtIn: [String]) -> [String] {
+    static func unreachable(_ mounts: [RouteMount], builtIn: [String]) -> [(index: Int, reason: String)] {
         var seen = Set<String>()
-        var problems: [String] = []
-        for mount in mounts {
+        var problems: [(index: Int, reason: String)] = []
+        for (index, mount) in mounts.enumerated() {
             if builtIn.contains(mount.prefix) {
-                problems.append("\(mount): \(mount.prefix) is a built-in path, which its built-in route answers")
+                problems.append((index, "\(mount): \(mount.prefix) is a built-in path, which its built-in route answers"))
             } else if !seen.insert(mount.prefix).inserted {
-                problems.append("\(mount): the prefix \(mount.prefix) is given twice; the second route would never be used")
+                problems.append((index, "\(mount): the prefix \(mount.prefix) is given twice; the second route would never be used"))
             } else if let normalized = TargetPath.normalized(mount.prefix), normalized != mount.prefix {
-                problems.append("\(mount): requests are matched once normalised, so write the prefix as \(normalized)")
+                problems.append((index, "\(mount): requests are matched once normalised, so write the prefix as \(normalized)"))
             } else if TargetPath.normalized(mount.prefix) == nil {
-                problems.append("\(mount): the prefix is not a path a request can have")
+                problems.append((index, "\(mount): the prefix is not a path a request can have"))
             }
         }
         return problems

@@ -69,108 +69,17 @@ public struct ServeSettings: Sendable, Equatable {
             return Self.lists.contains(key) ? String(flag.dropLast()) : flag
         }
         static let lists: Set<String> = ["routes", "weather.headers", "balance.headers"]
+        /// Every setting's key, in the order `--help` and the example file list them.
+        static let all = ["host", "port", "cache.dir", "memory.limit", "disk.limit", "weather.url", "balance.url", "weather.ttl",
+                          "balance.ttl", "stale.while.revalidate", "stale.if.error", "upstream.timeout", "upstream.concurrency",
+                          "event.loops", "upstream.backoff", "refresh.min.interval", "ca.file", "coordinate.precision", "log.level",
+                          "log.format", "routes", "weather.headers", "balance.headers", "admin.port", "admin.host", "admin.token.file",
+                          "redis.url", "redis.timeout", "redis.prefix", "demo"]
         var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
     }
 
-    /// `flags` maps configuration keys (`host`, `cache-dir`, …) to what was given on the
-    /// command line; `environment` is read as `LARDER_HOST`, `LARDER_CACHE_DIR`, ….
-    public static func resolve(flags: [String: String], environment: [String: String]) throws(ConfigurationError) -> ServeSettings {
-        var values: [AbsoluteConfigKey: ConfigValue] = [:]
-        for (key, value) in flags {
-            values[AbsoluteConfigKey(["larder"] + key.split(separator: ".").map(String.init))] = ConfigValue(.string(value), isSecret: key.hasSuffix(".headers") || key == "redis.url")
-        }
-        // swift-configuration maps the key larder.cache.dir to LARDER_CACHE_DIR.
-        let reader = ConfigReader(providers: [
-            InMemoryProvider(name: "flags", values: values),
-            EnvironmentVariablesProvider(environmentVariables: environment),
-        ])
-        func string(_ key: String) -> String? {
-            reader.string(forKey: ConfigKey(["larder"] + key.split(separator: ".").map(String.init)))
-        }
-        func read<T>(_ key: String, _ what: String, _ parse: (String) -> T?) throws(ConfigurationError) -> T? {
-            guard let text = string(key) else { return nil }
-            guard let value = parse(text) else {
-                let option = Option(key: key)
-                throw ConfigurationError("\(option.flag) (\(option.variable)) must be \(what), got '\(text)'")
-            }
-            return value
-        }
-
-        var s = ServeSettings()
-        if let host = try read("host", "a host name or address", { $0.isEmpty ? nil : $0 }) { s.host = host }
-        if let port = try read("port", "a whole number from 0 to 65535", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) { s.port = port }
-        if let dir = try read("cache.dir", "a directory path", { $0.isEmpty ? nil : $0 }) { s.cacheDirectory = dir }
-        let size = "a size (bytes, or with B, KiB, MiB, GiB)"
-        if let v = try read("memory.limit", size, SettingValues.bytes) { s.memoryLimit = v }
-        if let v = try read("disk.limit", size, SettingValues.bytes) { s.diskLimit = v }
-        let url = "an http:// or https:// URL"
-        if let v = try read("weather.url", url, { SettingValues.isHTTPURL($0) ? $0 : nil }) { s.weatherURL = v; s.weatherURLGiven = true }
-        if let v = try read("balance.url", url, { SettingValues.isHTTPURL($0) ? $0 : nil }) { s.balanceURL = v }
-        let duration = "a duration (seconds, or with us, ms, s, m, h)"
-        if let v = try read("weather.ttl", duration, SettingValues.duration) { s.weatherTTL = v }
-        if let v = try read("balance.ttl", duration, SettingValues.duration) { s.balanceTTL = v }
-        if let v = try read("stale.while.revalidate", duration, SettingValues.duration) { s.staleWhileRevalidate = v }
-        if let v = try read("stale.if.error", duration, SettingValues.duration) { s.staleIfError = v }
-        if let v = try read("upstream.timeout", "a duration above zero", { SettingValues.duration($0).flatMap { $0 > .zero ? $0 : nil } }) {
-            s.upstreamTimeout = v
-        }
-        if let v = try read("upstream.concurrency", "a whole number from 1 to 1024", { Int($0).flatMap { (1...1024).contains($0) ? $0 : nil } }) {
-            s.upstreamConcurrency = v
-        }
-        if let v = try read("event.loops", "a whole number from 1 to 256", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
-            s.eventLoops = v
-        }
-        if let v = try read("upstream.backoff", "a duration from 1s to 60s", {
-            SettingValues.duration($0).flatMap { $0 >= .seconds(1) && $0 <= .seconds(60) ? $0 : nil }
-        }) { s.upstreamBackoff = v }
-        if let v = try read("refresh.min.interval", duration, SettingValues.duration) { s.refreshMinInterval = v }
-        if let v = try read("ca.file", "a readable PEM file of CA certificates", SettingValues.readableFile) { s.caFile = v }
-        if let v = try read("coordinate.precision", "a whole number from 0 to 6", { Int($0).flatMap { (0...6).contains($0) ? $0 : nil } }) {
-            s.coordinatePrecision = v
-        }
-        if let v = try read("log.level", "one of \(logLevels.joined(separator: ", ")) (or warn)", { logLevel(named: $0).map(\.rawValue) }) {
-            s.logLevel = v
-        }
-        if let v = try read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
-        if let v = try read("routes", "a comma list of PREFIX=ORIGIN (a path starting with / and an http:// or https:// URL)",
-                            RouteMount.parseList) { s.routes = v }
-        if let problem = RouteMount.unreachable(s.routes, builtIn: builtInPaths).first {
-            throw ConfigurationError("--route (LARDER_ROUTES) \(problem): a route that can never match is refused")
-        }
-        for (key, keep) in [("weather.headers", \ServeSettings.weatherHeaders), ("balance.headers", \ServeSettings.balanceHeaders)] {
-            // Not through `read`: its error repeats the value given, and these values are secrets.
-            guard let text = string(key) else { continue }
-            switch CredentialHeaders.parseList(text) {
-            case .success(let fields): s[keyPath: keep] = fields
-            case .failure(let problem):
-                let option = Option(key: key)
-                throw ConfigurationError("\(option.flag) (\(option.variable)) must be 'Name: value' or 'Name: @/path': \(problem.reason)")
-            }
-        }
-        if let v = try read("admin.port", "a whole number from 0 to 65535", { Int($0).flatMap { (0...65535).contains($0) ? $0 : nil } }) {
-            s.adminPort = v
-        }
-        if let v = try read("admin.host", "a host name or address", { $0.isEmpty ? nil : $0 }) { s.adminHost = v }
-        if let v = try read("admin.token.file", "a readable file holding the admin token", SettingValues.readableFile) {
-            // Not through `read`'s message: the file's content is a secret.
-            guard let token = SettingValues.token(inFile: v) else {
-                throw ConfigurationError("--admin-token-file (LARDER_ADMIN_TOKEN_FILE) must hold a token of visible ASCII characters: \(v) does not")
-            }
-            s.adminToken = token
-        }
-        if s.adminPort != nil, s.adminToken == nil {
-            throw ConfigurationError("--admin-port (LARDER_ADMIN_PORT) needs --admin-token-file (LARDER_ADMIN_TOKEN_FILE): the admin listener never runs without a token")
-        }
-        if let v = try read("redis.url", "a redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] URL", RedisURL.init) { s.redisURL = v }
-        if let v = try read("redis.timeout", "a duration from 1ms to 10s", {
-            SettingValues.duration($0).flatMap { $0 >= .milliseconds(1) && $0 <= .seconds(10) ? $0 : nil }
-        }) { s.redisTimeout = v }
-        if let v = try read("redis.prefix", "1 to 64 visible ASCII characters", {
-            (1...64).contains($0.utf8.count) && $0.utf8.allSatisfy { (0x21...0x7E).contains($0) } ? $0 : nil
-        }) { s.redisPrefix = v }
-        if let v = try read("demo", "true or false", { ["true": true, "1": true, "false": false, "0": false][$0.lowercased()] }) { s.demo = v }
-        return s
-    }
+    /// The keys a configuration file may hold (`cache-dir`, `routes`, …).
+    public static let fileKeys = Set(Option.all.map(ConfigFile.fileKey))
 
     /// The paths Larder answers itself, before any pass-through route.
     public static let builtInPaths = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
@@ -225,8 +134,11 @@ public struct ServeSettings: Sendable, Equatable {
 
 /// A configuration value that cannot be used; its message is the one line printed on stderr.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
+    /// One line per problem.
+    public let problems: [String]
+    public init(_ message: String) { problems = [message] }
+    public init(problems: [String]) { self.problems = problems }
+    public var message: String { problems.joined(separator: "\n") }
     public var description: String { message }
 }
 

@@ -1,0 +1,190 @@
+import Configuration
+import Foundation
+import SystemPackage
+import Yams
+
+/// A configuration file (`--config FILE`, `LARDER_CONFIG`), YAML or JSON: each setting under
+/// its flag's name without the dashes (`cache-dir: /var/cache/larder`), lists as sequences
+/// (`weather-headers`), and pass-through routes under `routes`, keyed by prefix:
+///
+/// ```yaml
+/// routes:
+///   /api:
+///     origin: http://origin:8000
+/// ```
+///
+/// Values are read through swift-configuration's file provider, below flags and environment
+/// variables. The file is also composed with Yams, which keeps where each key is, so a key
+/// Larder does not know, a value of the wrong shape or a bad setting is refused with its line.
+public struct ConfigFile: Sendable {
+    public let path: String
+    /// The file's values for the settings reader: `larder.cache.dir` reads the file's `cache-dir`.
+    let provider: any ConfigProvider
+    /// The line of each key, by its path (`cache-dir`, `routes./api`, `routes./api.origin`).
+    let lines: [String: Int]
+    /// The routes given, in the file's order.
+    let routes: [Route]
+    /// The list settings' items (`weather-headers`), by file key.
+    let lists: [String: [String]]
+
+    /// One route as written: its prefix and its origin (nil when missing, refused when resolved).
+    struct Route: Sendable {
+        let prefix: String
+        let origin: String?
+        let line: Int
+    }
+
+    /// The file key of a setting key (`cache.dir` → `cache-dir`, `weather.headers` → `weather-headers`).
+    static func fileKey(_ key: String) -> String { key.replacingOccurrences(of: ".", with: "-") }
+
+    /// Where a problem with `key` is: `FILE:LINE: key`.
+    func place(_ key: String) -> String {
+        "\(path):\(lines[key] ?? 1): \(key)"
+    }
+
+    /// Reads and checks the file's shape; a setting's value is checked when settings are resolved.
+    public static func load(path: String) async throws(ConfigurationError) -> ConfigFile {
+        let text: String
+        do {
+            text = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw ConfigurationError("\(path): cannot be read (\((error as NSError).localizedDescription))")
+        }
+        let (lines, routes, lists) = try shape(of: text, path: path)
+        let provider: any ConfigProvider
+        do {
+            // JSON through the YAML snapshot too: JSON is YAML, and the YAML snapshot gives a
+            // number or a boolean as the text it is written as (the JSON one refuses it as a string).
+            provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(path)).mapKeys(Self.fileKeyOf)
+        } catch {
+            throw ConfigurationError("\(path): \(error)")
+        }
+        return ConfigFile(path: path, provider: provider, lines: lines, routes: routes, lists: lists)
+    }
+
+    /// The reader asks for `larder.cache.dir`; the file holds `cache-dir`.
+    @Sendable private static func fileKeyOf(_ key: AbsoluteConfigKey) -> AbsoluteConfigKey {
+        AbsoluteConfigKey([key.components.dropFirst().joined(separator: "-")])
+    }
+
+    /// The keys' lines and the routes, or every problem with the file's shape, each with its line.
+    static func shape(of text: String, path: String) throws(ConfigurationError)
+        -> (lines: [String: Int], routes: [Route], lists: [String: [String]]) {
+        let root: Node?
+        do {
+            root = try Yams.compose(yaml: text)
+        } catch {
+            throw ConfigurationError("\(path):\(Self.line(of: error)): the file is not valid YAML or JSON: \(Self.problem(of: error))")
+        }
+        guard let root else { return ([:], [], [:]) }
+        guard case .mapping(let settings) = root else {
+            throw ConfigurationError("\(path):\(root.mark?.line ?? 1): the file must be a mapping of settings (key: value)")
+        }
+        var lines: [String: Int] = [:]
+        var routes: [Route] = []
+        var lists: [String: [String]] = [:]
+        var problems: [String] = []
+        for (keyNode, value) in settings {
+            let line = keyNode.mark?.line ?? 1
+            guard let key = keyNode.string else {
+                problems.append("\(path):\(line): a key must be a name")
+                continue
+            }
+            lines[key] = line
+            if key == "routes" {
+                routes = Self.routes(value, path: path, lines: &lines, problems: &problems)
+            } else if !ServeSettings.fileKeys.contains(key) {
+                problems.append("\(path):\(line): \(key): not a setting Larder knows")
+            } else if ServeSettings.Option.lists.contains(key.replacingOccurrences(of: "-", with: ".")) {
+                if case .sequence(let items) = value, items.allSatisfy({ $0.scalar != nil }) {
+                    lists[key] = items.compactMap(\.string)
+                } else if let item = value.string {
+                    lists[key] = [item]
+                } else {
+                    problems.append("\(path):\(line): \(key): must be a list of text values")
+                }
+            } else if value.scalar == nil {
+                problems.append("\(path):\(line): \(key): must be a single value, not a list or mapping")
+            }
+        }
+        if !problems.isEmpty { throw ConfigurationError(problems: problems) }
+        return (lines, routes, lists)
+    }
+
+    private static func routes(_ node: Node, path: String, lines: inout [String: Int], problems: inout [String]) -> [Route] {
+        guard case .mapping(let entries) = node else {
+            problems.append("\(path):\(node.mark?.line ?? 1): routes: must be a mapping of prefixes to routes (/api: {origin: …})")
+            return []
+        }
+        var routes: [Route] = []
+        for (prefixNode, route) in entries {
+            let line = prefixNode.mark?.line ?? 1
+            guard let prefix = prefixNode.string else {
+                problems.append("\(path):\(line): routes: a prefix must be a path")
+                continue
+            }
+            lines["routes.\(prefix)"] = line
+            guard case .mapping(let fields) = route else {
+                problems.append("\(path):\(line): routes.\(prefix): must be a mapping (origin: …)")
+                continue
+            }
+            var origin: String?
+            for (fieldNode, value) in fields {
+                let fieldLine = fieldNode.mark?.line ?? line
+                let field = fieldNode.string ?? ""
+                lines["routes.\(prefix).\(field)"] = fieldLine
+                switch field {
+                case "origin":
+                    guard let text = value.string else {
+                        problems.append("\(path):\(fieldLine): routes.\(prefix).origin: must be a URL")
+                        continue
+                    }
+                    origin = text
+                default:
+                    problems.append("\(path):\(fieldLine): routes.\(prefix).\(field): not a route setting Larder knows")
+                }
+            }
+            routes.append(Route(prefix: prefix, origin: origin, line: line))
+        }
+        return routes
+    }
+
+    /// The routes as mounts, each problem with its line: an origin missing or not an http(s)
+    /// URL, a prefix not a path, a prefix that can never match.
+    func mounts(problems: inout [String]) -> [RouteMount] {
+        var mounts: [RouteMount] = []
+        var lines: [Int] = []
+        for route in routes {
+            guard let origin = route.origin else {
+                problems.append("\(place("routes.\(route.prefix)")): needs an origin (an http:// or https:// URL)")
+                continue
+            }
+            guard let mount = RouteMount(prefix: route.prefix, origin: origin) else {
+                problems.append("\(place("routes.\(route.prefix)")): must be a path starting with / and an http:// or https:// origin, got '\(origin)'")
+                continue
+            }
+            mounts.append(mount)
+            lines.append(route.line)
+        }
+        for problem in RouteMount.unreachable(mounts, builtIn: ServeSettings.builtInPaths) {
+            problems.append("\(path):\(lines[problem.index]): routes.\(mounts[problem.index].prefix): \(problem.reason): a route that can never match is refused")
+        }
+        return mounts
+    }
+
+    private static func line(of error: any Error) -> Int {
+        guard let error = error as? YamlError else { return 1 }
+        switch error {
+        case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): return mark.line
+        default: return 1
+        }
+    }
+
+    private static func problem(of error: any Error) -> String {
+        guard let error = error as? YamlError else { return "\(error)" }
+        switch error {
+        case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): return problem
+        default: return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
+        }
+    }
+}
