@@ -47,7 +47,7 @@ public struct PassThroughRoutes: Sendable {
             return .now(ProblemDetails(status: 400, detail: "The path holds \(reason), which an origin may read as a separator; it is refused.")
                 .response())
         }
-        let forwarded = Self.forwarded(request, origin: route.mount.origin)
+        let forwarded = Self.forwarded(request, mount: route.mount)
         if let answer = route.cache.answerFromMemory(forwarded) { return .now(respond(answer, to: request)) }
         return .later {
             switch await route.cache.answer(forwarded) {
@@ -83,15 +83,19 @@ public struct PassThroughRoutes: Sendable {
         return nil
     }
 
-    /// The request as the origin gets it: same method, target and body; end-to-end fields
-    /// only. `Host`, `Content-Length` and `Expect` belong to the next hop, which libcurl makes.
-    /// A GET or HEAD carries a body only when it has content (`Content-Length: 0` is none);
-    /// other methods keep an empty body they framed, so a `POST` with no content says so.
-    static func forwarded(_ request: HTTPRequest, origin: String) -> CacheRequest {
-        let headers = HopByHop.removed(from: request.headers, dropping: ["host", "content-length", "expect"])
+    /// The request as the origin gets it: same method, target and body (the target as the
+    /// route's rules rewrite it); end-to-end fields only, then the route's fields, `Via` and
+    /// `X-Forwarded-For`. `Host`, `Content-Length` and `Expect` belong to the next hop, which
+    /// libcurl makes. A GET or HEAD carries a body only when it has content
+    /// (`Content-Length: 0` is none); other methods keep an empty body they framed, so a
+    /// `POST` with no content says so.
+    static func forwarded(_ request: HTTPRequest, mount: RouteMount) -> CacheRequest {
+        let endToEnd = HopByHop.removed(from: request.headers, dropping: ["host", "content-length", "expect"])
+        let headers = mount.rules.fields(endToEnd, version: request.version == .http10 ? "1.0" : "1.1", client: request.clientAddress)
         let framed = request.headers.contains("content-length") || request.headers.contains("transfer-encoding")
         let hasBody = request.method == .get || request.method == .head ? !request.body.isEmpty : !request.body.isEmpty || framed
-        return CacheRequest(method: request.method, resource: request.target, url: origin + request.target, headers: headers,
+        return CacheRequest(method: request.method, resource: request.target,
+                            url: mount.origin + mount.rules.target(request.target, prefix: mount.prefix), headers: headers,
                             body: hasBody ? request.body : nil)
     }
 

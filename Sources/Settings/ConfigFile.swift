@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import HTTPCore
 import SystemPackage
 import Yams
 
@@ -11,6 +12,11 @@ import Yams
 /// routes:
 ///   /api:
 ///     origin: http://origin:8000
+///     strip-prefix: true            # or replace-prefix: /v2
+///     set-fields: ["X-Api-Key: @/run/secrets/key"]
+///     remove-fields: [Cookie]
+///     via: true                     # the default
+///     x-forwarded-for: false        # the default
 /// ```
 ///
 /// Values are read through swift-configuration's file provider, below flags and environment
@@ -27,10 +33,12 @@ public struct ConfigFile: Sendable {
     /// The list settings' items (`weather-headers`), by file key.
     let lists: [String: [String]]
 
-    /// One route as written: its prefix and its origin (nil when missing, refused when resolved).
+    /// One route as written: its prefix, its origin (nil when missing, refused when resolved)
+    /// and how its requests are rewritten.
     struct Route: Sendable {
         let prefix: String
         let origin: String?
+        let rules: ForwardingRules
         let line: Int
     }
 
@@ -129,22 +137,53 @@ public struct ConfigFile: Sendable {
                 continue
             }
             var origin: String?
+            var rules = ForwardingRules()
             for (fieldNode, value) in fields {
                 let fieldLine = fieldNode.mark?.line ?? line
                 let field = fieldNode.string ?? ""
-                lines["routes.\(prefix).\(field)"] = fieldLine
+                let key = "routes.\(prefix).\(field)"
+                lines[key] = fieldLine
+                func problem(_ what: String) { problems.append("\(path):\(fieldLine): \(key): \(what)") }
+                func flag() -> Bool? {
+                    if let value = value.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) { return value }
+                    problem("must be true or false")
+                    return nil
+                }
+                func texts() -> [String]? {
+                    if case .sequence(let items) = value, items.allSatisfy({ $0.string != nil }) { return items.compactMap(\.string) }
+                    problem("must be a list of text values")
+                    return nil
+                }
                 switch field {
                 case "origin":
-                    guard let text = value.string else {
-                        problems.append("\(path):\(fieldLine): routes.\(prefix).origin: must be a URL")
+                    if let text = value.string { origin = text } else { problem("must be a URL") }
+                case "strip-prefix":
+                    if let strip = flag(), strip { rules.prefixReplacement = rules.prefixReplacement ?? "" }
+                case "replace-prefix":
+                    guard let text = value.string, text.hasPrefix("/"), TargetPath.normalized(text) == text else {
+                        problem("must be a path in normalised form, starting with /")
                         continue
                     }
-                    origin = text
+                    rules.prefixReplacement = text
+                case "set-fields":
+                    guard let items = texts() else { continue }
+                    switch CredentialHeaders.parseList(items.joined(separator: "\n")) {
+                    case .success(let set): rules.setFields = set
+                    case .failure(let failure): problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)")
+                    }
+                case "remove-fields":
+                    guard let names = texts() else { continue }
+                    if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { problem("'\(bad.prefix(64))' is not a field name") }
+                    rules.removeFields = names
+                case "via":
+                    if let via = flag() { rules.via = via }
+                case "x-forwarded-for":
+                    if let forwardedFor = flag() { rules.forwardedFor = forwardedFor }
                 default:
-                    problems.append("\(path):\(fieldLine): routes.\(prefix).\(field): not a route setting Larder knows")
+                    problem("not a route setting Larder knows")
                 }
             }
-            routes.append(Route(prefix: prefix, origin: origin, line: line))
+            routes.append(Route(prefix: prefix, origin: origin, rules: rules, line: line))
         }
         return routes
     }
@@ -159,10 +198,11 @@ public struct ConfigFile: Sendable {
                 problems.append("\(place("routes.\(route.prefix)")): needs an origin (an http:// or https:// URL)")
                 continue
             }
-            guard let mount = RouteMount(prefix: route.prefix, origin: origin) else {
+            guard var mount = RouteMount(prefix: route.prefix, origin: origin) else {
                 problems.append("\(place("routes.\(route.prefix)")): must be a path starting with / and an http:// or https:// origin, got '\(origin)'")
                 continue
             }
+            mount.rules = route.rules
             mounts.append(mount)
             lines.append(route.line)
         }

@@ -1,13 +1,14 @@
 import Foundation
 import HTTPCore
 
-/// One pass-through route: requests whose path is under `prefix` are forwarded, with the
-/// same path and query, to `origin`.
+/// One pass-through route: requests whose path is under `prefix` are forwarded to `origin`,
+/// with the same path and query unless its `rules` rewrite them.
 public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
     /// A path starting with `/`; `/api` covers `/api` and `/api/…` but not `/apix`.
     public let prefix: String
     /// Scheme, host, port and optional base path, without a trailing slash.
     public let origin: String
+    public var rules = ForwardingRules()
 
     public init?(_ text: some StringProtocol) {
         guard let equals = text.firstIndex(of: "=") else { return nil }
@@ -61,6 +62,19 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         return path[path.index(path.startIndex, offsetBy: prefix.count)] == "/"
     }
 
-    /// As printed: the origin with any password redacted.
-    public var description: String { prefix + "=" + RedactedURL.text(origin) }
+    /// As printed: the origin with any password redacted, and the rules that differ from the
+    /// defaults (fields set by name only: their values may be secrets).
+    public var description: String {
+        var notes: [String] = []
+        switch rules.prefixReplacement {
+        case nil: break
+        case "": notes.append("strip-prefix")
+        case let replacement?: notes.append("replace-prefix \(replacement)")
+        }
+        if !rules.setFields.isEmpty { notes.append("set-fields " + rules.setFields.map(\.name).joined(separator: " ")) }
+        if !rules.removeFields.isEmpty { notes.append("remove-fields " + rules.removeFields.joined(separator: " ")) }
+        if !rules.via { notes.append("no via") }
+        if rules.forwardedFor { notes.append("x-forwarded-for") }
+        return prefix + "=" + RedactedURL.text(origin) + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
+    }
 }
