@@ -167,6 +167,7 @@ let package = Package(
                 "Admin",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // The executable `larder`: argument parsing, and the simulator for `--demo`.

@@ -9,21 +9,28 @@ import Settings
 /// The admin listener's API (`--admin-port`), on a listener of its own so the public port
 /// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method
 /// every client and OpenAPI know), `POST /purge` by tags or everything, and
-/// `GET /cache?target=` to see what is stored. Every request needs the bearer token, gets an
+/// `GET /cache?target=` to see what is stored, and `POST /reload` to read the configuration
+/// file again (as `SIGHUP` does). Every request needs the bearer token, gets an
 /// `X-Request-Id`, and leaves one audit line (`notice`; `warning` when refused for its
 /// token) with the client, method, target, status, request id and, for a purge, what it
 /// removed. The token itself is never logged.
 public struct AdminAPI: Sendable {
     let token: BearerToken
-    let targets: AdminTargets
+    /// The public port's routes now (a reload may replace them).
+    let targets: @Sendable () -> AdminTargets
     let purger: CachePurger
     let logger: Logger
+    /// Reads the configuration again: nil, or the file's problems (nothing changed), and the
+    /// settings that changed but need a restart.
+    let reload: @Sendable () async -> (problems: [String]?, restartNeeded: [String])
 
-    public init(token: BearerToken, targets: AdminTargets, purger: CachePurger, logger: Logger) {
+    public init(token: BearerToken, targets: @escaping @Sendable () -> AdminTargets, purger: CachePurger, logger: Logger,
+                reload: @escaping @Sendable () async -> (problems: [String]?, restartNeeded: [String]) = { (["reload is not available"], []) }) {
         self.token = token
         self.targets = targets
         self.purger = purger
         self.logger = logger
+        self.reload = reload
     }
     let requestIDs = RequestIDs()
 
@@ -61,6 +68,10 @@ public struct AdminAPI: Sendable {
             return await purge(target: request.target)
         case (.post, "/purge"):
             return await purge(body: request.body)
+        case (.post, "/reload"):
+            return await reloadConfiguration()
+        case (_, "/reload"):
+            return (Self.notAllowed(request, allow: "POST"), nil)
         case (.get, "/cache"), (.head, "/cache"):
             return (await inspect(request.query), nil)
         case (.delete, "/cache"):
@@ -71,15 +82,30 @@ public struct AdminAPI: Sendable {
         case (_, "/cache"):
             return (Self.notAllowed(request, allow: "GET, HEAD, DELETE"), nil)
         default:
-            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge and GET /cache.").response(), nil)
+            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge, GET /cache and POST /reload.").response(), nil)
         }
+    }
+
+    // MARK: Reload
+
+    /// 200 with the settings that need a restart, or 400 problem+json with one error per
+    /// problem of the file (nothing changed).
+    private func reloadConfiguration() async -> (HTTPResponse, action: String?) {
+        let (problems, restartNeeded) = await reload()
+        if let problems {
+            let errors = problems.map { ProblemDetails.InputError(name: "configuration", reason: $0) }
+            return (ProblemDetails(status: 400, detail: "The configuration was not reloaded; nothing changed.", errors: errors).response(),
+                    "reload refused (\(problems.count) problem(s))")
+        }
+        let names = restartNeeded.map(JSONString.quote).joined(separator: ",")
+        return (Self.json(200, "{\"reloaded\":true,\"restart_needed\":[\(names)]}"), "reloaded the configuration")
     }
 
     // MARK: Purge
 
     private func purge(target: String) async -> (HTTPResponse, action: String?) {
         let parts: [AdminTargets.Part]
-        switch targets.resolve(target) {
+        switch targets().resolve(target) {
         case .failure(let refusal): return (refusal.response, nil)
         case .success(let resolved): parts = resolved
         }
@@ -133,7 +159,7 @@ public struct AdminAPI: Sendable {
     private func inspect(_ query: Substring?) async -> HTTPResponse {
         guard let target = Self.target(in: query) else { return Self.noTarget }
         let parts: [AdminTargets.Part]
-        switch targets.resolve(target) {
+        switch targets().resolve(target) {
         case .failure(let refusal): return refusal.response
         case .success(let resolved): parts = resolved
         }

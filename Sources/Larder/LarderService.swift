@@ -4,6 +4,7 @@ import Foundation
 import HTTPServer
 import Logging
 import ServiceLifecycle
+import UnixSignals
 import Upstream
 import Admin
 import Observability
@@ -17,20 +18,27 @@ import UpstreamPolicy
 /// the process exits. With `--demo`, the upstream simulator runs in the same process.
 public final class LarderService: Service, @unchecked Sendable {
     public private(set) var settings: ServeSettings
-    private let logger: Logger
+    let logger: Logger
     private let accessLogger: Logger
     public private(set) var server: HTTPServer?
     /// The admin listener (`--admin-port`), when configured.
     public private(set) var adminServer: HTTPServer?
     private var client: UpstreamClient?
-    private var caches: [Cache] = []
     private var redis: SharedRedis?
     let metrics: LarderMetrics
     private let clock: any CacheClock
+    /// The routes serving now, swapped whole by a reload.
+    let routes = CurrentRoutes()
+    /// Reads the configuration again (file, environment, flags) for a reload; nil when no
+    /// file was given.
+    let readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)?
 
     /// `clock` is where freshness and Age read the time; tests pass a clock they move.
-    public init(settings: ServeSettings, logger: Logger = Logger(label: "larder"), clock: any CacheClock = SystemClock()) {
+    /// `readSettings` reads the configuration again for a reload (`reload()`).
+    public init(settings: ServeSettings, logger: Logger = Logger(label: "larder"), clock: any CacheClock = SystemClock(),
+                readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil) {
         self.settings = settings
+        self.readSettings = readSettings
         self.logger = logger
         var access = logger
         access[metadataKey: "log"] = "access"
@@ -51,38 +59,19 @@ public final class LarderService: Service, @unchecked Sendable {
         self.redis = redis
         let shared = redis?.tier
         let health = Health(metrics: metrics, logger: logger, clock: clock)
-        var upstreams: [Health.Upstream] = []
-
-        // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
-        let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
-            guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
-            var fetcher = fetcher(route.name, client, health, forwarding: false, credentials: route.credentials,
-                                  isAnswer: { $0 == 200 || $0 == 304 }, pausesOnAnswers: true)
-            fetcher.url = { [upstreamURL = route.upstreamURL] in upstreamURL($0.resource) }
-            upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
-            return LarderRoutes.Mounted(route: route, cache: Cache(
-                route: route.name, policy: route.policy, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
-                clock: clock, reuse: route.reuse(settings: settings), render: route.render(settings: settings, logger: logger)))
-        }
-        let passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
-            // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
-            let fetcher = fetcher(Self.originMetricName, client, health, forwarding: true, credentials: [], isAnswer: { $0 < 500 }, pausesOnAnswers: false)
-            upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
-            return PassThroughRoutes.Route(mount: mount, cache: Cache(
-                route: mount.origin, policy: .sharedCache, memory: memory, disk: disk, shared: shared, fetcher: fetcher,
-                clock: clock, render: { _, entry in RenderedResponse(relaying: entry) }))
-        }, metrics: metrics)
-        caches = builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? [])
-        // Pass-through origins are counted under one name, `origin`, so labels stay bounded.
-        for name in Set(upstreams.map { $0.name ?? Self.originMetricName }) { metrics.declareUpstream(name) }
+        let first = ServingRoutes(settings: settings, ServingRoutes.Shared(
+            memory: memory, disk: disk, shared: shared, client: client, health: health, metrics: metrics, clock: clock, logger: logger))
+        routes.replace(with: first)
+        let routes = self.routes
+        // Each request reads the routes serving now; a reload swaps them between requests.
+        @Sendable func current() -> ServingRoutes { routes.now! }
 
         var router = Router()
-        let routes = LarderRoutes(settings: settings, weather: builtIns[0], balance: builtIns[1], metrics: metrics)
-        for mounted in builtIns { router.get(mounted.route.path, routes.handler(mounted)) }
-        router.get("/overview", routes.overviewHandler)
+        for path in first.handlers.keys.sorted() {
+            router.get(path) { request in current().handlers[path]!(request) }
+        }
         router.get("/livez") { _ in .now(Health.livez) }
-        let checked = upstreams
-        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, redis: redis, upstreams: checked)) }
+        let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, redis: redis, upstreams: current().upstreams)) }
         router.get("/readyz", readiness)
         router.get("/healthz", readiness)
         let metrics = self.metrics
@@ -97,18 +86,30 @@ public final class LarderService: Service, @unchecked Sendable {
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
                               body: OpenAPIDocument.yaml))
         }
-        router.fallback = passThrough?.handler
+        router.fallback = { request in
+            guard let passThrough = current().passThrough else {
+                return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())
+            }
+            return passThrough.handler(request)
+        }
         precondition(router.paths == ServeSettings.builtInPaths.sorted(), "builtInPaths must list the router's paths")
 
-        let cached = builtIns.map(\.route.path) + ["/overview"] + (passThrough == nil ? [] : [RequestSeries.passThroughLabel])
+        // The pass-through label is always declared: a reload may add the first route.
+        let cached = first.builtIns.map(\.route.path) + ["/overview", RequestSeries.passThroughLabel]
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
-                                  passThroughCovers: { [passThrough] in passThrough?.covers($0) == true })
+                                  passThroughCovers: { current().passThrough?.covers($0) == true })
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))
         serverBox.server = server
         // The admin listener binds first, so a port in use stops the start before the public port serves.
         if let adminPort = settings.adminPort, let token = settings.adminToken {
-            let api = AdminAPI(token: BearerToken(token), targets: AdminTargets(builtIns: builtIns, passThrough: passThrough),
-                               purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger)
+            let api = AdminAPI(token: BearerToken(token), targets: { current().adminTargets },
+                               purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger,
+                               reload: { [weak self] in
+                                   switch await self?.reload() ?? .refused(["the service is stopping"]) {
+                                   case .refused(let problems): (problems, [])
+                                   case .reloaded(let restartNeeded): (nil, restartNeeded)
+                                   }
+                               })
             var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)
             configuration.eventLoops = 1
             // An operator's request now and then: no caller waits behind it for a core.
@@ -136,10 +137,7 @@ public final class LarderService: Service, @unchecked Sendable {
             announcer.info("admin listening on http://\(Self.hostInURL(settings.adminHost)):\(admin.port ?? 0)")
         }
         logger.info("settings in use", metadata: settings.summary)
-        for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(RedactedURL.text(mount.origin))") }
-        for route in builtIns where !route.route.credentials.isEmpty {
-            logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
-        }
+        first.describe(to: logger)
     }
 
     static let originMetricName = "origin"
@@ -182,20 +180,10 @@ public final class LarderService: Service, @unchecked Sendable {
         return "it cannot be created"
     }
 
-    private func fetcher(_ name: String, _ client: UpstreamClient, _ observer: UpstreamObserver, forwarding: Bool,
-                         credentials: HTTPHeaders, isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnAnswers: Bool) -> UpstreamFetcher {
-        var backoff = UpstreamBackoff.Rules(pause: settings.upstreamBackoff.seconds)
-        backoff.pausesOnAnswers = pausesOnAnswers
-        return UpstreamFetcher(name: name, client: client, timeout: settings.upstreamTimeout, forwarding: forwarding, credentials: credentials,
-                               isAnswer: isAnswer, observer: observer, clock: clock,
-                               concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: Self.upstreamQueueLimit),
-                               backoff: UpstreamBackoff(rules: backoff))
-    }
-
     /// Returns when every disk write started so far has finished (tests, `larder-bench
     /// disk-hit-path`, and a clean stop).
     public func waitForDiskWrites() async {
-        for cache in caches { await cache.waitForDiskWrites() }
+        for cache in routes.allCaches { await cache.waitForDiskWrites() }
     }
 
     private var startsInRun = false
@@ -220,9 +208,18 @@ public final class LarderService: Service, @unchecked Sendable {
 
     /// Starts the service and runs it until SIGTERM or SIGINT. Binding happens inside the
     /// service group, after its signal handlers are in place, so a SIGTERM that arrives
-    /// right after the listening line still drains instead of killing the process.
+    /// right after the listening line still drains instead of killing the process. SIGHUP
+    /// reloads the configuration (`reload()`) and never stops the process.
     public func runUntilSignalled() async throws {
         startsInRun = true
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
+        let reloads = Task { [weak self] in
+            for await _ in hangups {
+                guard let self else { return }
+                _ = await self.reload()
+            }
+        }
+        defer { reloads.cancel() }
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: self)],
             gracefulShutdownSignals: [.sigterm, .sigint],

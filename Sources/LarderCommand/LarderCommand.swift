@@ -134,11 +134,20 @@ struct Serve: AsyncParsableCommand {
         let environment = ProcessInfo.processInfo.environment
         var file: ConfigFile?
         if let path = config ?? environment["LARDER_CONFIG"] { file = try await ConfigFile.load(path: path) }
+        let given = flags
         var settings = try ServeSettings.resolve(flags: flags, environment: environment, file: file)
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
         let simulator = settings.demo ? try DemoUpstreams.start(for: &settings, logger: Logger(label: "larder")) : nil
         do {
-            try await LarderService(settings: settings).runUntilSignalled()
+            // A reload reads the same file (if any), environment and flags again.
+            var readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)?
+            if let path = config ?? environment["LARDER_CONFIG"] {
+                readSettings = { () async throws(ConfigurationError) -> ServeSettings in
+                    let file = try await ConfigFile.load(path: path)
+                    return try ServeSettings.resolve(flags: given, environment: environment, file: file)
+                }
+            }
+            try await LarderService(settings: settings, readSettings: readSettings).runUntilSignalled()
         } catch {
             await simulator?.shutdown()
             throw error

@@ -44,6 +44,15 @@ public final class LarderMetrics: Sendable {
             .set(Double(diskLimit))
         registry.makeGauge(name: MetricFamily.buildInfo.name, labels: [("version", Version.current)], help: MetricFamily.buildInfo.help)
             .set(Double(1))
+        // Both results from the start, so an alert sees a process's first failure as an increase.
+        for result in ["success", "failure"] { _ = counter(.configReloads, [("result", result)]) }
+        gauge(.configLastReloadSuccess).set(Date().timeIntervalSince1970)
+    }
+
+    /// A reload happened: counted by result; a success at `time` (Unix seconds) is kept.
+    public func configReloaded(success: Bool, at time: Double?) {
+        counter(.configReloads, [("result", success ? "success" : "failure")]).increment()
+        if success, let time { gauge(.configLastReloadSuccess).set(time) }
     }
 
     func counter(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Counter {

@@ -23,6 +23,8 @@ enum MetricFamily: String, CaseIterable, Sendable {
     case redisUp = "larder_redis_up"
     case openConnections = "larder_open_connections"
     case buildInfo = "larder_build_info"
+    case configReloads = "larder_config_reloads_total"
+    case configLastReloadSuccess = "larder_config_last_reload_success_timestamp_seconds"
 
     var name: String { rawValue }
 
@@ -48,6 +50,8 @@ enum MetricFamily: String, CaseIterable, Sendable {
         case .redisCorruptValues: "Values read from Redis that were not a whole, unaltered entry for their key (removed; a miss)."
         case .redisUp: "1 while the Redis subscription and the last command succeeded, else 0."
         case .openConnections: "Client connections open now."
+        case .configReloads: "Configuration reloads (SIGHUP, POST /reload) by result: success, or failure (nothing changed)."
+        case .configLastReloadSuccess: "When the configuration in use was read: the start, or the last successful reload (Unix seconds)."
         case .buildInfo: "Always 1; the version label says which Larder is running."
         }
     }

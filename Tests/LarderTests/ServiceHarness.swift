@@ -22,7 +22,8 @@ struct ServiceHarness {
     }
 
     /// Starts Larder; `configure` adjusts the settings (the upstream URLs are already set).
-    static func start(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
+    static func start(reload: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil,
+                      upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
                       logger: Logger = quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in }) throws -> ServiceHarness {
         let upstream = try upstream ?? TestUpstream()
         let directory = cacheDirectory ?? FileManager.default.temporaryDirectory
@@ -34,7 +35,7 @@ struct ServiceHarness {
         settings.balanceURL = upstream.balanceURL
         settings.upstreamTimeout = .seconds(5)
         configure(&settings)
-        let service = LarderService(settings: settings, logger: logger, clock: clock)
+        let service = LarderService(settings: settings, logger: logger, clock: clock, readSettings: reload)
         try service.start()
         return ServiceHarness(upstream: upstream, service: service, clock: clock, cacheDirectory: directory)
     }
@@ -64,10 +65,12 @@ extension ManualClock {
 }
 
 /// Runs `body` with a started harness and always stops it (and its upstream).
-func withLarder(upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
+func withLarder(reload: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil,
+                upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
                 logger: Logger = ServiceHarness.quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in },
                 _ body: (ServiceHarness) async throws -> Void) async throws {
-    let harness = try ServiceHarness.start(upstream: upstream, cacheDirectory: cacheDirectory, clock: clock, logger: logger, configure)
+    let harness = try ServiceHarness.start(reload: reload, upstream: upstream, cacheDirectory: cacheDirectory, clock: clock,
+                                           logger: logger, configure)
     do {
         try await body(harness)
     } catch {

@@ -11,7 +11,8 @@ import Simulator
 final class TestUpstream: Sendable {
     struct Script: Sendable {
         var status = 200
-        var maxAge = 60
+        /// The `max-age` sent; nil sends no `Cache-Control` (Larder's default lifetime applies).
+        var maxAge: Int? = 60
         var extraHeaders: [(String, String)] = []
         var delay: Duration = .zero
         /// Replaces the normal body (e.g. garbage).
@@ -63,7 +64,8 @@ final class TestUpstream: Sendable {
     var mostConcurrent: Int { shared.concurrent.withLock { $0.most } }
 
     private static func answer(_ request: HTTPRequest, _ script: Script) -> HTTPResponse {
-        var headers = HTTPHeaders([("Cache-Control", "max-age=\(script.maxAge)"), ("ETag", "\"upstream-v1\"")])
+        var headers = HTTPHeaders([("ETag", "\"upstream-v1\"")])
+        if let maxAge = script.maxAge { headers.add("Cache-Control", "max-age=\(maxAge)") }
         for (name, value) in script.extraHeaders { headers.add(name, value) }
         if let tag = script.notModifiedFor, request.headers["if-none-match"] == tag, script.status == 200 {
             return HTTPResponse(status: 304, headers: headers)

@@ -1,0 +1,115 @@
+import Admin
+import Caching
+import HTTPCore
+import HTTPServer
+import Logging
+import Observability
+import RedisTier
+import Routes
+import Synchronization
+import Settings
+import Upstream
+import UpstreamPolicy
+
+/// The routes of one configuration: the built-in routes' caches, the pass-through routes,
+/// and the upstreams readiness checks. A reload builds a new one over the same tiers and
+/// swaps it in whole: a request finishes on the routes it started with, the next one takes
+/// the new ones, and the stored entries stay where they are.
+final class ServingRoutes: Sendable {
+    let settings: ServeSettings
+    let base: Shared
+    let builtIns: [LarderRoutes.Mounted]
+    let larder: LarderRoutes
+    let passThrough: PassThroughRoutes?
+    let upstreams: [Health.Upstream]
+    /// Each built-in path's handler (`/weather`, `/balance`, `/overview`).
+    let handlers: [String: HTTPHandler]
+
+    var caches: [Cache] { builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? []) }
+    var adminTargets: AdminTargets { AdminTargets(builtIns: builtIns, passThrough: passThrough) }
+
+    /// What every generation of routes shares: the tiers, the upstream client, the clock.
+    struct Shared: Sendable {
+        let memory: MemoryTier
+        let disk: DiskTier
+        let shared: SharedTier?
+        let client: UpstreamClient
+        let health: Health
+        let metrics: LarderMetrics
+        let clock: any CacheClock
+        let logger: Logger
+    }
+
+    init(settings: ServeSettings, _ base: Shared) {
+        self.settings = settings
+        self.base = base
+        var upstreams: [Health.Upstream] = []
+        // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
+        let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
+            guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
+            var fetcher = Self.fetcher(settings, base, route.name, forwarding: false, credentials: route.credentials,
+                                       isAnswer: { $0 == 200 || $0 == 304 }, pausesOnAnswers: true)
+            fetcher.url = { [upstreamURL = route.upstreamURL] in upstreamURL($0.resource) }
+            upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
+            return LarderRoutes.Mounted(route: route, cache: Cache(
+                route: route.name, policy: route.policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
+                clock: base.clock, reuse: route.reuse(settings: settings), render: route.render(settings: settings, logger: base.logger)))
+        }
+        passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
+            // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
+            let fetcher = Self.fetcher(settings, base, LarderService.originMetricName, forwarding: true, credentials: [],
+                                       isAnswer: { $0 < 500 }, pausesOnAnswers: false)
+            upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
+            return PassThroughRoutes.Route(mount: mount, cache: Cache(
+                route: mount.origin, policy: .sharedCache, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
+                clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }))
+        }, metrics: base.metrics)
+        // Pass-through origins are counted under one name, `origin`, so labels stay bounded.
+        for name in Set(upstreams.map { $0.name ?? LarderService.originMetricName }) { base.metrics.declareUpstream(name) }
+        self.builtIns = builtIns
+        self.upstreams = upstreams
+        larder = LarderRoutes(settings: settings, weather: builtIns[0], balance: builtIns[1], metrics: base.metrics)
+        var handlers: [String: HTTPHandler] = [:]
+        for mounted in builtIns { handlers[mounted.route.path] = larder.handler(mounted) }
+        handlers["/overview"] = larder.overviewHandler
+        self.handlers = handlers
+    }
+
+    private static func fetcher(_ settings: ServeSettings, _ base: Shared, _ name: String, forwarding: Bool, credentials: HTTPHeaders,
+                                isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnAnswers: Bool) -> UpstreamFetcher {
+        var backoff = UpstreamBackoff.Rules(pause: settings.upstreamBackoff.seconds)
+        backoff.pausesOnAnswers = pausesOnAnswers
+        return UpstreamFetcher(name: name, client: base.client, timeout: settings.upstreamTimeout, forwarding: forwarding,
+                               credentials: credentials, isAnswer: isAnswer, observer: base.health, clock: base.clock,
+                               concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: LarderService.upstreamQueueLimit),
+                               backoff: UpstreamBackoff(rules: backoff))
+    }
+
+    /// The lines a start or a reload logs about these routes (credentials by name only).
+    func describe(to logger: Logger) {
+        for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.description.dropFirst(mount.prefix.count + 1))") }
+        for route in builtIns where !route.route.credentials.isEmpty {
+            logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
+        }
+    }
+}
+
+/// The routes serving now: read by every request, replaced whole by a reload.
+final class CurrentRoutes: Sendable {
+    private let routes = Mutex<ServingRoutes?>(nil)
+    /// The caches of routes a reload replaced, whose disk writes a stop still waits for.
+    private let retired = Mutex<[Cache]>([])
+
+    var now: ServingRoutes? { routes.withLock { $0 } }
+
+    func replace(with next: ServingRoutes) {
+        let previous = routes.withLock { routes in
+            defer { routes = next }
+            return routes
+        }
+        if let previous { retired.withLock { $0.append(contentsOf: previous.caches) } }
+    }
+
+    /// Every cache that may still have disk writes under way.
+    var allCaches: [Cache] { (now?.caches ?? []) + retired.withLock { $0 } }
+}
