@@ -20,12 +20,21 @@ public struct AdminAPI: Sendable {
     let targets: @Sendable () -> AdminTargets
     let purger: CachePurger
     let logger: Logger
-    /// Reads the configuration again: nil, or the file's problems (nothing changed), and the
-    /// settings that changed but need a restart.
-    let reload: @Sendable () async -> (problems: [String]?, restartNeeded: [String])
+    /// Reads the configuration again.
+    let reload: @Sendable () async -> Reload
+
+    /// What `POST /reload` did.
+    public enum Reload: Sendable {
+        /// The new configuration serves; these settings changed but need a restart.
+        case reloaded(restartNeeded: [String])
+        /// The file's problems; nothing changed.
+        case refused([String])
+        /// There is nothing to reload (no configuration file was given).
+        case unavailable(String)
+    }
 
     public init(token: BearerToken, targets: @escaping @Sendable () -> AdminTargets, purger: CachePurger, logger: Logger,
-                reload: @escaping @Sendable () async -> (problems: [String]?, restartNeeded: [String]) = { (["reload is not available"], []) }) {
+                reload: @escaping @Sendable () async -> Reload = { .unavailable("reload is not available") }) {
         self.token = token
         self.targets = targets
         self.purger = purger
@@ -88,17 +97,20 @@ public struct AdminAPI: Sendable {
 
     // MARK: Reload
 
-    /// 200 with the settings that need a restart, or 400 problem+json with one error per
-    /// problem of the file (nothing changed).
+    /// 200 with the settings that need a restart; 400 problem+json with one error per problem
+    /// of the file (nothing changed); 409 when there is no file to read.
     private func reloadConfiguration() async -> (HTTPResponse, action: String?) {
-        let (problems, restartNeeded) = await reload()
-        if let problems {
+        switch await reload() {
+        case .refused(let problems):
             let errors = problems.map { ProblemDetails.InputError(name: "configuration", reason: $0) }
             return (ProblemDetails(status: 400, detail: "The configuration was not reloaded; nothing changed.", errors: errors).response(),
                     "reload refused (\(problems.count) problem(s))")
+        case .unavailable(let reason):
+            return (ProblemDetails(status: 409, detail: "Nothing was reloaded: \(reason).").response(), "reload unavailable")
+        case .reloaded(let restartNeeded):
+            let names = restartNeeded.map(JSONString.quote).joined(separator: ",")
+            return (Self.json(200, "{\"reloaded\":true,\"restart_needed\":[\(names)]}"), "reloaded the configuration")
         }
-        let names = restartNeeded.map(JSONString.quote).joined(separator: ",")
-        return (Self.json(200, "{\"reloaded\":true,\"restart_needed\":[\(names)]}"), "reloaded the configuration")
     }
 
     // MARK: Purge

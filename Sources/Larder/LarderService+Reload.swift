@@ -8,6 +8,8 @@ public enum ReloadOutcome: Sendable, Equatable {
     case reloaded(restartNeeded: [String])
     /// Nothing changed: the file's problems, one per line.
     case refused([String])
+    /// Nothing to reload: no configuration file was given (or the service is stopping).
+    case unavailable(String)
 }
 
 /// A reload (`SIGHUP`, or the admin API's `POST /reload`): the configuration is read and
@@ -15,7 +17,9 @@ public enum ReloadOutcome: Sendable, Equatable {
 extension LarderService {
     public func reload() async -> ReloadOutcome {
         guard let readSettings else {
-            return refuse(["no configuration file was given (--config or LARDER_CONFIG): there is nothing to reload"])
+            let reason = "no configuration file was given (--config or LARDER_CONFIG), so there is nothing to reload"
+            logger.warning("configuration reload: \(reason)")
+            return .unavailable(reason)
         }
         let read: ServeSettings
         do {
@@ -23,7 +27,7 @@ extension LarderService {
         } catch {
             return refuse(error.problems)
         }
-        guard let current = routes.now else { return refuse(["the service has not started"]) }
+        guard let current = routes.now else { return .unavailable("the service has not started") }
         let (settings, restartNeeded) = Self.reloadable(read, over: current.settings)
         let next = ServingRoutes(settings: settings, current.base)
         routes.replace(with: next)

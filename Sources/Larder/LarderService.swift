@@ -105,9 +105,10 @@ public final class LarderService: Service, @unchecked Sendable {
             let api = AdminAPI(token: BearerToken(token), targets: { current().adminTargets },
                                purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger,
                                reload: { [weak self] in
-                                   switch await self?.reload() ?? .refused(["the service is stopping"]) {
-                                   case .refused(let problems): (problems, [])
-                                   case .reloaded(let restartNeeded): (nil, restartNeeded)
+                                   switch await self?.reload() ?? .unavailable("the service is stopping") {
+                                   case .refused(let problems): .refused(problems)
+                                   case .unavailable(let reason): .unavailable(reason)
+                                   case .reloaded(let restartNeeded): .reloaded(restartNeeded: restartNeeded)
                                    }
                                })
             var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)

@@ -140,6 +140,10 @@ import TestSupport
             #expect(done.text.contains("\"restart_needed\":[\"port\""), "\(done.text)")
             #expect(try await AdminTests.admin(h, "GET", "/reload").status == 405)
         }
+        try await withLarder({ AdminTests.admin(&$0) }) { h in
+            let nothing = try await AdminTests.admin(h, "POST", "/reload")
+            #expect(nothing.status == 409 && nothing.text.contains("nothing to reload"), "\(nothing.text)")
+        }
     }
 
     /// SIGHUP reads the file again and never stops the process: a good file's new route
