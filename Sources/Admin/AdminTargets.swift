@@ -2,6 +2,7 @@ import Caching
 import HTTPCore
 import HTTPServer
 import Routes
+import Settings
 
 /// Finds what the public port stores for a request target, by the public port's own rules:
 /// the path normalised as its router does, a built-in route's parameters read by that
@@ -48,7 +49,7 @@ public struct AdminTargets: Sendable {
             return .success(parts)
         }
         if let route = passThrough?.routes.first(where: { $0.mount.covers(request.path) }) {
-            return .success([Part(cache: route.cache, resource: normalized)])
+            return .success([Part(cache: route.cache, resource: route.mount.caching.keyTarget(normalized))])
         }
         return .failure(Self.nothingStored("The public port serves nothing at \(request.path)."))
     }

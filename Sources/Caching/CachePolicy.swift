@@ -7,6 +7,9 @@ import Foundation
 public struct CachePolicy: Sendable {
     /// Freshness when the upstream gives no `max-age`, `s-maxage` or `Expires`; nil for none.
     public var defaultLifetime: TimeInterval?
+    /// The same by status (a pass-through route's `lifetime`), ahead of `defaultLifetime` and
+    /// of a heuristic; a status listed here may be stored without a lifetime of the origin's.
+    public var defaultLifetimes: [Int: TimeInterval] = [:]
     /// How long past freshness an answer is served at once while one background refresh runs.
     public var staleWhileRevalidate: TimeInterval
     /// How long past freshness an answer is served when the upstream fails; 0 = never.

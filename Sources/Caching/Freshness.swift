@@ -4,9 +4,12 @@ import HTTPCore
 /// RFC 9111 §4.2: how long a stored answer stays fresh and how old it is now, as pure
 /// functions of the entry and a clock reading.
 public enum Freshness {
-    /// Freshness lifetime under a route's policy: explicit, else heuristic where the policy
-    /// allows it, else the policy's default.
+    /// Freshness lifetime under a route's policy: explicit, else the route's lifetime for the
+    /// status, else heuristic where the policy allows it, else the policy's default.
     public static func lifetime(of entry: CacheEntry, policy: CachePolicy) -> TimeInterval {
+        if !policy.defaultLifetimes.isEmpty, !hasExplicitLifetime(entry), let configured = policy.defaultLifetimes[entry.status] {
+            return configured
+        }
         if policy.heuristicFreshness, !hasExplicitLifetime(entry), let heuristic = heuristicLifetime(of: entry) { return heuristic }
         return lifetime(of: entry, defaultLifetime: policy.defaultLifetime)
     }

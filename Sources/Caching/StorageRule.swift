@@ -41,7 +41,8 @@ public enum StorageRule: Sendable, Equatable {
         if hasAuthorization, !(cc.isPublic || cc.mustRevalidate || cc.sharedMaxAge != nil) { return false }
         guard !Vary(of: entry).isStar else { return false }
         let explicit = Freshness.hasExplicitLifetime(entry)
-        guard explicit || cc.isPublic || Freshness.heuristicallyCacheable.contains(entry.status) else { return false }
+        guard explicit || cc.isPublic || Freshness.heuristicallyCacheable.contains(entry.status)
+            || policy.defaultLifetimes[entry.status] != nil else { return false }
         // Keep only what a later request could use: fresh for a while, or revalidatable.
         return Freshness.lifetime(of: entry, policy: policy) > 0 || entry.hasValidator
             || cc.staleWhileRevalidate != nil || cc.staleIfError != nil

@@ -58,10 +58,15 @@ final class ServingRoutes: Sendable {
         passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
             let fetcher = Self.fetcher(settings, base, LarderService.originMetricName, forwarding: true, credentials: [],
-                                       isAnswer: { $0 < 500 }, pausesOnAnswers: false)
+                                       isAnswer: { $0 < 500 }, pausesOnAnswers: false,
+                                       timeout: mount.caching.timeout, concurrency: mount.caching.concurrency)
+            var policy = CachePolicy.sharedCache
+            policy.defaultLifetimes = mount.caching.lifetimes.mapValues(\.seconds)
+            policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds
+            policy.staleIfError = mount.caching.staleIfError.seconds
             upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
-                route: mount.origin, policy: .sharedCache, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
+                route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
                 clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }))
         }, metrics: base.metrics)
         // Pass-through origins are counted under one name, `origin`, so labels stay bounded.
@@ -76,12 +81,14 @@ final class ServingRoutes: Sendable {
     }
 
     private static func fetcher(_ settings: ServeSettings, _ base: Shared, _ name: String, forwarding: Bool, credentials: HTTPHeaders,
-                                isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnAnswers: Bool) -> UpstreamFetcher {
+                                isAnswer: @escaping @Sendable (Int) -> Bool, pausesOnAnswers: Bool,
+                                timeout: Duration? = nil, concurrency: Int? = nil) -> UpstreamFetcher {
         var backoff = UpstreamBackoff.Rules(pause: settings.upstreamBackoff.seconds)
         backoff.pausesOnAnswers = pausesOnAnswers
-        return UpstreamFetcher(name: name, client: base.client, timeout: settings.upstreamTimeout, forwarding: forwarding,
+        return UpstreamFetcher(name: name, client: base.client, timeout: timeout ?? settings.upstreamTimeout, forwarding: forwarding,
                                credentials: credentials, isAnswer: isAnswer, observer: base.health, clock: base.clock,
-                               concurrency: ConcurrencyLimit(limit: settings.upstreamConcurrency, queueLimit: LarderService.upstreamQueueLimit),
+                               concurrency: ConcurrencyLimit(limit: concurrency ?? settings.upstreamConcurrency,
+                                                             queueLimit: LarderService.upstreamQueueLimit),
                                backoff: UpstreamBackoff(rules: backoff))
     }
 

@@ -94,7 +94,7 @@ public struct PassThroughRoutes: Sendable {
         let headers = mount.rules.fields(endToEnd, version: request.version == .http10 ? "1.0" : "1.1", client: request.clientAddress)
         let framed = request.headers.contains("content-length") || request.headers.contains("transfer-encoding")
         let hasBody = request.method == .get || request.method == .head ? !request.body.isEmpty : !request.body.isEmpty || framed
-        return CacheRequest(method: request.method, resource: request.target,
+        return CacheRequest(method: request.method, resource: mount.caching.keyTarget(request.target),
                             url: mount.origin + mount.rules.target(request.target, prefix: mount.prefix), headers: headers,
                             body: hasBody ? request.body : nil)
     }

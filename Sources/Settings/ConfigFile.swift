@@ -39,6 +39,7 @@ public struct ConfigFile: Sendable {
         let prefix: String
         let origin: String?
         let rules: ForwardingRules
+        let caching: RouteCaching
         let line: Int
     }
 
@@ -138,6 +139,7 @@ public struct ConfigFile: Sendable {
             }
             var origin: String?
             var rules = ForwardingRules()
+            var caching = RouteCaching()
             for (fieldNode, value) in fields {
                 let fieldLine = fieldNode.mark?.line ?? line
                 let field = fieldNode.string ?? ""
@@ -147,6 +149,11 @@ public struct ConfigFile: Sendable {
                 func flag() -> Bool? {
                     if let value = value.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) { return value }
                     problem("must be true or false")
+                    return nil
+                }
+                func duration(_ text: String?) -> Duration? {
+                    if let duration = text.flatMap(SettingValues.duration) { return duration }
+                    problem("must be a duration (seconds, or with us, ms, s, m, h)")
                     return nil
                 }
                 func texts() -> [String]? {
@@ -179,11 +186,60 @@ public struct ConfigFile: Sendable {
                     if let via = flag() { rules.via = via }
                 case "x-forwarded-for":
                     if let forwardedFor = flag() { rules.forwardedFor = forwardedFor }
+                case "lifetime":
+                    guard case .mapping(let entries) = value else {
+                        problem("must map statuses to durations ({200: 10m, 404: 1m})")
+                        continue
+                    }
+                    for (statusNode, lifetime) in entries {
+                        guard let status = statusNode.string.flatMap(Int.init), (200...599).contains(status) else {
+                            problem("'\(statusNode.string ?? "")' is not a status from 200 to 599")
+                            continue
+                        }
+                        if let lifetime = duration(lifetime.string) { caching.lifetimes[status] = lifetime }
+                    }
+                case "stale-while-revalidate":
+                    if let window = duration(value.string) { caching.staleWhileRevalidate = window }
+                case "stale-if-error":
+                    if let window = duration(value.string) { caching.staleIfError = window }
+                case "upstream-timeout":
+                    if let timeout = duration(value.string) {
+                        if timeout > .zero { caching.timeout = timeout } else { problem("must be above zero") }
+                    }
+                case "upstream-concurrency":
+                    if let limit = value.string.flatMap(Int.init), (1...1024).contains(limit) {
+                        caching.concurrency = limit
+                    } else {
+                        problem("must be a whole number from 1 to 1024")
+                    }
+                case "cache-key":
+                    guard case .mapping(let options) = value else {
+                        problem("must be a mapping (ignore-query: [...], sort-query: true)")
+                        continue
+                    }
+                    for (optionNode, option) in options {
+                        switch optionNode.string {
+                        case "ignore-query":
+                            if case .sequence(let names) = option, names.allSatisfy({ $0.string != nil }) {
+                                caching.ignoredQuery = names.compactMap(\.string)
+                            } else {
+                                problem("ignore-query must be a list of parameter names")
+                            }
+                        case "sort-query":
+                            if let sorts = option.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) {
+                                caching.sortsQuery = sorts
+                            } else {
+                                problem("sort-query must be true or false")
+                            }
+                        default:
+                            problem("'\(optionNode.string ?? "")' is not a cache-key option (ignore-query, sort-query)")
+                        }
+                    }
                 default:
                     problem("not a route setting Larder knows")
                 }
             }
-            routes.append(Route(prefix: prefix, origin: origin, rules: rules, line: line))
+            routes.append(Route(prefix: prefix, origin: origin, rules: rules, caching: caching, line: line))
         }
         return routes
     }
@@ -203,6 +259,7 @@ public struct ConfigFile: Sendable {
                 continue
             }
             mount.rules = route.rules
+            mount.caching = route.caching
             mounts.append(mount)
             lines.append(route.line)
         }

@@ -9,6 +9,7 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
     /// Scheme, host, port and optional base path, without a trailing slash.
     public let origin: String
     public var rules = ForwardingRules()
+    public var caching = RouteCaching()
 
     public init?(_ text: some StringProtocol) {
         guard let equals = text.firstIndex(of: "=") else { return nil }
@@ -75,6 +76,13 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         if !rules.removeFields.isEmpty { notes.append("remove-fields " + rules.removeFields.joined(separator: " ")) }
         if !rules.via { notes.append("no via") }
         if rules.forwardedFor { notes.append("x-forwarded-for") }
+        for (status, lifetime) in caching.lifetimes.sorted(by: { $0.key < $1.key }) { notes.append("lifetime \(status) \(lifetime.seconds)s") }
+        if caching.staleWhileRevalidate > .zero { notes.append("stale-while-revalidate \(caching.staleWhileRevalidate.seconds)s") }
+        if caching.staleIfError > .zero { notes.append("stale-if-error \(caching.staleIfError.seconds)s") }
+        if !caching.ignoredQuery.isEmpty { notes.append("key ignores " + caching.ignoredQuery.joined(separator: " ")) }
+        if caching.sortsQuery { notes.append("key sorts the query") }
+        if let timeout = caching.timeout { notes.append("upstream-timeout \(timeout.seconds)s") }
+        if let concurrency = caching.concurrency { notes.append("upstream-concurrency \(concurrency)") }
         return prefix + "=" + RedactedURL.text(origin) + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
     }
 }

@@ -22,13 +22,25 @@ import TestSupport
         func set(_ on: Bool) { value.store(on, ordering: .relaxed) }
     }
 
+    /// Answers counted as they come.
+    final class Count: Sendable {
+        private let value = Atomic<Int>(0)
+        var now: Int { value.load(ordering: .relaxed) }
+        func add() { value.add(1, ordering: .relaxed) }
+
+        /// Waits (at most 20 s) until at least `target` answers have come.
+        func reach(_ target: Int) async throws {
+            for _ in 0..<400 where now < target { try await Task.sleep(for: .milliseconds(50)) }
+        }
+    }
+
     static func origin(_ body: String) throws -> TestOrigin {
         try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=60")]), body: body) }
     }
 
     /// Clients asking the whole time, on keep-alive connections, until `running` is cleared:
     /// how many answers they had and how many were not a 200.
-    static func load(port: Int, running: Flag, targets: [String]) async -> (answers: Int, failures: Int) {
+    static func load(port: Int, running: Flag, counted: Count, targets: [String]) async -> (answers: Int, failures: Int) {
         await withTaskGroup(of: (Int, Int).self) { group in
             for client in 0..<4 {
                 group.addTask {
@@ -40,6 +52,7 @@ import TestSupport
                             try connection.send("GET \(targets[next % targets.count]) HTTP/1.1\r\nHost: l\r\n\r\n")
                             let response = try await connection.readResponse()
                             answers += 1
+                            counted.add()
                             if response.status != 200 { failures += 1 }
                         } catch {
                             return (answers, failures + 1)
@@ -69,15 +82,17 @@ import TestSupport
             changed.routes = [RouteMount("/api=\(b.url)")!]
             next.withLock { $0 = changed }
 
-            let running = Flag(true)
-            async let traffic = Self.load(port: h.port, running: running, targets: ["/weather?lat=1&lon=1", "/api/x", "/livez"])
-            try await Task.sleep(for: .milliseconds(300))
+            let (running, counted) = (Flag(true), Count())
+            async let traffic = Self.load(port: h.port, running: running, counted: counted, targets: ["/weather?lat=1&lon=1", "/api/x", "/livez"])
+            // Answers before the reload and after it, however slowly a busy machine serves them.
+            try await counted.reach(40)
             let outcome = await h.service.reload()
-            try await Task.sleep(for: .milliseconds(300))
+            let atReload = counted.now
+            try await counted.reach(atReload + 40)
             running.set(false)
             let (answers, failures) = await traffic
             #expect(outcome == .reloaded(restartNeeded: []))
-            #expect(answers > 20 && failures == 0, "\(answers) answers, \(failures) failures")
+            #expect(atReload >= 40 && answers >= atReload + 40 && failures == 0, "\(atReload), then \(answers) answers, \(failures) failures")
 
             // What was stored before is still served from memory; new answers follow the new routes.
             #expect(try await h.get("/weather?lat=1&lon=1").header("cache-status")?.contains("hit; ttl=") == true)

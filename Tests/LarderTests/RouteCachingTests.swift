@@ -1,0 +1,124 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import Locking
+import Testing
+import TestSupport
+@testable import Larder
+@testable import Settings
+
+/// A pass-through route's caching settings against a real origin: a lifetime by status only
+/// where the origin gives none, stale windows, and a cache key without ignored or unsorted
+/// query parameters.
+@Suite(.timeLimit(.minutes(1))) struct RouteCachingTests {
+    /// Runs `body` with `/api` routed to an origin that answers what `respond` says, cached as `caching` says.
+    static func withRoute(_ caching: RouteCaching, _ respond: @escaping TestOrigin.Respond,
+                          _ body: (ServiceHarness, TestOrigin) async throws -> Void) async throws {
+        let origin = try TestOrigin(respond)
+        do {
+            try await withLarder({ settings in
+                var mount = RouteMount("/api=\(origin.url)")!
+                mount.caching = caching
+                settings.routes = [mount]
+            }) { try await body($0, origin) }
+        } catch {
+            await origin.stop()
+            throw error
+        }
+        await origin.stop()
+    }
+
+    /// 200 for `/api/ok…`, 404 for anything else; `max-age=5` when the path ends in `explicit`.
+    static let answers: TestOrigin.Respond = { request in
+        let headers = request.path.hasSuffix("explicit") ? HTTPHeaders([("Cache-Control", "max-age=5")]) : HTTPHeaders()
+        return HTTPResponse(status: request.path.hasPrefix("/api/ok") ? 200 : 404, headers: headers, body: "answer")
+    }
+
+    @Test func aLifetimeByStatusAppliesOnlyWhereTheOriginGivesNone() async throws {
+        // Without one, an answer with no freshness and no validator is not stored.
+        try await Self.withRoute(RouteCaching(), Self.answers) { h, origin in
+            for _ in 0..<2 {
+                let answer = try await h.get("/api/ok")
+                #expect(answer.header("cache-status")?.contains("fwd=") == true)
+            }
+            #expect(origin.requests.count == 2)
+        }
+        var caching = RouteCaching()
+        caching.lifetimes = [200: .seconds(600)]
+        try await Self.withRoute(caching, Self.answers) { h, origin in
+            _ = try await h.get("/api/ok")
+            let hit = try await h.get("/api/ok")
+            #expect(hit.header("cache-status") == "larder; hit; ttl=600; detail=memory", "\(hit.header("cache-status") ?? "")")
+            // The origin's own max-age wins.
+            _ = try await h.get("/api/ok-explicit")
+            #expect(try await h.get("/api/ok-explicit").header("cache-status")?.contains("ttl=5") == true)
+            // No lifetime for 404 here: never stored.
+            for _ in 0..<2 { _ = try await h.get("/api/missing") }
+            #expect(origin.requests.filter { $0.path == "/api/missing" }.count == 2)
+        }
+        caching.lifetimes = [404: .seconds(60)]
+        try await Self.withRoute(caching, Self.answers) { h, origin in
+            for _ in 0..<2 { _ = try await h.get("/api/missing") }
+            #expect(origin.requests.filter { $0.path == "/api/missing" }.count == 1)
+        }
+    }
+
+    @Test func staleWindowsApplyWhereTheOriginNamesNone() async throws {
+        var caching = RouteCaching()
+        caching.lifetimes = [200: .seconds(10)]
+        caching.staleIfError = .seconds(3600)
+        let failing = Locked(false)
+        try await Self.withRoute(caching, { _ in
+            failing.withLock { $0 } ? HTTPResponse(status: 503, body: "down") : HTTPResponse(status: 200, body: "fresh")
+        }) { h, _ in
+            #expect(try await h.get("/api/ok").text == "fresh")
+            h.clock.advance(by: 60)
+            failing.withLock { $0 = true }
+            let standIn = try await h.get("/api/ok")
+            #expect(standIn.status == 200 && standIn.text == "fresh")
+            #expect(standIn.header("cache-status")?.contains("detail=stale-if-error") == true, "\(standIn.header("cache-status") ?? "")")
+        }
+    }
+
+    @Test func theKeyLeavesOutIgnoredParametersAndSortsTheRest() async throws {
+        var caching = RouteCaching()
+        caching.lifetimes = [200: .seconds(600)]
+        caching.ignoredQuery = ["utm_source"]
+        caching.sortsQuery = true
+        #expect(caching.keyTarget("/api/ok?utm_source=a&b=1&a=2") == "/api/ok?a=2&b=1")
+        #expect(caching.keyTarget("/api/ok?utm_source=a") == "/api/ok")
+        #expect(caching.keyTarget("/api/ok") == "/api/ok")
+        try await Self.withRoute(caching, Self.answers) { h, origin in
+            for target in ["/api/ok?b=1&a=2&utm_source=x", "/api/ok?a=2&b=1", "/api/ok?utm_source=y&a=2&b=1"] {
+                let answer = try await h.get(target)
+                #expect(answer.status == 200)
+            }
+            // One fetch, which got the parameters as the client sent them.
+            #expect(origin.requests.map(\.target) == ["/api/ok?b=1&a=2&utm_source=x"])
+        }
+    }
+
+    @Test func aConfigurationFileSetsThem() async throws {
+        let path = try ConfigFileTests.file("""
+            routes:
+              /api:
+                origin: http://127.0.0.1:1
+                lifetime: {200: 10m, 404: 1m}
+                stale-while-revalidate: 30s
+                stale-if-error: 1h
+                cache-key: {ignore-query: [utm_source], sort-query: true}
+                upstream-timeout: 2s
+                upstream-concurrency: 8
+            """)
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: path))
+        let caching = try #require(settings.routes.first).caching
+        #expect(caching.lifetimes == [200: .seconds(600), 404: .seconds(60)])
+        #expect(caching.staleWhileRevalidate == .seconds(30) && caching.staleIfError == .seconds(3600))
+        #expect(caching.ignoredQuery == ["utm_source"] && caching.sortsQuery)
+        #expect(caching.timeout == .seconds(2) && caching.concurrency == 8)
+        let (bad, lines) = try await ConfigFileTests.problems("routes:\n  /a:\n    origin: http://o:1\n    lifetime: {99: 1m, 200: soon}\n    upstream-concurrency: 0\n")
+        #expect(lines == ["\(bad):4: routes./a.lifetime: '99' is not a status from 200 to 599",
+                          "\(bad):4: routes./a.lifetime: must be a duration (seconds, or with us, ms, s, m, h)",
+                          "\(bad):5: routes./a.upstream-concurrency: must be a whole number from 1 to 1024"])
+    }
+}
