@@ -67,6 +67,7 @@ extension LarderService {
         keep("log-level", \.logLevel)
         keep("log-format", \.logFormat)
         keep("demo", \.demo)
+        keep("built-in-routes", \.builtInRoutes)
         keep("admin-port", \.adminPort)
         keep("admin-host", \.adminHost)
         keep("admin-token-file", \.adminToken)

@@ -67,7 +67,7 @@ public final class LarderService: Service, @unchecked Sendable {
         @Sendable func current() -> ServingRoutes { routes.now! }
 
         var router = Router()
-        for path in first.handlers.keys.sorted() {
+        for path in first.handlers.keys.sorted() where settings.servedPaths.contains(path) {
             router.get(path) { request in current().handlers[path]!(request) }
         }
         router.get("/livez") { _ in .now(Health.livez) }
@@ -92,10 +92,10 @@ public final class LarderService: Service, @unchecked Sendable {
             }
             return passThrough.handler(request)
         }
-        precondition(router.paths == ServeSettings.builtInPaths.sorted(), "builtInPaths must list the router's paths")
+        precondition(router.paths == settings.servedPaths.sorted(), "servedPaths must list the router's paths")
 
         // The pass-through label is always declared: a reload may add the first route.
-        let cached = first.builtIns.map(\.route.path) + ["/overview", RequestSeries.passThroughLabel]
+        let cached = router.paths.filter { first.handlers[$0] != nil } + [RequestSeries.passThroughLabel]
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
                                   passThroughCovers: { current().passThrough?.covers($0) == true })
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))

@@ -97,6 +97,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Longest any request waits on Redis before going on without it (LARDER_REDIS_TIMEOUT, default 100ms).") var redisTimeout: String?
     @Option(help: "Prefix of every Redis key and channel Larder uses (LARDER_REDIS_PREFIX, default larder:).") var redisPrefix: String?
     @Flag(help: "Start the upstream simulator in-process and use it for every upstream not given (LARDER_DEMO).") var demo = false
+    @Option(help: "Built-in routes served: weather, balance (a comma list), or none for a gateway only; /overview needs both (LARDER_BUILT_IN_ROUTES, default weather,balance).") var builtInRoutes: String?
     @Option(help: "Configuration file, YAML or JSON, with any of these settings under their names (cache-dir: …) and pass-through routes; flags and LARDER_* variables win over it (LARDER_CONFIG).") var config: String?
 
     func run() async throws {
@@ -131,6 +132,7 @@ struct Serve: AsyncParsableCommand {
         if !weatherHeader.isEmpty { flags["weather.headers"] = weatherHeader.joined(separator: "\n") }
         if !balanceHeader.isEmpty { flags["balance.headers"] = balanceHeader.joined(separator: "\n") }
         if demo { flags["demo"] = "true" }
+        flags["built.in.routes"] = builtInRoutes
         let environment = ProcessInfo.processInfo.environment
         var file: ConfigFile?
         if let path = config ?? environment["LARDER_CONFIG"] { file = try await ConfigFile.load(path: path) }

@@ -246,7 +246,7 @@ public struct ConfigFile: Sendable {
 
     /// The routes as mounts, each problem with its line: an origin missing or not an http(s)
     /// URL, a prefix not a path, a prefix that can never match.
-    func mounts(problems: inout [String]) -> [RouteMount] {
+    func mounts(builtIn: [String], problems: inout [String]) -> [RouteMount] {
         var mounts: [RouteMount] = []
         var lines: [Int] = []
         for route in routes {
@@ -263,7 +263,7 @@ public struct ConfigFile: Sendable {
             mounts.append(mount)
             lines.append(route.line)
         }
-        for problem in RouteMount.unreachable(mounts, builtIn: ServeSettings.builtInPaths) {
+        for problem in RouteMount.unreachable(mounts, builtIn: builtIn) {
             problems.append("\(path):\(lines[problem.index]): routes.\(mounts[problem.index].prefix): \(problem.reason): a route that can never match is refused")
         }
         return mounts

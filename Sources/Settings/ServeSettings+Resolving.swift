@@ -77,14 +77,15 @@ extension ServeSettings {
             s.logLevel = v
         }
         if let v = read("log.format", "text or json", LogFormat.init(rawValue:)) { s.logFormat = v }
+        if let v = read("built.in.routes", "weather, balance, both as a comma list, or none", Self.builtInRoutes) { s.builtInRoutes = v }
         if let v = read("routes", "a comma list of PREFIX=ORIGIN (a path starting with / and an http:// or https:// URL)",
                         RouteMount.parseList) {
             s.routes = v
-            if let problem = RouteMount.unreachable(s.routes, builtIn: builtInPaths).first {
+            if let problem = RouteMount.unreachable(s.routes, builtIn: s.servedPaths).first {
                 problems.append("--route (LARDER_ROUTES) \(problem.reason): a route that can never match is refused")
             }
         } else if let file {
-            s.routes = file.mounts(problems: &problems)
+            s.routes = file.mounts(builtIn: s.servedPaths, problems: &problems)
         }
         for (key, keep) in [("weather.headers", \ServeSettings.weatherHeaders), ("balance.headers", \ServeSettings.balanceHeaders)] {
             // Not through `read`: its error repeats the value given, and these values are secrets.
@@ -124,4 +125,11 @@ extension ServeSettings {
         return s
     }
 
+
+    /// `none`, or a comma list of built-in route names.
+    static func builtInRoutes(_ text: String) -> Set<String>? {
+        if text.trimmingCharacters(in: .whitespaces) == "none" { return [] }
+        let names = Set(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        return !names.isEmpty && names.isSubset(of: ["weather", "balance"]) ? names : nil
+    }
 }

@@ -41,6 +41,9 @@ public struct ServeSettings: Sendable, Equatable {
     public var logFormat = LogFormat.text
     /// Start the upstream simulator in-process and point unset upstream URLs at it.
     public var demo = false
+    /// The built-in routes served (`weather`, `balance`; `/overview` with both); none makes
+    /// a gateway only, whose pass-through routes may then take those paths.
+    public var builtInRoutes: Set<String> = ["weather", "balance"]
     /// Pass-through routes (`--route PREFIX=ORIGIN`), in the order given.
     public var routes: [RouteMount] = []
     /// The admin listener (purge, inspection): off unless a port is given; then the bearer
@@ -74,15 +77,21 @@ public struct ServeSettings: Sendable, Equatable {
                           "balance.ttl", "stale.while.revalidate", "stale.if.error", "upstream.timeout", "upstream.concurrency",
                           "event.loops", "upstream.backoff", "refresh.min.interval", "ca.file", "coordinate.precision", "log.level",
                           "log.format", "routes", "weather.headers", "balance.headers", "admin.port", "admin.host", "admin.token.file",
-                          "redis.url", "redis.timeout", "redis.prefix", "demo"]
+                          "redis.url", "redis.timeout", "redis.prefix", "demo", "built.in.routes"]
         var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
     }
 
     /// The keys a configuration file may hold (`cache-dir`, `routes`, …).
     public static let fileKeys = Set(Option.all.map(ConfigFile.fileKey))
 
-    /// The paths Larder answers itself, before any pass-through route.
-    public static let builtInPaths = ["/weather", "/balance", "/overview", "/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
+    /// The paths these settings answer themselves: the operational ones, and the built-in
+    /// routes that are on (`/overview` needs both of its parts).
+    public var servedPaths: [String] {
+        var paths = ["/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
+        for route in ["weather", "balance"] where builtInRoutes.contains(route) { paths.append("/" + route) }
+        if builtInRoutes.isSuperset(of: ["weather", "balance"]) { paths.append("/overview") }
+        return paths
+    }
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
 
@@ -110,6 +119,7 @@ public struct ServeSettings: Sendable, Equatable {
             "upstream_backoff_s": seconds(upstreamBackoff), "refresh_min_interval_s": seconds(refreshMinInterval),
             "coordinate_precision": .stringConvertible(coordinatePrecision), "log_level": .string(logLevel),
             "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
+            "built_in_routes": .string(builtInRoutes.isEmpty ? "none" : builtInRoutes.sorted().joined(separator: ",")),
             "routes": .string(routes.isEmpty ? "none" : routes.map(\.description).joined(separator: ",")),
             "ca_file": .string(caFile ?? "system"),
             "weather_headers": .string(weatherHeaders.isEmpty ? "none" : CredentialHeaders.redacted(weatherHeaders)),
