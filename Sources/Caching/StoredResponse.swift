@@ -65,6 +65,7 @@ public struct RenderedResponse: Sendable {
         headers.filter { field in
             !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
                 && !HopByHop.contains(field.name) && !CacheTags.fields.contains(field.name.lowercased())
+                && !HTTPHeaders.namesEqual(field.name, CacheOverrides.noteField)
         }
     }
 

@@ -57,9 +57,10 @@ final class ServingRoutes: Sendable {
         }
         passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
-            let fetcher = Self.fetcher(settings, base, LarderService.originMetricName, forwarding: true, credentials: [],
+            var fetcher = Self.fetcher(settings, base, LarderService.originMetricName, forwarding: true, credentials: [],
                                        isAnswer: { $0 < 500 }, pausesOnAnswers: false,
                                        timeout: mount.caching.timeout, concurrency: mount.caching.concurrency)
+            fetcher.overrides = mount.caching.overrides
             var policy = CachePolicy.sharedCache
             policy.defaultLifetimes = mount.caching.lifetimes.mapValues(\.seconds)
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds

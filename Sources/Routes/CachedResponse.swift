@@ -121,17 +121,22 @@ extension HTTPResponse {
     /// Adds how the cache answered (`note(_:age:)`) and, for a forwarded answer, how long its
     /// upstream exchange took (`Server-Timing`).
     mutating func note(_ answer: CacheAnswer) {
-        note(answer.status, age: answer.age)
+        note(answer.status, age: answer.age, overridden: answer.entry.header(CacheOverrides.noteField))
         if let upstream = CachedResponse.upstreamMilliseconds(answer) { headers.add("Server-Timing", "upstream;dur=\(upstream)") }
     }
 
     /// Adds how the cache answered: `Age` (for a stored answer) and `Cache-Status` as the
     /// first fields, and a note for the access log and metrics. In place: a copy of a
     /// response per hit was a measurable part of the hit path.
-    mutating func note(_ status: CacheStatus, age: Int? = nil) {
+    /// `overridden` names what of the origin's answer was ignored (`CacheOverrides`), said
+    /// as an `override` parameter.
+    mutating func note(_ status: CacheStatus, age: Int? = nil, overridden: String? = nil) {
         // Age before the rendered Date: linters that read fields in order judge clock skew with Age known.
         if let age { headers.add("Age", age) }
-        headers.add("Cache-Status", status.append)
+        headers.add("Cache-Status") { line in
+            status.append(to: &line)
+            if let overridden { line.append(contentsOf: "; override=\"\(overridden)\"".utf8) }
+        }
         cacheOutcome = CacheOutcome(status)
     }
 }

@@ -212,6 +212,15 @@ public struct ConfigFile: Sendable {
                     } else {
                         problem("must be a whole number from 1 to 1024")
                     }
+                case "override":
+                    guard let names = texts() else { continue }
+                    for name in names {
+                        if let override = CacheOverrides.names.first(where: { $0.0 == name.lowercased() })?.1 {
+                            caching.overrides.insert(override)
+                        } else {
+                            problem("'\(name.prefix(64))' is not something Larder can ignore (no-cache, private, set-cookie)")
+                        }
+                    }
                 case "cache-key":
                     guard case .mapping(let options) = value else {
                         problem("must be a mapping (ignore-query: [...], sort-query: true)")

@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// How a pass-through route caches, where the defaults (RFC 9111 as it is) are not wanted:
 /// a lifetime by status for answers whose origin states none, stale windows the origin did
 /// not name, a cache key that leaves out or sorts query parameters, and the upstream's
@@ -18,6 +20,8 @@ public struct RouteCaching: Sendable, Equatable {
     /// top-level `upstream-timeout` and `upstream-concurrency`.
     public var timeout: Duration?
     public var concurrency: Int?
+    /// What of the origin's answer is ignored (`no-cache`, `private`, `Set-Cookie`); none by default.
+    public var overrides: CacheOverrides = []
 
     public init() {}
 

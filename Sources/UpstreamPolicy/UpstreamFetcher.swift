@@ -44,6 +44,9 @@ public struct UpstreamFetcher: CacheFetcher {
         self.url = url
     }
 
+    /// What of the origin's answer a pass-through route ignores (`CacheOverrides`).
+    public var overrides: CacheOverrides = []
+
     public func fetch(_ request: CacheRequest) async throws -> CacheEntry {
         let probe: Bool
         switch backoff.admit(now: clock.now()) {
@@ -68,7 +71,8 @@ public struct UpstreamFetcher: CacheFetcher {
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
                 // before sending (after any wait for a slot) to just after the answer.
-                return CacheEntry(status: response.status, headers: HopByHop.removed(from: response.headers), body: response.body,
+                return CacheEntry(status: response.status, headers: overrides.applied(to: HopByHop.removed(from: response.headers)),
+                                  body: response.body,
                                   requestTime: sent, responseTime: clock.now(), interim: response.interim)
             }
         } catch is ConcurrencyLimit.WaitedTooLong {

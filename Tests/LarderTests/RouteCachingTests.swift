@@ -109,6 +109,7 @@ import TestSupport
                 cache-key: {ignore-query: [utm_source], sort-query: true}
                 upstream-timeout: 2s
                 upstream-concurrency: 8
+                override: [private, Set-Cookie]
             """)
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: path))
         let caching = try #require(settings.routes.first).caching
@@ -116,9 +117,62 @@ import TestSupport
         #expect(caching.staleWhileRevalidate == .seconds(30) && caching.staleIfError == .seconds(3600))
         #expect(caching.ignoredQuery == ["utm_source"] && caching.sortsQuery)
         #expect(caching.timeout == .seconds(2) && caching.concurrency == 8)
+        #expect(caching.overrides == [.private, .setCookie])
         let (bad, lines) = try await ConfigFileTests.problems("routes:\n  /a:\n    origin: http://o:1\n    lifetime: {99: 1m, 200: soon}\n    upstream-concurrency: 0\n")
         #expect(lines == ["\(bad):4: routes./a.lifetime: '99' is not a status from 200 to 599",
                           "\(bad):4: routes./a.lifetime: must be a duration (seconds, or with us, ms, s, m, h)",
                           "\(bad):5: routes./a.upstream-concurrency: must be a whole number from 1 to 1024"])
+    }
+}
+
+/// `override` ignores what the origin says only when asked, and says so in `Cache-Status`.
+@Suite(.timeLimit(.minutes(1))) struct RouteOverrideTests {
+    static let personal: TestOrigin.Respond = { request in
+        let cacheControl = request.path.hasSuffix("revalidate") ? "no-cache, max-age=60" : "private, max-age=60"
+        return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", cacheControl), ("ETag", "\"p1\""),
+                                                              ("Set-Cookie", "session=abc")]), body: "page")
+    }
+
+    @Test func withoutOverridesPrivateAndCookiesAreNeverStored() async throws {
+        try await RouteCachingTests.withRoute(RouteCaching(), Self.personal) { h, origin in
+            for _ in 0..<2 {
+                let answer = try await h.get("/api/page")
+                #expect(answer.header("set-cookie") == "session=abc" && answer.header("cache-control") == "private, max-age=60")
+            }
+            #expect(origin.requests.count == 2)
+        }
+    }
+
+    @Test func overriddenTheAnswerIsStoredWithoutItsCookieAndSaysSo() async throws {
+        var caching = RouteCaching()
+        caching.overrides = [.private, .setCookie, .noCache]
+        try await RouteCachingTests.withRoute(caching, Self.personal) { h, origin in
+            let first = try await h.get("/api/page")
+            let second = try await h.get("/api/page")
+            #expect(origin.requests.count == 1)
+            for answer in [first, second] {
+                #expect(answer.header("set-cookie") == nil, "a cookie is never stored nor passed on")
+                #expect(answer.header("cache-control") == "max-age=60")
+                #expect(answer.header("larder-override") == nil)
+                #expect(answer.header("cache-status")?.hasSuffix("; override=\"private set-cookie\"") == true,
+                        "\(answer.header("cache-status") ?? "")")
+            }
+            #expect(second.header("cache-status")?.hasPrefix("larder; hit") == true)
+            // no-cache ignored: reused without going back to the origin.
+            _ = try await h.get("/api/revalidate")
+            let reused = try await h.get("/api/revalidate")
+            #expect(reused.header("cache-status")?.hasPrefix("larder; hit") == true)
+            #expect(reused.header("cache-status")?.contains("override=\"no-cache set-cookie\"") == true)
+            #expect(origin.requests.count == 2)
+        }
+    }
+
+    @Test func overridesTakeOnlyWhatTheyName() {
+        let headers = HTTPHeaders([("Cache-Control", "Private=\"X-A\", max-age=5"), ("Cache-Control", "no-cache"), ("Set-Cookie", "a=1")])
+        let privateOnly = CacheOverrides.private.applied(to: headers)
+        #expect(privateOnly.values("cache-control") == ["max-age=5", "no-cache"])
+        #expect(privateOnly["set-cookie"] == "a=1" && privateOnly["larder-override"] == "private")
+        #expect(CacheOverrides([]).applied(to: headers) == headers)
+        #expect(CacheOverrides.setCookie.applied(to: HTTPHeaders([("Cache-Control", "max-age=5")])) == HTTPHeaders([("Cache-Control", "max-age=5")]))
     }
 }
