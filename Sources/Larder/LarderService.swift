@@ -67,8 +67,8 @@ public final class LarderService: Service, @unchecked Sendable {
         @Sendable func current() -> ServingRoutes { routes.now! }
 
         var router = Router()
-        for path in first.handlers.keys.sorted() where settings.servedPaths.contains(path) {
-            router.get(path) { request in current().handlers[path]!(request) }
+        for (index, path) in ServingRoutes.builtInPaths.enumerated() where settings.servedPaths.contains(path) {
+            router.get(path) { request in current().handlers[index](request) }
         }
         router.get("/livez") { _ in .now(Health.livez) }
         let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, redis: redis, upstreams: current().upstreams)) }
@@ -95,7 +95,7 @@ public final class LarderService: Service, @unchecked Sendable {
         precondition(router.paths == settings.servedPaths.sorted(), "servedPaths must list the router's paths")
 
         // The pass-through label is always declared: a reload may add the first route.
-        let cached = router.paths.filter { first.handlers[$0] != nil } + [RequestSeries.passThroughLabel]
+        let cached = router.paths.filter(ServingRoutes.builtInPaths.contains) + [RequestSeries.passThroughLabel]
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
                                   passThroughCovers: { current().passThrough?.covers($0) == true })
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))

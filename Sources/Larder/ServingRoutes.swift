@@ -22,8 +22,11 @@ final class ServingRoutes: Sendable {
     let larder: LarderRoutes
     let passThrough: PassThroughRoutes?
     let upstreams: [Health.Upstream]
-    /// Each built-in path's handler (`/weather`, `/balance`, `/overview`).
-    let handlers: [String: HTTPHandler]
+    /// The built-in routes' paths, in this order in every generation (`builtInPaths`), and
+    /// their handlers by the same position: a request finds its handler by index, not by
+    /// hashing its path again.
+    static let builtInPaths = ["/balance", "/overview", "/weather"]
+    let handlers: [HTTPHandler]
 
     var caches: [Cache] { builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? []) }
     var adminTargets: AdminTargets { AdminTargets(builtIns: builtIns, passThrough: passThrough) }
@@ -75,10 +78,10 @@ final class ServingRoutes: Sendable {
         self.builtIns = builtIns
         self.upstreams = upstreams
         larder = LarderRoutes(settings: settings, weather: builtIns[0], balance: builtIns[1], metrics: base.metrics)
-        var handlers: [String: HTTPHandler] = [:]
-        for mounted in builtIns { handlers[mounted.route.path] = larder.handler(mounted) }
-        handlers["/overview"] = larder.overviewHandler
-        self.handlers = handlers
+        let larder = larder
+        handlers = Self.builtInPaths.map { path in
+            builtIns.first { $0.route.path == path }.map(larder.handler) ?? larder.overviewHandler
+        }
     }
 
     private static func fetcher(_ settings: ServeSettings, _ base: Shared, _ name: String, forwarding: Bool, credentials: HTTPHeaders,
