@@ -237,6 +237,10 @@ final class EventLoop: @unchecked Sendable {
                 }
             }
             guard pump(connection) else { return }
+            // The client may have read everything while that last write ran: parsing stopped
+            // for back-pressure that is gone now, with requests still buffered, and no event
+            // will come for bytes already read. They are parsed next turn.
+            if !connection.input.isEmpty, !connection.state.isBackPressured(connection.load) { resumeNextTurn(connection) }
         }
         switch connection.state.settle(connection.load, draining: draining) {
         case .keep: updateInterest(connection)
