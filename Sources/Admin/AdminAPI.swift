@@ -21,20 +21,10 @@ public struct AdminAPI: Sendable {
     let purger: CachePurger
     let logger: Logger
     /// Reads the configuration again.
-    let reload: @Sendable () async -> Reload
-
-    /// What `POST /reload` did.
-    public enum Reload: Sendable {
-        /// The new configuration serves; these settings changed but need a restart.
-        case reloaded(restartNeeded: [String])
-        /// The file's problems; nothing changed.
-        case refused([String])
-        /// There is nothing to reload (no configuration file was given).
-        case unavailable(String)
-    }
+    let reload: @Sendable () async -> ReloadOutcome
 
     public init(token: BearerToken, targets: @escaping @Sendable () -> AdminTargets, purger: CachePurger, logger: Logger,
-                reload: @escaping @Sendable () async -> Reload = { .unavailable("reload is not available") }) {
+                reload: @escaping @Sendable () async -> ReloadOutcome = { .unavailable("reload is not available") }) {
         self.token = token
         self.targets = targets
         self.purger = purger

@@ -43,13 +43,6 @@ public struct ResponseFields: Sendable {
         lines.value(name) ?? shared.flatMap { FieldLines.values(named: name, in: $0.bytes).first }
     }
 
-    /// Every value of the field, in the order they are sent.
-    public func values(_ name: String) -> [String] {
-        FieldLines.values(named: name, in: lines.bytes) + (shared.map { FieldLines.values(named: name, in: $0.bytes) } ?? [])
-    }
-
-    public func contains(_ name: String) -> Bool { self[name] != nil }
-
     /// Whether a `Date` is among the fields (the server then adds none).
     var hasDate: Bool { addedDate || shared?.hasDate == true }
 

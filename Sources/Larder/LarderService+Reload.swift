@@ -2,16 +2,6 @@ import Foundation
 import Logging
 import Settings
 
-/// What a reload did.
-public enum ReloadOutcome: Sendable, Equatable {
-    /// The new routes serve; these settings changed but need a restart, and kept their values.
-    case reloaded(restartNeeded: [String])
-    /// Nothing changed: the file's problems, one per line.
-    case refused([String])
-    /// Nothing to reload: no configuration file was given (or the service is stopping).
-    case unavailable(String)
-}
-
 /// A reload (`SIGHUP`, or the admin API's `POST /reload`): the configuration is read and
 /// checked again; a bad one changes nothing, a good one's routes are swapped in whole.
 extension LarderService {

@@ -104,13 +104,7 @@ public final class LarderService: Service, @unchecked Sendable {
         if let adminPort = settings.adminPort, let token = settings.adminToken {
             let api = AdminAPI(token: BearerToken(token), targets: { current().adminTargets },
                                purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger,
-                               reload: { [weak self] in
-                                   switch await self?.reload() ?? .unavailable("the service is stopping") {
-                                   case .refused(let problems): .refused(problems)
-                                   case .unavailable(let reason): .unavailable(reason)
-                                   case .reloaded(let restartNeeded): .reloaded(restartNeeded: restartNeeded)
-                                   }
-                               })
+                               reload: { [weak self] in await self?.reload() ?? .unavailable("the service is stopping") })
             var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)
             configuration.eventLoops = 1
             // An operator's request now and then: no caller waits behind it for a core.

@@ -146,9 +146,9 @@ public struct ConfigFile: Sendable {
                 let key = "routes.\(prefix).\(field)"
                 lines[key] = fieldLine
                 func problem(_ what: String) { problems.append("\(path):\(fieldLine): \(key): \(what)") }
-                func flag() -> Bool? {
-                    if let value = value.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) { return value }
-                    problem("must be true or false")
+                func flag(_ node: Node, _ name: String = "") -> Bool? {
+                    if let value = node.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) { return value }
+                    problem("\(name)must be true or false")
                     return nil
                 }
                 func duration(_ text: String?) -> Duration? {
@@ -156,16 +156,16 @@ public struct ConfigFile: Sendable {
                     problem("must be a duration (seconds, or with us, ms, s, m, h)")
                     return nil
                 }
-                func texts() -> [String]? {
-                    if case .sequence(let items) = value, items.allSatisfy({ $0.string != nil }) { return items.compactMap(\.string) }
-                    problem("must be a list of text values")
+                func texts(_ node: Node, _ what: String = "must be a list of text values") -> [String]? {
+                    if case .sequence(let items) = node, items.allSatisfy({ $0.string != nil }) { return items.compactMap(\.string) }
+                    problem(what)
                     return nil
                 }
                 switch field {
                 case "origin":
                     if let text = value.string { origin = text } else { problem("must be a URL") }
                 case "strip-prefix":
-                    if let strip = flag(), strip { rules.prefixReplacement = rules.prefixReplacement ?? "" }
+                    if let strip = flag(value), strip { rules.prefixReplacement = rules.prefixReplacement ?? "" }
                 case "replace-prefix":
                     guard let text = value.string, text.hasPrefix("/"), TargetPath.normalized(text) == text else {
                         problem("must be a path in normalised form, starting with /")
@@ -173,19 +173,19 @@ public struct ConfigFile: Sendable {
                     }
                     rules.prefixReplacement = text
                 case "set-fields":
-                    guard let items = texts() else { continue }
+                    guard let items = texts(value) else { continue }
                     switch CredentialHeaders.parseList(items.joined(separator: "\n")) {
                     case .success(let set): rules.setFields = set
                     case .failure(let failure): problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)")
                     }
                 case "remove-fields":
-                    guard let names = texts() else { continue }
+                    guard let names = texts(value) else { continue }
                     if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { problem("'\(bad.prefix(64))' is not a field name") }
                     rules.removeFields = names
                 case "via":
-                    if let via = flag() { rules.via = via }
+                    if let via = flag(value) { rules.via = via }
                 case "x-forwarded-for":
-                    if let forwardedFor = flag() { rules.forwardedFor = forwardedFor }
+                    if let forwardedFor = flag(value) { rules.forwardedFor = forwardedFor }
                 case "lifetime":
                     guard case .mapping(let entries) = value else {
                         problem("must map statuses to durations ({200: 10m, 404: 1m})")
@@ -207,13 +207,13 @@ public struct ConfigFile: Sendable {
                         if timeout > .zero { caching.timeout = timeout } else { problem("must be above zero") }
                     }
                 case "upstream-concurrency":
-                    if let limit = value.string.flatMap(Int.init), (1...1024).contains(limit) {
+                    if let limit = value.string.flatMap(SettingValues.upstreamConcurrency) {
                         caching.concurrency = limit
                     } else {
                         problem("must be a whole number from 1 to 1024")
                     }
                 case "override":
-                    guard let names = texts() else { continue }
+                    guard let names = texts(value) else { continue }
                     for name in names {
                         if let override = CacheOverrides.names.first(where: { $0.0 == name.lowercased() })?.1 {
                             caching.overrides.insert(override)
@@ -229,17 +229,9 @@ public struct ConfigFile: Sendable {
                     for (optionNode, option) in options {
                         switch optionNode.string {
                         case "ignore-query":
-                            if case .sequence(let names) = option, names.allSatisfy({ $0.string != nil }) {
-                                caching.ignoredQuery = names.compactMap(\.string)
-                            } else {
-                                problem("ignore-query must be a list of parameter names")
-                            }
+                            if let names = texts(option, "ignore-query must be a list of parameter names") { caching.ignoredQuery = names }
                         case "sort-query":
-                            if let sorts = option.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) {
-                                caching.sortsQuery = sorts
-                            } else {
-                                problem("sort-query must be true or false")
-                            }
+                            if let sorts = flag(option, "sort-query ") { caching.sortsQuery = sorts }
                         default:
                             problem("'\(optionNode.string ?? "")' is not a cache-key option (ignore-query, sort-query)")
                         }

@@ -59,9 +59,7 @@ extension ServeSettings {
         if let v = read("upstream.timeout", "a duration above zero", { SettingValues.duration($0).flatMap { $0 > .zero ? $0 : nil } }) {
             s.upstreamTimeout = v
         }
-        if let v = read("upstream.concurrency", "a whole number from 1 to 1024", { Int($0).flatMap { (1...1024).contains($0) ? $0 : nil } }) {
-            s.upstreamConcurrency = v
-        }
+        if let v = read("upstream.concurrency", "a whole number from 1 to 1024", SettingValues.upstreamConcurrency) { s.upstreamConcurrency = v }
         if let v = read("event.loops", "a whole number from 1 to 256", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
             s.eventLoops = v
         }

@@ -24,6 +24,11 @@ enum SettingValues {
         return wholeNumber(text).map { .seconds($0) }
     }
 
+    /// Requests in flight to one upstream: 1 to 1024.
+    static func upstreamConcurrency(_ text: String) -> Int? {
+        Int(text).flatMap { (1...1024).contains($0) ? $0 : nil }
+    }
+
     private static func wholeNumber(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text)
