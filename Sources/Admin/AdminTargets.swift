@@ -7,7 +7,8 @@ import Settings
 /// Finds what the public port stores for a request target, by the public port's own rules:
 /// the path normalised as its router does, a built-in route's parameters read by that
 /// route's `locate` (so `lat=52.5201` names the stored `lat=52.52`), a pass-through target
-/// under the longest prefix that covers it. `/overview` names both of its parts.
+/// under the longest prefix that covers it. An aggregate's target (`/overview?lat=…`) names
+/// each of its parts.
 public struct AdminTargets: Sendable {
     /// One stored resource: the cache it lives in and its resource there.
     struct Part: Sendable {
@@ -17,10 +18,12 @@ public struct AdminTargets: Sendable {
 
     let builtIns: [LarderRoutes.Mounted]
     let passThrough: PassThroughRoutes?
+    let aggregates: [String: Aggregate]
 
-    public init(builtIns: [LarderRoutes.Mounted], passThrough: PassThroughRoutes?) {
+    public init(builtIns: [LarderRoutes.Mounted], passThrough: PassThroughRoutes?, aggregates: [String: Aggregate] = [:]) {
         self.builtIns = builtIns
         self.passThrough = passThrough
+        self.aggregates = aggregates
     }
 
     /// The parts a target names, or the problem response that says why it names none: 400
@@ -35,21 +38,37 @@ public struct AdminTargets: Sendable {
             return .failure(Self.nothingStored("The public port refuses \(target): it climbs above the root or holds a malformed escape."))
         }
         let request = HTTPRequest(method: .get, target: normalized)
-        let named = request.path == "/overview" ? builtIns : builtIns.filter { $0.route.path == request.path }
-        if !named.isEmpty {
-            var parts: [Part] = []
-            for mounted in named {
-                guard let cache = mounted.cache, let locate = mounted.route.locate else { continue }
-                switch locate(request) {
-                case .success(let resource): parts.append(Part(cache: cache, resource: resource))
-                case .failure(let problem):
-                    return .failure(Self.nothingStored("The public port refuses \(target) with 400: \(problem.detail)"))
+        if let aggregate = aggregates[String(request.path)] {
+            switch aggregate.partTargets(for: request.query) {
+            case .success(let targets):
+                var parts: [Part] = []
+                for part in targets {
+                    switch resolvePart(HTTPRequest(method: .get, target: part)) {
+                    case .success(let found): parts += found
+                    case .failure(let refusal): return .failure(refusal)
+                    }
                 }
+                return .success(parts)
+            case .failure(let problem):
+                return .failure(Self.nothingStored("The public port refuses \(target) with 400: \(problem.detail)"))
             }
-            return .success(parts)
+        }
+        return resolvePart(request)
+    }
+
+    /// What a built-in or pass-through route stores for a request.
+    private func resolvePart(_ request: HTTPRequest) -> Result<[Part], HTTPResponseError> {
+        let target = request.target
+        if let mounted = builtIns.first(where: { $0.route.path == request.path }) {
+            guard let cache = mounted.cache, let locate = mounted.route.locate else { return .success([]) }
+            switch locate(request) {
+            case .success(let resource): return .success([Part(cache: cache, resource: resource)])
+            case .failure(let problem):
+                return .failure(Self.nothingStored("The public port refuses \(target) with 400: \(problem.detail)"))
+            }
         }
         if let route = passThrough?.routes.first(where: { $0.mount.covers(request.path) }) {
-            return .success([Part(cache: route.cache, resource: route.mount.caching.keyTarget(normalized))])
+            return .success([Part(cache: route.cache, resource: route.mount.caching.keyTarget(target))])
         }
         return .failure(Self.nothingStored("The public port serves nothing at \(request.path)."))
     }

@@ -120,6 +120,15 @@ public final class Cache: Sendable {
         }
     }
 
+    /// A stored answer that stale-if-error lets stand in for one the upstream has not given
+    /// in time (an aggregate's deadline passed while its part was fetched); nil when none may.
+    /// The fetch goes on, and stores what it gets.
+    public func standIn(for request: CacheRequest) async -> CacheAnswer? {
+        guard request.isCacheable, let found = await lookUp(key(request.resource), request),
+              CacheDecision.mayServeOnError(found.response.entry, now: clock.now(), policy: policy) else { return nil }
+        return answer(found.response, CacheStatus(forward: .stale, detail: .staleIfError))
+    }
+
     /// Removes what is stored for a resource (and so every variant of it) from every tier,
     /// and, through the shared tier, from every other replica's.
     public func invalidate(_ resource: String) async {

@@ -70,6 +70,16 @@ public final class LarderService: Service, @unchecked Sendable {
         for (index, path) in ServingRoutes.builtInPaths.enumerated() where settings.servedPaths.contains(path) {
             router.get(path) { request in current().handlers[index](request) }
         }
+        // The aggregates at start have a path of their own (and a request series); one a
+        // reload adds is found among the unrouted paths, and one a reload removes leaves its
+        // path to them.
+        for aggregate in settings.servedAggregates {
+            router.get(aggregate.path) { request in
+                let routes = current()
+                guard let served = routes.aggregates[aggregate.path] else { return routes.serveUnrouted(request) }
+                return served.handle(request)
+            }
+        }
         router.get("/livez") { _ in .now(Health.livez) }
         let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, redis: redis, upstreams: current().upstreams)) }
         router.get("/readyz", readiness)
@@ -84,18 +94,14 @@ public final class LarderService: Service, @unchecked Sendable {
         }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),
-                              body: OpenAPIDocument.yaml))
+                              body: current().openAPI))
         }
-        router.fallback = { request in
-            guard let passThrough = current().passThrough else {
-                return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response())
-            }
-            return passThrough.handler(request)
-        }
+        router.fallback = { request in current().serveUnrouted(request) }
         precondition(router.paths == settings.servedPaths.sorted(), "servedPaths must list the router's paths")
 
         // The pass-through label is always declared: a reload may add the first route.
-        let cached = router.paths.filter(ServingRoutes.builtInPaths.contains) + [RequestSeries.passThroughLabel]
+        let cached = router.paths.filter(ServingRoutes.builtInPaths.contains) + settings.servedAggregates.map(\.path)
+            + [RequestSeries.passThroughLabel]
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
                                   passThroughCovers: { current().passThrough?.covers($0) == true })
         let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))

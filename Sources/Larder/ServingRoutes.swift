@@ -21,15 +21,19 @@ final class ServingRoutes: Sendable {
     let builtIns: [LarderRoutes.Mounted]
     let larder: LarderRoutes
     let passThrough: PassThroughRoutes?
+    /// The aggregates, by path (`/overview` among them when both built-in routes are on).
+    let aggregates: [String: Aggregate]
     let upstreams: [Health.Upstream]
+    /// `/openapi.yaml` for these routes: the aggregates are part of it.
+    let openAPI: [UInt8]
     /// The built-in routes' paths, in this order in every generation (`builtInPaths`), and
     /// their handlers by the same position: a request finds its handler by index, not by
     /// hashing its path again.
-    static let builtInPaths = ["/balance", "/overview", "/weather"]
+    static let builtInPaths = ["/balance", "/weather"]
     let handlers: [HTTPHandler]
 
     var caches: [Cache] { builtIns.compactMap(\.cache) + (passThrough?.routes.map(\.cache) ?? []) }
-    var adminTargets: AdminTargets { AdminTargets(builtIns: builtIns, passThrough: passThrough) }
+    var adminTargets: AdminTargets { AdminTargets(builtIns: builtIns, passThrough: passThrough, aggregates: aggregates) }
 
     /// What every generation of routes shares: the tiers, the upstream client, the clock.
     struct Shared: Sendable {
@@ -77,11 +81,32 @@ final class ServingRoutes: Sendable {
         for name in Set(upstreams.map { $0.name ?? LarderService.originMetricName }) { base.metrics.declareUpstream(name) }
         self.builtIns = builtIns
         self.upstreams = upstreams
-        larder = LarderRoutes(settings: settings, weather: builtIns[0], balance: builtIns[1], metrics: base.metrics)
+        larder = LarderRoutes(metrics: base.metrics)
         let larder = larder
-        handlers = Self.builtInPaths.map { path in
-            builtIns.first { $0.route.path == path }.map(larder.handler) ?? larder.overviewHandler
+        handlers = Self.builtInPaths.map { path in larder.handler(builtIns.first { $0.route.path == path }!) }
+        let passThrough = passThrough
+        aggregates = Dictionary(settings.servedAggregates.compactMap { declared in
+            Aggregate(declared, settings: settings, builtIns: builtIns, passThrough: passThrough, metrics: base.metrics).map { (declared.path, $0) }
+        }, uniquingKeysWith: { first, _ in first })
+        openAPI = Array(OpenAPIDocument.yaml(builtIn: builtIns.filter { settings.servedPaths.contains($0.route.path) }.map(\.route.path),
+                                             aggregates: Array(aggregates.values)).utf8)
+    }
+
+    /// A request no path of the router's own matched: an aggregate (one a reload added),
+    /// else a pass-through route, else 404.
+    func serveUnrouted(_ request: HTTPRequest) -> HTTPHandlerResult {
+        if let aggregate = aggregates[String(request.path)] { return Self.serve(aggregate, request) }
+        guard let passThrough else { return .now(ProblemDetails(status: 404, detail: "No resource at \(request.path).").response()) }
+        return passThrough.handler(request)
+    }
+
+    /// An aggregate answers GET and HEAD, as every path of the router does.
+    static func serve(_ aggregate: Aggregate, _ request: HTTPRequest) -> HTTPHandlerResult {
+        guard request.method == .get || request.method == .head else {
+            return .now(ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use GET, HEAD.")
+                .response(extraHeaders: [("Allow", "GET, HEAD")]))
         }
+        return aggregate.handle(request)
     }
 
     private static func fetcher(_ settings: ServeSettings, _ base: Shared, _ name: String, forwarding: Bool, credentials: HTTPHeaders,
@@ -99,6 +124,9 @@ final class ServingRoutes: Sendable {
     /// The lines a start or a reload logs about these routes (credentials by name only).
     func describe(to logger: Logger) {
         for mount in settings.routes { logger.info("pass-through route \(mount.prefix) -> \(mount.description.dropFirst(mount.prefix.count + 1))") }
+        for aggregate in settings.servedAggregates {
+            logger.info("aggregate \(aggregate.path) of \(aggregate.parts.map { "\($0.name) \($0.target)" }.joined(separator: ", "))")
+        }
         for route in builtIns where !route.route.credentials.isEmpty {
             logger.info("\(route.route.name) upstream headers: \(CredentialHeaders.redacted(route.route.credentials))")
         }

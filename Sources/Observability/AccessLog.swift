@@ -72,6 +72,8 @@ public struct AccessLog: Sendable {
                 "route": .string(series.label(route)),
                 "status": .stringConvertible(response.status),
             ]
+            // An aggregate's answer says how each of its parts was answered.
+            if let parts = response.headers.lines.value("larder-parts") { fields["parts"] = .string(parts) }
             if let upstream = response.headers.lines.value("server-timing").flatMap(Self.upstreamMilliseconds) {
                 fields["upstream_ms"] = .stringConvertible(upstream)
             }

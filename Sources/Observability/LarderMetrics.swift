@@ -63,6 +63,13 @@ public final class LarderMetrics: Sendable {
         registry.makeGauge(name: family.name, labels: labels, help: family.help)
     }
 
+    /// The counters of one part of an aggregate, made at zero so an alert sees its first
+    /// missing answer as an increase.
+    public func aggregatePart(_ aggregate: String, _ part: String) -> AggregatePartCounters {
+        func made(_ result: String) -> Counter { counter(.aggregateParts, [("aggregate", aggregate), ("part", part), ("result", result)]) }
+        return AggregatePartCounters(byResult: CacheStatus.Result.allCases.map { made($0.rawValue) }, missing: made("missing"))
+    }
+
     /// The request series of a router's routes, made once; `/metrics` writes them out too.
     /// `cached` are the labels of the routes the cache answers, whose stale series an alert reads.
     public func requestSeries(routes: [String], cached: [String]) -> RequestSeries {
@@ -168,4 +175,14 @@ public final class LarderMetrics: Sendable {
         let requests = (series.withLock { $0 }?.render() ?? "") + renderLookups()
         return registry.emitToBuffer() + Array(requests.utf8)
     }
+}
+
+/// How often one part of an aggregate was answered, by result, or was missing.
+public struct AggregatePartCounters: Sendable {
+    /// By `CacheStatus.Result.ordinal`.
+    let byResult: [Counter]
+    let missing: Counter
+
+    public func answered(_ result: CacheStatus.Result) { byResult[result.ordinal].increment() }
+    public func missed() { missing.increment() }
 }

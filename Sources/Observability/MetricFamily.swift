@@ -25,6 +25,7 @@ enum MetricFamily: String, CaseIterable, Sendable {
     case buildInfo = "larder_build_info"
     case configReloads = "larder_config_reloads_total"
     case configLastReloadSuccess = "larder_config_last_reload_success_timestamp_seconds"
+    case aggregateParts = "larder_aggregate_parts_total"
 
     var name: String { rawValue }
 
@@ -52,6 +53,7 @@ enum MetricFamily: String, CaseIterable, Sendable {
         case .openConnections: "Client connections open now."
         case .configReloads: "Configuration reloads (SIGHUP, POST /reload) by result: success, or failure (nothing changed)."
         case .configLastReloadSuccess: "When the configuration in use was read: the start, or the last successful reload (Unix seconds)."
+        case .aggregateParts: "Parts of aggregate answers, by aggregate path, part name and result (hit, stale, miss, or missing: failed or past the deadline)."
         case .buildInfo: "Always 1; the version label says which Larder is running."
         }
     }

@@ -11,7 +11,7 @@ import Settings
 /// route in `BuiltInRoute.all` into a `Cache` and a handler; adding a route is adding one here.
 public struct BuiltInRoute: Sendable {
     /// Who may keep an answer: weather is for anyone, a balance only for its caller.
-    enum Audience: Sendable {
+    enum Audience: Sendable, Equatable {
         /// `public, max-age=L, stale-while-revalidate=S, stale-if-error=E`
         case shared
         /// `private, max-age=L`
@@ -43,12 +43,16 @@ public struct BuiltInRoute: Sendable {
     struct CacheControlValue: Sendable {
         let head: [UInt8]
         let tail: [UInt8]
+        /// False for a value with no lifetime in it (`no-store`).
+        var hasLifetime = true
 
         func write(lifetime: Int, into out: inout ByteBuffer) {
             out.append(head)
-            out.append(decimal: lifetime)
+            if hasLifetime { out.append(decimal: lifetime) }
             out.append(tail)
         }
+
+        static let noStore = CacheControlValue(head: Array("no-store".utf8), tail: [], hasLifetime: false)
     }
 
     static func cacheControl(_ audience: Audience, settings: ServeSettings) -> CacheControlValue {

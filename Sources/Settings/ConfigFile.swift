@@ -32,6 +32,8 @@ public struct ConfigFile: Sendable {
     let routes: [Route]
     /// The list settings' items (`weather-headers`), by file key.
     let lists: [String: [String]]
+    /// The aggregates declared, in the file's order (`ConfigFile+Aggregates`).
+    let aggregates: [Aggregate]
 
     /// One route as written: its prefix, its origin (nil when missing, refused when resolved)
     /// and how its requests are rewritten.
@@ -59,7 +61,7 @@ public struct ConfigFile: Sendable {
         } catch {
             throw ConfigurationError("\(path): cannot be read (\((error as NSError).localizedDescription))")
         }
-        let (lines, routes, lists) = try shape(of: text, path: path)
+        let (lines, routes, lists, aggregates) = try shape(of: text, path: path)
         let provider: any ConfigProvider
         do {
             // JSON through the YAML snapshot too: JSON is YAML, and the YAML snapshot gives a
@@ -68,7 +70,7 @@ public struct ConfigFile: Sendable {
         } catch {
             throw ConfigurationError("\(path): \(error)")
         }
-        return ConfigFile(path: path, provider: provider, lines: lines, routes: routes, lists: lists)
+        return ConfigFile(path: path, provider: provider, lines: lines, routes: routes, lists: lists, aggregates: aggregates)
     }
 
     /// The reader asks for `larder.cache.dir`; the file holds `cache-dir`.
@@ -78,20 +80,21 @@ public struct ConfigFile: Sendable {
 
     /// The keys' lines and the routes, or every problem with the file's shape, each with its line.
     static func shape(of text: String, path: String) throws(ConfigurationError)
-        -> (lines: [String: Int], routes: [Route], lists: [String: [String]]) {
+        -> (lines: [String: Int], routes: [Route], lists: [String: [String]], aggregates: [Aggregate]) {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
         } catch {
             throw ConfigurationError("\(path):\(Self.line(of: error)): the file is not valid YAML or JSON: \(Self.problem(of: error))")
         }
-        guard let root else { return ([:], [], [:]) }
+        guard let root else { return ([:], [], [:], []) }
         guard case .mapping(let settings) = root else {
             throw ConfigurationError("\(path):\(root.mark?.line ?? 1): the file must be a mapping of settings (key: value)")
         }
         var lines: [String: Int] = [:]
         var routes: [Route] = []
         var lists: [String: [String]] = [:]
+        var aggregates: [Aggregate] = []
         var problems: [String] = []
         for (keyNode, value) in settings {
             let line = keyNode.mark?.line ?? 1
@@ -102,6 +105,8 @@ public struct ConfigFile: Sendable {
             lines[key] = line
             if key == "routes" {
                 routes = Self.routes(value, path: path, lines: &lines, problems: &problems)
+            } else if key == "aggregates" {
+                aggregates = Self.aggregates(value, path: path, lines: &lines, problems: &problems)
             } else if !ServeSettings.fileKeys.contains(key) {
                 problems.append("\(path):\(line): \(key): not a setting Larder knows")
             } else if ServeSettings.Option.lists.contains(key.replacingOccurrences(of: "-", with: ".")) {
@@ -117,7 +122,7 @@ public struct ConfigFile: Sendable {
             }
         }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return (lines, routes, lists)
+        return (lines, routes, lists, aggregates)
     }
 
     private static func routes(_ node: Node, path: String, lines: inout [String: Int], problems: inout [String]) -> [Route] {
@@ -145,99 +150,85 @@ public struct ConfigFile: Sendable {
                 let field = fieldNode.string ?? ""
                 let key = "routes.\(prefix).\(field)"
                 lines[key] = fieldLine
-                func problem(_ what: String) { problems.append("\(path):\(fieldLine): \(key): \(what)") }
-                func flag(_ node: Node, _ name: String = "") -> Bool? {
-                    if let value = node.string.flatMap({ ["true": true, "false": false][$0.lowercased()] }) { return value }
-                    problem("\(name)must be true or false")
-                    return nil
-                }
-                func duration(_ text: String?) -> Duration? {
-                    if let duration = text.flatMap(SettingValues.duration) { return duration }
-                    problem("must be a duration (seconds, or with us, ms, s, m, h)")
-                    return nil
-                }
-                func texts(_ node: Node, _ what: String = "must be a list of text values") -> [String]? {
-                    if case .sequence(let items) = node, items.allSatisfy({ $0.string != nil }) { return items.compactMap(\.string) }
-                    problem(what)
-                    return nil
-                }
+                var reader = ValueReader(place: "\(path):\(fieldLine): \(key)")
+                defer { problems += reader.problems }
                 switch field {
                 case "origin":
-                    if let text = value.string { origin = text } else { problem("must be a URL") }
+                    if let text = value.string { origin = text } else { reader.problem("must be a URL") }
                 case "strip-prefix":
-                    if let strip = flag(value), strip { rules.prefixReplacement = rules.prefixReplacement ?? "" }
+                    if let strip = reader.flag(value), strip { rules.prefixReplacement = rules.prefixReplacement ?? "" }
                 case "replace-prefix":
                     guard let text = value.string, text.hasPrefix("/"), TargetPath.normalized(text) == text else {
-                        problem("must be a path in normalised form, starting with /")
+                        reader.problem("must be a path in normalised form, starting with /")
                         continue
                     }
                     rules.prefixReplacement = text
                 case "set-fields":
-                    guard let items = texts(value) else { continue }
+                    guard let items = reader.texts(value) else { continue }
                     switch CredentialHeaders.parseList(items.joined(separator: "\n")) {
                     case .success(let set): rules.setFields = set
-                    case .failure(let failure): problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)")
+                    case .failure(let failure): reader.problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)")
                     }
                 case "remove-fields":
-                    guard let names = texts(value) else { continue }
-                    if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { problem("'\(bad.prefix(64))' is not a field name") }
+                    guard let names = reader.texts(value) else { continue }
+                    if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { reader.problem("'\(bad.prefix(64))' is not a field name") }
                     rules.removeFields = names
                 case "via":
-                    if let via = flag(value) { rules.via = via }
+                    if let via = reader.flag(value) { rules.via = via }
                 case "x-forwarded-for":
-                    if let forwardedFor = flag(value) { rules.forwardedFor = forwardedFor }
+                    if let forwardedFor = reader.flag(value) { rules.forwardedFor = forwardedFor }
                 case "lifetime":
                     guard case .mapping(let entries) = value else {
-                        problem("must map statuses to durations ({200: 10m, 404: 1m})")
+                        reader.problem("must map statuses to durations ({200: 10m, 404: 1m})")
                         continue
                     }
                     for (statusNode, lifetime) in entries {
                         guard let status = statusNode.string.flatMap(Int.init), (200...599).contains(status) else {
-                            problem("'\(statusNode.string ?? "")' is not a status from 200 to 599")
+                            reader.problem("'\(statusNode.string ?? "")' is not a status from 200 to 599")
                             continue
                         }
-                        if let lifetime = duration(lifetime.string) { caching.lifetimes[status] = lifetime }
+                        if let lifetime = reader.duration(lifetime.string) { caching.lifetimes[status] = lifetime }
                     }
                 case "stale-while-revalidate":
-                    if let window = duration(value.string) { caching.staleWhileRevalidate = window }
+                    if let window = reader.duration(value.string) { caching.staleWhileRevalidate = window }
                 case "stale-if-error":
-                    if let window = duration(value.string) { caching.staleIfError = window }
+                    if let window = reader.duration(value.string) { caching.staleIfError = window }
                 case "upstream-timeout":
-                    if let timeout = duration(value.string) {
-                        if timeout > .zero { caching.timeout = timeout } else { problem("must be above zero") }
+                    if let timeout = reader.duration(value.string) {
+                        if timeout > .zero { caching.timeout = timeout } else { reader.problem("must be above zero") }
                     }
                 case "upstream-concurrency":
                     if let limit = value.string.flatMap(SettingValues.upstreamConcurrency) {
                         caching.concurrency = limit
                     } else {
-                        problem("must be a whole number from 1 to 1024")
+                        reader.problem("must be a whole number from 1 to 1024")
                     }
                 case "override":
-                    guard let names = texts(value) else { continue }
+                    guard let names = reader.texts(value) else { continue }
                     for name in names {
                         if let override = CacheOverrides.names.first(where: { $0.0 == name.lowercased() })?.1 {
                             caching.overrides.insert(override)
                         } else {
-                            problem("'\(name.prefix(64))' is not something Larder can ignore (no-cache, private, set-cookie)")
+                            reader.problem("'\(name.prefix(64))' is not something Larder can ignore (no-cache, private, set-cookie)")
                         }
                     }
                 case "cache-key":
                     guard case .mapping(let options) = value else {
-                        problem("must be a mapping (ignore-query: [...], sort-query: true)")
+                        reader.problem("must be a mapping (ignore-query: [...], sort-query: true)")
                         continue
                     }
                     for (optionNode, option) in options {
                         switch optionNode.string {
                         case "ignore-query":
-                            if let names = texts(option, "ignore-query must be a list of parameter names") { caching.ignoredQuery = names }
+                            if let names = reader.texts(option, "ignore-query must be a list of parameter names") { caching.ignoredQuery = names }
                         case "sort-query":
-                            if let sorts = flag(option, "sort-query ") { caching.sortsQuery = sorts }
+                            if let sorts = reader.flag(option, "sort-query ") { caching.sortsQuery = sorts }
                         default:
-                            problem("'\(optionNode.string ?? "")' is not a cache-key option (ignore-query, sort-query)")
+                            reader.problem("'\(optionNode.string ?? "")' is not a cache-key option (ignore-query, sort-query)")
                         }
                     }
                 default:
-                    problem("not a route setting Larder knows")
+                    reader.problem("not a route setting Larder knows")
                 }
             }
             routes.append(Route(prefix: prefix, origin: origin, rules: rules, caching: caching, line: line))

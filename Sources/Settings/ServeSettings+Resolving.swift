@@ -85,6 +85,7 @@ extension ServeSettings {
         } else if let file {
             s.routes = file.mounts(builtIn: s.servedPaths, problems: &problems)
         }
+        if let file { s.aggregates = file.aggregates(served: s.servedPaths, mounts: s.routes, problems: &problems) }
         for (key, keep) in [("weather.headers", \ServeSettings.weatherHeaders), ("balance.headers", \ServeSettings.balanceHeaders)] {
             // Not through `read`: its error repeats the value given, and these values are secrets.
             // A file's list is read item by item: header values may hold the commas a list joins with.

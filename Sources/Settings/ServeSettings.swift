@@ -46,6 +46,8 @@ public struct ServeSettings: Sendable, Equatable {
     public var builtInRoutes: Set<String> = ["weather", "balance"]
     /// Pass-through routes (`--route PREFIX=ORIGIN`), in the order given.
     public var routes: [RouteMount] = []
+    /// The aggregates a configuration file declares, in its order (`servedAggregates` adds `/overview`).
+    public var aggregates: [AggregateDeclaration] = []
     /// The admin listener (purge, inspection): off unless a port is given; then the bearer
     /// token, read from `--admin-token-file`, is required. Never logged.
     public var adminPort: Int?
@@ -84,13 +86,21 @@ public struct ServeSettings: Sendable, Equatable {
     /// The keys a configuration file may hold (`cache-dir`, `routes`, …).
     public static let fileKeys = Set(Option.all.map(ConfigFile.fileKey))
 
-    /// The paths these settings answer themselves: the operational ones, and the built-in
-    /// routes that are on (`/overview` needs both of its parts).
+    /// The paths these settings answer themselves: the operational ones, the built-in
+    /// routes that are on, and the aggregates.
     public var servedPaths: [String] {
         var paths = ["/livez", "/readyz", "/healthz", "/metrics", "/openapi.yaml"]
         for route in ["weather", "balance"] where builtInRoutes.contains(route) { paths.append("/" + route) }
-        if builtInRoutes.isSuperset(of: ["weather", "balance"]) { paths.append("/overview") }
-        return paths
+        return paths + servedAggregates.map(\.path)
+    }
+
+    /// The aggregates served: those declared, and `/overview` (`AggregateDeclaration.overview`)
+    /// when both built-in routes are on and no aggregate is declared at its path.
+    public var servedAggregates: [AggregateDeclaration] {
+        guard builtInRoutes.isSuperset(of: ["weather", "balance"]), !aggregates.contains(where: { $0.path == "/overview" }) else {
+            return aggregates
+        }
+        return [.overview] + aggregates
     }
 
     static let logLevels = ["trace", "debug", "info", "notice", "warning", "error", "critical"]
@@ -121,6 +131,7 @@ public struct ServeSettings: Sendable, Equatable {
             "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
             "built_in_routes": .string(builtInRoutes.isEmpty ? "none" : builtInRoutes.sorted().joined(separator: ",")),
             "routes": .string(routes.isEmpty ? "none" : routes.map(\.description).joined(separator: ",")),
+            "aggregates": .string(servedAggregates.isEmpty ? "none" : servedAggregates.map(\.path).joined(separator: ",")),
             "ca_file": .string(caFile ?? "system"),
             "weather_headers": .string(weatherHeaders.isEmpty ? "none" : CredentialHeaders.redacted(weatherHeaders)),
             "balance_headers": .string(balanceHeaders.isEmpty ? "none" : CredentialHeaders.redacted(balanceHeaders)),

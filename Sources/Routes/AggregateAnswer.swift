@@ -1,0 +1,164 @@
+import Caching
+import Foundation
+import HTTPCore
+import HTTPServer
+
+/// How each part of an aggregate ended, and the aggregate's answer made of them: the body,
+/// its lifetime and age, who may keep it, one `Cache-Status` for the whole and one per part.
+enum AggregateAnswer {
+    /// How one part's lookup ended, before its JSON is looked at.
+    enum Ending: Sendable {
+        /// The cache answered; `late` when the deadline passed and a stored answer stood in.
+        case answered(CacheAnswer, late: Bool)
+        case failed(CacheFailure)
+        /// Refused before its cache was asked (no upstream configured).
+        case refused(HTTPResponse)
+        /// The deadline passed and no stored answer may stand in.
+        case late
+    }
+
+    /// A part as the answer uses it: its JSON, or the response it alone would have given.
+    struct Result {
+        var shaped: PartShape.Shaped?
+        var answer: CacheAnswer?
+        var status: CacheStatus?
+        var problem: HTTPResponse?
+        var late = false
+    }
+
+    static func result(of part: AggregatePart, _ ending: Ending, deadline: Duration) -> Result {
+        switch ending {
+        case .answered(let answer, let late):
+            guard answer.rendered.status == 200 else {
+                return Result(status: answer.status, problem: unusable(part, "its route answered \(answer.rendered.status)"), late: late)
+            }
+            switch part.shape.shape(answer.rendered.body) {
+            case .success(let shaped): return Result(shaped: shaped, answer: answer, status: answer.status, late: late)
+            case .failure(let problem): return Result(status: answer.status, problem: unusable(part, problem.reason), late: late)
+            }
+        case .failed(let failure):
+            var status: CacheStatus?
+            if case .upstream(_, let tried) = failure { status = tried }
+            return Result(status: status, problem: CachedResponse.failure(failure, part: part.name))
+        case .refused(let response):
+            return Result(problem: response)
+        case .late:
+            let milliseconds = Int(deadline.seconds * 1000)
+            return Result(problem: ProblemDetails(status: 504, detail: "The \(part.name) part did not answer within the aggregate's deadline of "
+                                                  + "\(milliseconds) ms, and no stored answer may stand in.").response(), late: true)
+        }
+    }
+
+    private static func unusable(_ part: AggregatePart, _ reason: String) -> HTTPResponse {
+        ProblemDetails(status: 502, detail: "The \(part.name) part cannot be used: \(reason).").response()
+    }
+
+    /// The aggregate's response: a required part's problem when one is missing (or when no
+    /// part is there at all), else the parts' JSON.
+    static func response(_ parts: [AggregatePart], _ results: [Result], merge: Bool, request: HTTPRequest) -> HTTPResponse {
+        let partsField = partsValue(parts, results)
+        let missing = parts.indices.filter { results[$0].shaped == nil }
+        if let failed = missing.first(where: { parts[$0].required }) ?? (missing.count == parts.count ? missing.first : nil) {
+            var response = results[failed].problem ?? ProblemDetails(status: 502, detail: "The \(parts[failed].name) part is missing.").response()
+            response.headers.add("Larder-Parts", partsField)
+            return response
+        }
+        let used = parts.indices.filter { results[$0].shaped != nil }
+        let answers = used.compactMap { results[$0].answer }
+        let (age, maxAge) = freshness(answers.map { (age: $0.age, lifetime: $0.lifetime) })
+        let older = answers.max { $0.age < $1.age }!
+        let cacheControl: BuiltInRoute.CacheControlValue
+        if !missing.isEmpty || used.contains(where: { parts[$0].forbidsReuse(results[$0].answer!) }) {
+            cacheControl = .noStore
+        } else {
+            let audience: BuiltInRoute.Audience = used.contains { parts[$0].isPrivate(results[$0].answer!) } ? .caller : .shared
+            cacheControl = BuiltInRoute.CacheControlValue(head: Array((audience == .caller ? "private, max-age=" : "public, max-age=").utf8), tail: [])
+        }
+        let body = merge ? merged(used.map { results[$0].shaped! }) : nested(parts, results)
+        let rendered = RenderedResponse(json: body, date: older.entry.date ?? older.entry.responseTime, cacheControl: cacheControl, lifetime: maxAge)
+        let status = results.compactMap(\.status).reduce(nil) { whole, part in whole.map { combined($0, part) } ?? part }
+        let answer = CacheAnswer(response: StoredResponse(entry: older.entry, rendered: rendered), age: age, lifetime: maxAge,
+                                 status: status ?? CacheStatus(hit: true))
+        var response = CachedResponse.make(answer, for: request, ranges: false)
+        response.headers.add("Larder-Parts", partsField)
+        if !missing.isEmpty { response.headers.add("Larder-Missing", missing.map { parts[$0].name }.joined(separator: ", ")) }
+        return response
+    }
+
+    /// The whole's age is its oldest part's, and it stays fresh as long as every part does:
+    /// `max-age` is the shortest remaining lifetime plus that age (never below zero).
+    static func freshness(_ parts: [(age: Int, lifetime: Int)]) -> (age: Int, maxAge: Int) {
+        let age = parts.map(\.age).max() ?? 0
+        let remaining = parts.map { $0.lifetime - $0.age }.min() ?? 0
+        return (age, max(0, remaining + age))
+    }
+
+    /// `{"name":JSON,…}` in the declared order, `null` for a part that is missing.
+    static func nested(_ parts: [AggregatePart], _ results: [Result]) -> [UInt8] {
+        var body: [UInt8] = [UInt8(ascii: "{")]
+        body.reserveCapacity(2 + parts.reduce(0) { $0 + $1.member.count + 1 } + results.reduce(0) { $0 + ($1.shaped?.json.count ?? 4) })
+        for (index, part) in parts.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += part.member
+            body += results[index].shaped?.json ?? Array("null".utf8)
+        }
+        body.append(UInt8(ascii: "}"))
+        return body
+    }
+
+    /// Every part's members in one object: parts in the declared order, each part's members
+    /// by name; a member a later part has too takes that part's value, in the place the
+    /// first one gave it.
+    static func merged(_ shaped: [PartShape.Shaped]) -> [UInt8] {
+        var members: [(name: String, json: [UInt8])] = []
+        var position: [String: Int] = [:]
+        for part in shaped {
+            for member in part.members {
+                if let at = position[member.name] {
+                    members[at].json = member.json
+                } else {
+                    position[member.name] = members.count
+                    members.append(member)
+                }
+            }
+        }
+        var body: [UInt8] = [UInt8(ascii: "{")]
+        for (index, member) in members.enumerated() {
+            if index > 0 { body.append(UInt8(ascii: ",")) }
+            body += Array(JSONString.quote(member.name).utf8)
+            body.append(UInt8(ascii: ":"))
+            body += member.json
+        }
+        body.append(UInt8(ascii: "}"))
+        return body
+    }
+
+    /// `Larder-Parts`, an RFC 8941 dictionary: each part's own Cache-Status as a string,
+    /// with `missing` when it is not in the answer and `deadline` when the deadline cut it
+    /// short (a stored answer standing in, or nothing).
+    static func partsValue(_ parts: [AggregatePart], _ results: [Result]) -> String {
+        zip(parts, results).map { part, result in
+            var member = part.name + "=\"" + (result.status?.description ?? "") + "\""
+            if result.shaped == nil { member += ";missing" }
+            if result.late { member += ";deadline" }
+            return member
+        }.joined(separator: ", ")
+    }
+
+    /// One Cache-Status for an answer made of two: a hit only when both parts were hits;
+    /// otherwise the part that went furthest to the upstream speaks for both.
+    static func combined(_ a: CacheStatus, _ b: CacheStatus) -> CacheStatus {
+        if a.hit && b.hit {
+            // The tier further from memory speaks for both.
+            let detail: CacheStatus.Detail = a.tier.ordinal >= b.tier.ordinal ? a.detail ?? .memory : b.detail ?? .memory
+            return CacheStatus(hit: true, ttl: min(a.ttl ?? 0, b.ttl ?? 0), detail: detail)
+        }
+        func rank(_ s: CacheStatus) -> Int {
+            switch s.forward { case .miss?, .method?: 3; case .stale?: 2; case .request?: 1; case nil: 0 }
+        }
+        var lead = rank(a) >= rank(b) ? a : b
+        lead.stored = a.stored || b.stored
+        lead.collapsed = a.collapsed || b.collapsed
+        return lead
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import HTTPCore
+import Synchronization
+
+/// What an aggregate keeps of one part's JSON: the value at a JSON pointer, the members of an
+/// allow list, and (for an aggregate that merges) its members one by one. An origin's body is
+/// checked to be JSON before it is put inside another document.
+///
+/// A part's body is the same bytes from one request to the next while its entry is stored,
+/// so each body is shaped once and kept (`ShapeMemo`); Larder's own JSON needing no change
+/// is used as it is.
+struct PartShape: Sendable {
+    /// The pointer's reference tokens, unescaped; nil keeps the whole value.
+    let pointer: [String]?
+    let fields: Set<String>?
+    /// Whether the body is Larder's own JSON (a built-in route's), valid by construction.
+    let trusted: Bool
+    let merge: Bool
+    private let memo = ShapeMemo()
+
+    /// A part's JSON as the aggregate uses it: the text put under its name, and with
+    /// `merge`, its members (name, value as JSON text) in name order.
+    struct Shaped: Sendable {
+        let json: [UInt8]
+        let members: [(name: String, json: [UInt8])]
+    }
+
+    init(pointer: String?, fields: [String]?, trusted: Bool, merge: Bool) {
+        self.pointer = pointer.map(Self.tokens)
+        self.fields = fields.map(Set.init)
+        self.trusted = trusted
+        self.merge = merge
+    }
+
+    /// RFC 6901 §4: split on `/`, then `~1` is `/` and `~0` is `~`, in that order.
+    static func tokens(_ pointer: String) -> [String] {
+        pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map {
+            $0.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        }
+    }
+
+    /// The part's JSON, or why it cannot be used.
+    func shape(_ body: [UInt8]) -> Result<Shaped, ShapeProblem> {
+        if trusted, pointer == nil, fields == nil, !merge { return .success(Shaped(json: body, members: [])) }
+        return memo.shaped(body) { shapeNow($0) }
+    }
+
+    private func shapeNow(_ body: [UInt8]) -> Result<Shaped, ShapeProblem> {
+        guard var value = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else {
+            return .failure(ShapeProblem("its answer is not JSON"))
+        }
+        for token in pointer ?? [] {
+            if let object = value as? [String: Any], let member = object[token] {
+                value = member
+            } else if let array = value as? [Any], let index = Int(token), token == String(index), array.indices.contains(index) {
+                value = array[index]
+            } else {
+                return .failure(ShapeProblem("its answer has nothing at the pointer /\(pointer!.joined(separator: "/"))"))
+            }
+        }
+        if let fields {
+            guard let object = value as? [String: Any] else { return .failure(ShapeProblem("the value whose fields are kept is not an object")) }
+            value = object.filter { fields.contains($0.key) }
+        }
+        var members: [(name: String, json: [UInt8])] = []
+        if merge {
+            guard let object = value as? [String: Any] else { return .failure(ShapeProblem("the value to merge is not an object")) }
+            for name in object.keys.sorted() { members.append((name, Self.json(object[name]!))) }
+        }
+        return .success(Shaped(json: pointer == nil && fields == nil ? body : Self.json(value), members: members))
+    }
+
+    /// A value as JSON text, members sorted so the same value always gives the same bytes
+    /// (and the aggregate the same ETag).
+    private static func json(_ value: Any) -> [UInt8] {
+        let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
+        return data.map(Array.init) ?? Array("null".utf8)
+    }
+}
+
+/// Why a part's answer could not be used, in words for the caller.
+struct ShapeProblem: Error, Equatable {
+    let reason: String
+    init(_ reason: String) { self.reason = reason }
+}
+
+/// The shapes of the bodies a part has seen, by body. Bounded: when full it starts again,
+/// since a part's bodies are as many as its stored entries.
+final class ShapeMemo: Sendable {
+    private static let limit = 1024
+    private let kept = Mutex<[[UInt8]: Result<PartShape.Shaped, ShapeProblem>]>([:])
+
+    func shaped(_ body: [UInt8], _ make: ([UInt8]) -> Result<PartShape.Shaped, ShapeProblem>) -> Result<PartShape.Shaped, ShapeProblem> {
+        if let known = kept.withLock({ $0[body] }) { return known }
+        let made = make(body)
+        kept.withLock { kept in
+            if kept.count >= Self.limit { kept.removeAll(keepingCapacity: true) }
+            kept[body] = made
+        }
+        return made
+    }
+}

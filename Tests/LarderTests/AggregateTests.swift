@@ -1,0 +1,179 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import Testing
+import TestSupport
+@testable import Larder
+@testable import Settings
+
+/// Aggregates declared in the configuration, over real sockets: parts from built-in and
+/// pass-through routes through the same caches, partial answers, deadlines, stale parts,
+/// validators, and a reload that adds one.
+@Suite(.timeLimit(.minutes(1))) struct AggregateTests {
+    static let rates = #"{"base":"EUR","rates":{"USD":1.1,"GBP":0.85}}"#
+
+    static func origin(_ body: String = rates, cacheControl: String = "max-age=300", status: Int = 200) throws -> TestOrigin {
+        try TestOrigin { _ in
+            HTTPResponse(status: status, headers: HTTPHeaders([("Cache-Control", cacheControl), ("Content-Type", "application/json")]), body: body)
+        }
+    }
+
+    /// `/dash`: the weather and the balance (required) and the rates of a pass-through route.
+    static func dashboard(_ settings: inout ServeSettings, origin: String, rates: (inout AggregateDeclaration.Part) -> Void = { _ in },
+                          deadline: Duration? = nil) {
+        settings.routes = [RouteMount("/rates=\(origin)")!]
+        var part = AggregateDeclaration.Part(name: "rates", target: PartTarget("/rates/latest?base={currency}")!)
+        rates(&part)
+        var dash = AggregateDeclaration(path: "/dash", parts: [
+            .init(name: "weather", target: PartTarget("/weather?lat={lat}&lon={lon}")!),
+            .init(name: "balance", target: PartTarget("/balance")!),
+            part,
+        ])
+        dash.deadline = deadline
+        settings.aggregates = [dash]
+    }
+
+    static let target = "/dash?lat=52.52&lon=13.41&currency=EUR"
+
+    @Test func threePartsFromBuiltInAndPassThroughRoutes() async throws {
+        let origin = try Self.origin()
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url, rates: { $0.pointer = "/rates"; $0.fields = ["USD"] }) }) { h async throws in
+            let first = try await h.get(Self.target)
+            #expect(first.status == 200, "\(first.text)")
+            let body = try json(first)
+            #expect((body["weather"] as? [String: Any])?["condition"] as? String == "Overcast")
+            #expect((body["balance"] as? [String: Any])?["balance"] as? Double == 1234.56)
+            #expect(body["rates"] as? [String: Double] == ["USD": 1.1])
+            #expect(first.header("cache-control")?.hasPrefix("private, max-age=") == true, "the balance is for its caller only")
+            #expect(first.header("larder-missing") == nil)
+            let again = try await h.get(Self.target)
+            #expect(again.text == first.text && again.header("etag") == first.header("etag"))
+            #expect(again.header("cache-status")?.hasPrefix("larder; hit") == true)
+            #expect(again.header("larder-parts")?.components(separatedBy: "; hit;").count == 4, "\(again.header("larder-parts") ?? "")")
+            #expect(h.upstream.count("/v1/forecast") == 1 && h.upstream.count("/balance") == 1 && origin.requests.count == 1)
+            #expect(origin.requests.first?.target == "/rates/latest?base=EUR")
+            let metrics = try await h.get("/metrics").text
+            #expect(metrics.contains(#"larder_aggregate_parts_total{aggregate="/dash",part="rates",result="hit"} 1"#), "\(metrics)")
+            #expect(metrics.contains(#"larder_http_requests_total{route="/dash",status="200"} 2"#))
+        }
+        await origin.stop()
+    }
+
+    /// A part and a direct request for the same key share one upstream call.
+    @Test func partsCollapseWithDirectRequestsForTheSameKeys() async throws {
+        let upstream = try TestUpstream()
+        upstream.update { $0.delay = .milliseconds(400) }
+        try await withLarder(upstream: upstream, { Self.dashboard(&$0, origin: "http://127.0.0.1:\(upstream.port)") }) { h async throws in
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for target in [Self.target, "/weather?lat=52.52&lon=13.41", "/balance", "/rates/latest?base=EUR", Self.target] {
+                    group.addTask { try await h.get(target).status }
+                }
+                for try await status in group { #expect(status == 200) }
+            }
+            #expect(upstream.count("/v1/forecast") == 1 && upstream.count("/balance") == 1 && upstream.count("/rates/latest") == 1)
+        }
+        await upstream.stop()
+    }
+
+    @Test func anOptionalPartDownIsNullAndNamedARequiredOneIs502() async throws {
+        let origin = try Self.origin("{}", cacheControl: "no-store", status: 500)
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url, rates: { $0.required = false }) }) { h async throws in
+            let partial = try await h.get(Self.target)
+            #expect(partial.status == 200)
+            #expect(try json(partial)["rates"] is NSNull)
+            #expect(partial.header("larder-missing") == "rates")
+            #expect(partial.header("larder-parts")?.contains(#"rates="larder; fwd=miss; fwd-status=500";missing"#) == true,
+                    "\(partial.header("larder-parts") ?? "")")
+            #expect(partial.header("cache-control") == "no-store", "a partial answer is not kept")
+        }
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url) }) { h async throws in
+            let failed = try await h.get(Self.target)
+            #expect(failed.status == 502)
+            #expect(failed.header("content-type") == "application/problem+json")
+            #expect(try json(failed)["detail"] as? String == "The rates part cannot be used: its route answered 500.", "\(failed.text)")
+        }
+        await origin.stop()
+    }
+
+    @Test func aPartPastTheDeadlineIsMissingOrFailsTheAggregate() async throws {
+        let slow = try TestUpstream()
+        slow.update { $0.delay = .seconds(3) }
+        let slowURL = "http://127.0.0.1:\(slow.port)"
+        try await withLarder({ Self.dashboard(&$0, origin: slowURL, rates: { $0.required = false }, deadline: .milliseconds(200)) }) { h async throws in
+            let start = ContinuousClock.now
+            let partial = try await h.get(Self.target)
+            #expect(ContinuousClock.now - start < .milliseconds(2500), "the answer did not wait for the slow part")
+            #expect(partial.status == 200)
+            #expect(try json(partial)["rates"] is NSNull)
+            #expect(partial.header("larder-parts")?.contains(#"rates="";missing;deadline"#) == true, "\(partial.header("larder-parts") ?? "")")
+        }
+        try await withLarder({ Self.dashboard(&$0, origin: slowURL, deadline: .milliseconds(200)) }) { h async throws in
+            let failed = try await h.get(Self.target)
+            #expect(failed.status == 504)
+            #expect((try json(failed)["detail"] as? String)?.contains("rates part did not answer within the aggregate's deadline of 200 ms") == true)
+        }
+        await slow.stop()
+    }
+
+    /// A stored part past its freshness stands in when its origin fails or is too slow, as
+    /// its stale-if-error allows, and the answer says so.
+    @Test func aStalePartStandsInWhenItsOriginFailsOrIsLate() async throws {
+        let upstream = try TestUpstream()
+        upstream.update { $0.maxAge = 10; $0.extraHeaders = [("Cache-Control", "stale-if-error=3600")] }
+        try await withLarder(upstream: upstream, {
+            Self.dashboard(&$0, origin: "http://127.0.0.1:\(upstream.port)", deadline: .milliseconds(300))
+        }) { h async throws in
+            #expect(try await h.get(Self.target).status == 200)
+            h.clock.advance(by: 60)
+            upstream.update { $0.status = 503; $0.maxAge = nil }
+            let failing = try await h.get("/dash?lat=52.52&lon=13.41&currency=EUR")
+            let parts = failing.header("larder-parts") ?? ""
+            #expect(failing.status == 200, "\(failing.text)")
+            #expect(parts.contains(#"rates="larder; fwd=stale; fwd-status=503; detail=stale-if-error""#), "\(parts)")
+            upstream.update { $0.status = 200; $0.delay = .seconds(3) }
+            h.clock.advance(by: 60)
+            let late = try await h.get("/dash?lat=52.52&lon=13.41&currency=EUR")
+            #expect(late.status == 200, "\(late.text)")
+            #expect(late.header("larder-parts")?.contains(#"rates="larder; fwd=stale; detail=stale-if-error";deadline"#) == true,
+                    "\(late.header("larder-parts") ?? "")")
+            #expect(late.header("larder-missing") == nil)
+        }
+        await upstream.stop()
+    }
+
+    @Test func ifNoneMatchWithTheAggregatesETagIs304() async throws {
+        let origin = try Self.origin()
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url) }) { h async throws in
+            let first = try await h.get(Self.target)
+            let etag = try #require(first.header("etag"))
+            let notModified = try await h.get(Self.target, headers: ["If-None-Match: \(etag)"])
+            #expect(notModified.status == 304 && notModified.body.isEmpty)
+            #expect(try await h.get(Self.target, headers: ["If-None-Match: \"other\""]).status == 200)
+            origin.answer { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=300")]), body: #"{"rates":{}}"#) }
+            let otherRates = try await h.get("/dash?lat=52.52&lon=13.41&currency=USD")
+            #expect(otherRates.status == 200 && otherRates.header("etag") != etag)
+        }
+        await origin.stop()
+    }
+
+    @Test func aReloadAddsAnAggregate() async throws {
+        let origin = try Self.origin()
+        let upstream = try TestUpstream()
+        let url = origin.url
+        try await withLarder(reload: {
+            var next = ServeSettings()
+            (next.weatherURL, next.balanceURL) = (upstream.weatherURL, upstream.balanceURL)
+            Self.dashboard(&next, origin: url)
+            return next
+        }, upstream: upstream, { $0.routes = [RouteMount("/rates=\(url)")!] }) { h async throws in
+            #expect(try await h.get(Self.target).status == 404)
+            guard case .reloaded = await h.service.reload() else { Issue.record("the reload was refused"); return }
+            let added = try await h.get(Self.target)
+            #expect(added.status == 200, "\(added.text)")
+            #expect(try json(added)["rates"] != nil)
+            #expect(try await h.get("/openapi.yaml").text.contains("  /dash:\n    get:\n      operationId: getAggregateDash"))
+        }
+        await origin.stop()
+        await upstream.stop()
+    }
+}
