@@ -73,10 +73,10 @@ public final class LarderService: Service, @unchecked Sendable {
         // The aggregates at start have a path of their own (and a request series); one a
         // reload adds is found among the unrouted paths, and one a reload removes leaves its
         // path to them.
-        for aggregate in settings.servedAggregates {
-            router.get(aggregate.path) { request in
+        for path in settings.servedAggregates.map(\.path) {
+            router.get(path) { request in
                 let routes = current()
-                guard let served = routes.aggregates[aggregate.path] else { return routes.serveUnrouted(request) }
+                guard let served = routes.aggregates[path] else { return routes.serveUnrouted(request) }
                 return served.handle(request)
             }
         }

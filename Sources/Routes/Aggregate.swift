@@ -12,7 +12,10 @@ import Settings
 /// otherwise the parts not in memory are looked up in Tasks, and the answer waits for them
 /// until the deadline. A part still out then is missing (its fetch goes on and stores what
 /// it gets), unless stale-if-error lets a stored answer stand in.
-public struct Aggregate: Sendable {
+///
+/// A class: the router's closure and every request's Task hold it, and a struct of its
+/// fields was copied, and each of them retained, on every request.
+public final class Aggregate: Sendable {
     public let path: String
     let parts: [AggregatePart]
     let merge: Bool
@@ -23,10 +26,13 @@ public struct Aggregate: Sendable {
     /// Whether this is the `/overview` every Larder with both built-in routes serves, which
     /// the OpenAPI document describes as written.
     let isBuiltInOverview: Bool
+    let bodies = AggregateBodies()
 
     /// Nil when a part's target names no route here (the settings refuse such a file first).
     public init?(_ declaration: AggregateDeclaration, settings: ServeSettings, builtIns: [LarderRoutes.Mounted],
                  passThrough: PassThroughRoutes?, metrics: LarderMetrics) {
+        var parameters: [String] = []
+        for part in declaration.parts { parameters += part.target.parameters.filter { !parameters.contains($0) } }
         var parts: [AggregatePart] = []
         for declared in declaration.parts {
             let target = declared.target.path
@@ -38,22 +44,20 @@ public struct Aggregate: Sendable {
             } else {
                 return nil
             }
-            parts.append(AggregatePart(declared, route: route, merge: declaration.merge,
+            parts.append(AggregatePart(declared, route: route, merge: declaration.merge, parameters: parameters,
                                        counters: metrics.aggregatePart(declaration.path, declared.name)))
         }
         path = declaration.path
         self.parts = parts
         merge = declaration.merge
         deadline = declaration.deadline ?? (parts.map { $0.upstreamTimeout(settings) }.max() ?? settings.upstreamTimeout) + .seconds(1)
-        var parameters: [String] = []
-        for part in parts { parameters += part.target.parameters.filter { !parameters.contains($0) } }
         self.parameters = parameters
         self.metrics = metrics
         isBuiltInOverview = declaration == .overview
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
-        let values: [String: Substring]
+        let values: [Substring]
         switch Self.values(of: parameters, in: request.query) {
         case .success(let found): values = found
         case .failure(let problem): return .now(CachedResponse.badParameter(problem))
@@ -64,6 +68,8 @@ public struct Aggregate: Sendable {
         base.headers = request.headers.filter { field in !AggregatePart.aggregateOnlyFields.contains { HTTPHeaders.namesEqual(field.name, $0) } }
         var lookups: [LarderRoutes.Part?] = []
         var endings: [AggregateAnswer.Ending?] = []
+        lookups.reserveCapacity(parts.count)
+        endings.reserveCapacity(parts.count)
         var waiting = false
         for part in parts {
             var partRequest = base
@@ -116,7 +122,7 @@ public struct Aggregate: Sendable {
                 part.counters.missed()
             }
         }
-        return AggregateAnswer.response(parts, results, merge: merge, request: request)
+        return AggregateAnswer.response(parts, results, merge: merge, bodies: bodies, request: request)
     }
 
     /// Looks up each part given (the others are answered already) in its own Task, and
@@ -135,7 +141,8 @@ public struct Aggregate: Sendable {
             }
         }
         let timer = Task {
-            try? await Task.sleep(for: deadline)
+            // No leeway: the deadline is a promise to the caller, and the default let a wake-up slip by milliseconds.
+            try? await Task.sleep(for: deadline, tolerance: .zero)
             sink.yield(nil)
         }
         for await event in events {
@@ -149,22 +156,49 @@ public struct Aggregate: Sendable {
         return gathered
     }
 
-    /// The raw value of each parameter in the query, or every parameter missing or repeated.
-    static func values(of names: [String], in query: Substring?) -> Result<[String: Substring], ParameterProblem> {
-        guard !names.isEmpty else { return .success([:]) }
-        var values: [String: Substring] = [:]
-        var repeated: Set<String> = []
-        for pair in (query ?? "").split(separator: "&") {
-            let name = pair.prefix { $0 != "=" }
-            guard let wanted = names.first(where: { $0 == name }) else { continue }
-            if values[wanted] != nil { repeated.insert(wanted) }
-            values[wanted] = pair.dropFirst(name.count + 1)
+    /// The raw value of each parameter in the query, by position in `names`, or every
+    /// parameter missing or repeated. One pass over the query's bytes, no dictionary: it
+    /// runs for every request, hits included.
+    static func values(of names: [String], in query: Substring?) -> Result<[Substring], ParameterProblem> {
+        guard !names.isEmpty else { return .success([]) }
+        var values = [Substring?](repeating: nil, count: names.count)
+        var repeated = false
+        let query = query ?? ""
+        // Offsets found on the contiguous bytes, then cut from the query's UTF-8 view (`&`
+        // and `=` are ASCII, so every cut falls on a scalar boundary): Character and view
+        // indexing in the loop cost more than the rest of the aggregate's query work.
+        var copy = query
+        let found = copy.withUTF8 { bytes -> [(index: Int, start: Int, end: Int)] in
+            var found: [(index: Int, start: Int, end: Int)] = []
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                var equals = -1
+                while end < bytes.count, bytes[end] != UInt8(ascii: "&") {
+                    if equals < 0, bytes[end] == UInt8(ascii: "=") { equals = end }
+                    end += 1
+                }
+                let nameEnd = equals < 0 ? end : equals
+                let name = UnsafeBufferPointer(rebasing: bytes[start..<nameEnd])
+                if let index = names.firstIndex(where: { $0.utf8.elementsEqual(name) }) {
+                    found.append((index, equals < 0 ? end : equals + 1, end))
+                }
+                start = end + 1
+            }
+            return found
         }
-        let errors = names.compactMap { name -> ProblemDetails.InputError? in
-            if values[name] == nil { return .init(name: name, reason: "\(name) is required.") }
-            if repeated.contains(name) { return .init(name: name, reason: "\(name) must be given once.") }
-            return nil
+        let utf8 = query.utf8
+        for (index, start, end) in found {
+            repeated = repeated || values[index] != nil
+            values[index] = query[utf8.index(utf8.startIndex, offsetBy: start)..<utf8.index(utf8.startIndex, offsetBy: end)]
         }
-        return errors.isEmpty ? .success(values) : .failure(ParameterProblem(errors: errors))
+        if !repeated, !values.contains(nil) { return .success(values.map { $0! }) }
+        // Counted again only to name each one: this is the 400's path.
+        let errors = names.enumerated().compactMap { index, name -> ProblemDetails.InputError? in
+            if values[index] == nil { return .init(name: name, reason: "\(name) is required.") }
+            let given = query.split(separator: "&").filter { $0.prefix { $0 != "=" } == name }.count
+            return given > 1 ? .init(name: name, reason: "\(name) must be given once.") : nil
+        }
+        return .failure(ParameterProblem(errors: errors))
     }
 }

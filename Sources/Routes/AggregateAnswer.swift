@@ -55,42 +55,63 @@ enum AggregateAnswer {
 
     /// The aggregate's response: a required part's problem when one is missing (or when no
     /// part is there at all), else the parts' JSON.
-    static func response(_ parts: [AggregatePart], _ results: [Result], merge: Bool, request: HTTPRequest) -> HTTPResponse {
-        let partsField = partsValue(parts, results)
-        let missing = parts.indices.filter { results[$0].shaped == nil }
-        if let failed = missing.first(where: { parts[$0].required }) ?? (missing.count == parts.count ? missing.first : nil) {
+    static func response(_ parts: [AggregatePart], _ results: [Result], merge: Bool, bodies: AggregateBodies, request: HTTPRequest) -> HTTPResponse {
+        // One pass over the parts: the arrays of the plain way (used, missing, answers, their
+        // ages) were a measurable part of an aggregate of memory hits.
+        var missing = 0, failed: Int?
+        var older: CacheAnswer?, freshness = Freshness()
+        var forbidsReuse = false, isPrivate = false
+        var status: CacheStatus?
+        for (index, result) in results.enumerated() {
+            if let part = result.status { status = status.map { combined($0, part) } ?? part }
+            guard result.shaped != nil, let answer = result.answer else {
+                missing += 1
+                if failed == nil || (parts[index].required && !parts[failed!].required) { failed = index }
+                continue
+            }
+            if answer.age > older?.age ?? -1 { older = answer }
+            freshness.add(age: answer.age, lifetime: answer.lifetime)
+            forbidsReuse = forbidsReuse || parts[index].forbidsReuse(answer)
+            isPrivate = isPrivate || parts[index].isPrivate(answer)
+        }
+        if let failed, parts[failed].required || older == nil {
             var response = results[failed].problem ?? ProblemDetails(status: 502, detail: "The \(parts[failed].name) part is missing.").response()
-            response.headers.add("Larder-Parts", partsField)
+            response.headers.add("Larder-Parts") { partsValue(parts, results, into: &$0) }
             return response
         }
-        let used = parts.indices.filter { results[$0].shaped != nil }
-        let answers = used.compactMap { results[$0].answer }
-        let (age, maxAge) = freshness(answers.map { (age: $0.age, lifetime: $0.lifetime) })
-        let older = answers.max { $0.age < $1.age }!
-        let cacheControl: BuiltInRoute.CacheControlValue
-        if !missing.isEmpty || used.contains(where: { parts[$0].forbidsReuse(results[$0].answer!) }) {
-            cacheControl = .noStore
-        } else {
-            let audience: BuiltInRoute.Audience = used.contains { parts[$0].isPrivate(results[$0].answer!) } ? .caller : .shared
-            cacheControl = BuiltInRoute.CacheControlValue(head: Array((audience == .caller ? "private, max-age=" : "public, max-age=").utf8), tail: [])
+        let oldest = older!
+        let (age, maxAge) = (freshness.age, freshness.maxAge)
+        let cacheControl = missing > 0 || forbidsReuse ? BuiltInRoute.CacheControlValue.noStore : isPrivate ? privateLifetime : publicLifetime
+        let (body, etag) = bodies.body(of: results) {
+            merge ? merged(results.compactMap(\.shaped)) : nested(parts, results)
         }
-        let body = merge ? merged(used.map { results[$0].shaped! }) : nested(parts, results)
-        let rendered = RenderedResponse(json: body, date: older.entry.date ?? older.entry.responseTime, cacheControl: cacheControl, lifetime: maxAge)
-        let status = results.compactMap(\.status).reduce(nil) { whole, part in whole.map { combined($0, part) } ?? part }
-        let answer = CacheAnswer(response: StoredResponse(entry: older.entry, rendered: rendered), age: age, lifetime: maxAge,
+        let rendered = RenderedResponse(json: body, date: oldest.entry.date ?? oldest.entry.responseTime, cacheControl: cacheControl,
+                                        lifetime: maxAge, etag: etag)
+        let answer = CacheAnswer(response: StoredResponse(entry: oldest.entry, rendered: rendered), age: age, lifetime: maxAge,
                                  status: status ?? CacheStatus(hit: true))
         var response = CachedResponse.make(answer, for: request, ranges: false)
-        response.headers.add("Larder-Parts", partsField)
-        if !missing.isEmpty { response.headers.add("Larder-Missing", missing.map { parts[$0].name }.joined(separator: ", ")) }
+        response.headers.add("Larder-Parts") { partsValue(parts, results, into: &$0) }
+        if missing > 0 {
+            response.headers.add("Larder-Missing", parts.indices.filter { results[$0].shaped == nil }.map { parts[$0].name }.joined(separator: ", "))
+        }
         return response
     }
 
+    private static let privateLifetime = BuiltInRoute.CacheControlValue(head: Array("private, max-age=".utf8), tail: [])
+    private static let publicLifetime = BuiltInRoute.CacheControlValue(head: Array("public, max-age=".utf8), tail: [])
+
     /// The whole's age is its oldest part's, and it stays fresh as long as every part does:
     /// `max-age` is the shortest remaining lifetime plus that age (never below zero).
-    static func freshness(_ parts: [(age: Int, lifetime: Int)]) -> (age: Int, maxAge: Int) {
-        let age = parts.map(\.age).max() ?? 0
-        let remaining = parts.map { $0.lifetime - $0.age }.min() ?? 0
-        return (age, max(0, remaining + age))
+    struct Freshness: Equatable {
+        private(set) var age = 0
+        private var remaining = Int.max
+
+        mutating func add(age: Int, lifetime: Int) {
+            self.age = max(self.age, age)
+            remaining = min(remaining, lifetime - age)
+        }
+
+        var maxAge: Int { remaining == .max ? 0 : max(0, remaining + age) }
     }
 
     /// `{"name":JSON,…}` in the declared order, `null` for a part that is missing.
@@ -136,13 +157,17 @@ enum AggregateAnswer {
     /// `Larder-Parts`, an RFC 8941 dictionary: each part's own Cache-Status as a string,
     /// with `missing` when it is not in the answer and `deadline` when the deadline cut it
     /// short (a stored answer standing in, or nothing).
-    static func partsValue(_ parts: [AggregatePart], _ results: [Result]) -> String {
-        zip(parts, results).map { part, result in
-            var member = part.name + "=\"" + (result.status?.description ?? "") + "\""
-            if result.shaped == nil { member += ";missing" }
-            if result.late { member += ";deadline" }
-            return member
-        }.joined(separator: ", ")
+    /// Written as bytes, each status by its own writer: as Strings they were a twentieth of an
+    /// aggregate's cost.
+    static func partsValue(_ parts: [AggregatePart], _ results: [Result], into line: inout [UInt8]) {
+        for (index, part) in parts.enumerated() {
+            if index > 0 { line += ", ".utf8 }
+            line += part.partsKey
+            results[index].status?.append(to: &line)
+            line.append(UInt8(ascii: "\""))
+            if results[index].shaped == nil { line += ";missing".utf8 }
+            if results[index].late { line += ";deadline".utf8 }
+        }
     }
 
     /// One Cache-Status for an answer made of two: a hit only when both parts were hits;

@@ -84,18 +84,31 @@ struct ShapeProblem: Error, Equatable {
     init(_ reason: String) { self.reason = reason }
 }
 
-/// The shapes of the bodies a part has seen, by body. Bounded: when full it starts again,
-/// since a part's bodies are as many as its stored entries.
+/// The shapes of the bodies a part has seen. Keyed by where a body's bytes are stored, not
+/// by the bytes: a stored answer's body is one array for as long as it is stored, and hashing
+/// its bytes on every request was a tenth of an aggregate's cost under perf. The body is kept
+/// with its shape, so its storage cannot be freed and its address reused by another while
+/// its entry is here. At most a MiB is kept (a body and its shape counted twice its size),
+/// then it starts again; a body over an eighth of that is shaped every time.
 final class ShapeMemo: Sendable {
-    private static let limit = 1024
-    private let kept = Mutex<[[UInt8]: Result<PartShape.Shaped, ShapeProblem>]>([:])
+    /// What the kept bodies and their shapes may take, at most; then it starts again.
+    private static let byteLimit = 1 << 20
+    private struct Kept {
+        let body: [UInt8]
+        let shape: Result<PartShape.Shaped, ShapeProblem>
+    }
+    private let kept = Mutex<(shapes: [Int: Kept], bytes: Int)>(([:], 0))
 
     func shaped(_ body: [UInt8], _ make: ([UInt8]) -> Result<PartShape.Shaped, ShapeProblem>) -> Result<PartShape.Shaped, ShapeProblem> {
-        if let known = kept.withLock({ $0[body] }) { return known }
+        let address = body.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+        if let known = kept.withLock({ $0.shapes[address] }), known.body.count == body.count { return known.shape }
         let made = make(body)
+        let bytes = 2 * body.count
+        guard bytes <= Self.byteLimit / 8 else { return made }
         kept.withLock { kept in
-            if kept.count >= Self.limit { kept.removeAll(keepingCapacity: true) }
-            kept[body] = made
+            if kept.bytes + bytes > Self.byteLimit { kept = ([:], 0) }
+            kept.shapes[address] = Kept(body: body, shape: made)
+            kept.bytes += bytes
         }
         return made
     }
