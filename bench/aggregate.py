@@ -3,8 +3,9 @@
 
 - A three-part aggregate (`/trio`: the weather, the balance, and the simulator's forecast
   through a pass-through route), every part a memory hit, against a single memory hit
-  (`/weather`) on the same Larder: req/s and server CPU per request, best of BENCH_ROUNDS (3)
-  interleaved rounds, 64 connections. Target: the aggregate costs at most twice a hit's CPU.
+  (`/weather`) on the same Larder: req/s and server CPU per request over BENCH_ROUNDS (3)
+  interleaved rounds, 64 connections (the table keeps each one's best round; the ratio is
+  the median of the rounds' own). Target: the aggregate costs at most twice a hit's CPU.
 - The same with one optional part whose origin takes 200 ms and is never fresh (an upstream
   simulator with `--latency 200ms --max-age 0`), under a 100 ms deadline (`/late`): p50 and
   p99 over 8 connections, and whether answers that start a fetch are partial and say so
@@ -14,6 +15,7 @@
 Loopback only; every process is stopped by its own pid.
 """
 import os
+import statistics
 import sys
 import time
 import urllib.request
@@ -103,7 +105,10 @@ def main():
     finally:
         stop_all()
     best_single, best_trio = max(single, key=lambda r: r["rps"]), max(trio, key=lambda r: r["rps"])
-    ratio = best_trio["cpu_us"] / best_single["cpu_us"]
+    # Each round measures the two back to back; their ratio within a round is the figure (the
+    # machine's state drifts between rounds by more than the difference measured).
+    ratios = sorted(t["cpu_us"] / s["cpu_us"] for s, t in zip(single, trio))
+    ratio = statistics.median(ratios)
     lines = ["# make bench: aggregates", "",
              "| cell | req/s | p50 ms | p99 ms | server CPU µs/req |", "| --- | ---: | ---: | ---: | ---: |",
              f"| single memory hit `{SINGLE}`, 64 connections | {best_single['rps']:.0f} | {best_single['p50']:.2f} | "
@@ -112,7 +117,8 @@ def main():
              f"{best_trio['p99']:.2f} | {best_trio['cpu_us']:.1f} |",
              f"| three-part aggregate, one part 200 ms away, deadline 100 ms, 8 connections | {late['rps']:.0f} | {late['p50']:.2f} | "
              f"{late['p99']:.2f} | {late['cpu_us']:.1f} |", "",
-             f"Aggregate CPU per request / single hit's: {ratio:.2f}× (target ≤ 2×: {'met' if ratio <= 2 else 'NOT met'}).",
+             f"Aggregate CPU per request / single hit's, within each round: {', '.join(f'{r:.2f}×' for r in ratios)}; "
+             f"median {ratio:.2f}× (target ≤ 2×: {'met' if ratio <= 2 else 'NOT met'}).",
              f"Late part: p99 {late['p99']:.1f} ms against a deadline of 100 ms (target ≤ 105 ms: "
              f"{'met' if late['p99'] <= 105 else 'NOT met'}); {partial} of 20 answers sampled one by one after the run (each starting its own fetch) were partial and named it. "
              "Under load some answers are whole: a request that joins a fetch already under way gets its answer once it lands within the deadline."]

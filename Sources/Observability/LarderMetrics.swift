@@ -63,12 +63,28 @@ public final class LarderMetrics: Sendable {
         registry.makeGauge(name: family.name, labels: labels, help: family.help)
     }
 
-    /// The counters of one part of an aggregate, made at zero so an alert sees its first
+    /// The counters of one part of an aggregate: the same cells for the same labels in every
+    /// generation of routes, exported at zero from the start so an alert sees its first
     /// missing answer as an increase.
     public func aggregatePart(_ aggregate: String, _ part: String) -> AggregatePartCounters {
-        func made(_ result: String) -> Counter { counter(.aggregateParts, [("aggregate", aggregate), ("part", part), ("result", result)]) }
-        return AggregatePartCounters(byResult: CacheStatus.Result.allCases.map { made($0.rawValue) }, missing: made("missing"))
+        let labels = AggregatePartLabels(aggregate: aggregate, part: part)
+        let cells = aggregateParts.withLock { parts in
+            if let known = parts[labels] { return known }
+            let made = StripedCounters(count: AggregatePartCounters.results.count)
+            parts[labels] = made
+            return made
+        }
+        for result in AggregatePartCounters.results { _ = counter(.aggregateParts, labels.labels(result)) }
+        return AggregatePartCounters(cells: cells)
     }
+
+    private struct AggregatePartLabels: Hashable {
+        let aggregate: String
+        let part: String
+
+        func labels(_ result: String) -> [(String, String)] { [("aggregate", aggregate), ("part", part), ("result", result)] }
+    }
+    private let aggregateParts = Locked<[AggregatePartLabels: StripedCounters]>([:])
 
     /// The request series of a router's routes, made once; `/metrics` writes them out too.
     /// `cached` are the labels of the routes the cache answers, whose stale series an alert reads.
@@ -172,17 +188,24 @@ public final class LarderMetrics: Sendable {
             catchUp(.redisCorruptValues, [], to: counts.corruptions)
             gauge(.redisUp).set(Double(shared.problem == nil ? 1 : 0))
         }
+        for (labels, cells) in aggregateParts.withLock({ $0 }) {
+            for (index, result) in AggregatePartCounters.results.enumerated() {
+                catchUp(.aggregateParts, labels.labels(result), to: cells[index])
+            }
+        }
         let requests = (series.withLock { $0 }?.render() ?? "") + renderLookups()
         return registry.emitToBuffer() + Array(requests.utf8)
     }
 }
 
-/// How often one part of an aggregate was answered, by result, or was missing.
+/// How often one part of an aggregate was answered, by result, or was missing. Striped per
+/// loop, as the request series are: an aggregate of memory hits counts each of its parts,
+/// and a counter shared by the loops moved its cache line between cores on every request.
 public struct AggregatePartCounters: Sendable {
-    /// By `CacheStatus.Result.ordinal`.
-    let byResult: [Counter]
-    let missing: Counter
+    /// The `result` labels: `CacheStatus.Result`'s, by ordinal, then `missing`.
+    static let results = CacheStatus.Result.allCases.map(\.rawValue) + ["missing"]
+    let cells: StripedCounters
 
-    public func answered(_ result: CacheStatus.Result) { byResult[result.ordinal].increment() }
-    public func missed() { missing.increment() }
+    public func answered(_ result: CacheStatus.Result) { cells.add(result.ordinal) }
+    public func missed() { cells.add(Self.results.count - 1) }
 }

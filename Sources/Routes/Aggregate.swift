@@ -65,44 +65,47 @@ public final class Aggregate: Sendable {
         var base = request
         base.method = .get
         base.body = []
-        base.headers = request.headers.filter { field in !AggregatePart.aggregateOnlyFields.contains { HTTPHeaders.namesEqual(field.name, $0) } }
+        func answeredHere(_ field: HTTPHeaders.Element) -> Bool {
+            AggregatePart.aggregateOnlyFields.contains { HTTPHeaders.namesEqual(field.name, $0) }
+        }
+        // Filtered only when there is something to take out: most requests have none of them.
+        if request.headers.contains(where: answeredHere) { base.headers = request.headers.filter { !answeredHere($0) } }
+        // Each part's ending, or nil while its lookup (in `lookups`, at the same place) is out.
+        var endings: [AggregateAnswer.Ending] = []
         var lookups: [LarderRoutes.Part?] = []
-        var endings: [AggregateAnswer.Ending?] = []
-        lookups.reserveCapacity(parts.count)
         endings.reserveCapacity(parts.count)
-        var waiting = false
         for part in parts {
             var partRequest = base
             partRequest.target = part.requestTarget(values)
             switch part.lookup(partRequest) {
             case .success(let lookup):
-                let inMemory = lookup.cache.answerFromMemory(lookup.request)
-                lookups.append(inMemory == nil ? lookup : nil)
-                endings.append(inMemory.map { .answered($0, late: false) })
-                waiting = waiting || inMemory == nil
+                if let inMemory = lookup.cache.answerFromMemory(lookup.request) {
+                    endings.append(.answered(inMemory, late: false))
+                } else {
+                    // Made only when some part waits: an aggregate of memory hits needs none.
+                    if lookups.isEmpty { lookups = [LarderRoutes.Part?](repeating: nil, count: parts.count) }
+                    lookups[endings.count] = lookup
+                    endings.append(.late)
+                }
             case .failure(let refusal):
                 // A bad parameter is the caller's to fix, whichever part found it.
                 if refusal.response.status == 400 || part.required { return .now(refusal.response) }
-                lookups.append(nil)
                 endings.append(.refused(refusal.response))
             }
         }
-        guard waiting else { return .now(answer(endings.map { $0! }, request: request)) }
+        guard !lookups.isEmpty else { return .now(answer(endings, request: request)) }
         return .later { [self, endings, lookups] in
+            var endings = endings
             let gathered = await Self.gather(lookups, deadline: deadline)
-            var all: [AggregateAnswer.Ending] = []
-            for (index, ending) in endings.enumerated() {
-                if let ending {
-                    all.append(ending)
-                } else if let found = gathered[index] {
-                    all.append(found)
-                } else if let lookup = lookups[index], let standIn = await lookup.cache.standIn(for: lookup.request) {
-                    all.append(.answered(standIn, late: true))
-                } else {
-                    all.append(.late)
+            for (index, lookup) in lookups.enumerated() {
+                guard let lookup else { continue }
+                if let found = gathered[index] {
+                    endings[index] = found
+                } else if let standIn = await lookup.cache.standIn(for: lookup.request) {
+                    endings[index] = .answered(standIn, late: true)
                 }
             }
-            return answer(all, request: request)
+            return answer(endings, request: request)
         }
     }
 
@@ -161,15 +164,14 @@ public final class Aggregate: Sendable {
     /// runs for every request, hits included.
     static func values(of names: [String], in query: Substring?) -> Result<[Substring], ParameterProblem> {
         guard !names.isEmpty else { return .success([]) }
-        var values = [Substring?](repeating: nil, count: names.count)
-        var repeated = false
         let query = query ?? ""
         // Offsets found on the contiguous bytes, then cut from the query's UTF-8 view (`&`
         // and `=` are ASCII, so every cut falls on a scalar boundary): Character and view
         // indexing in the loop cost more than the rest of the aggregate's query work.
         var copy = query
-        let found = copy.withUTF8 { bytes -> [(index: Int, start: Int, end: Int)] in
-            var found: [(index: Int, start: Int, end: Int)] = []
+        var offsets = [(start: Int, end: Int)](repeating: (-1, -1), count: names.count)
+        var repeated = false
+        copy.withUTF8 { bytes in
             var start = 0
             while start < bytes.count {
                 var end = start
@@ -178,24 +180,21 @@ public final class Aggregate: Sendable {
                     if equals < 0, bytes[end] == UInt8(ascii: "=") { equals = end }
                     end += 1
                 }
-                let nameEnd = equals < 0 ? end : equals
-                let name = UnsafeBufferPointer(rebasing: bytes[start..<nameEnd])
+                let name = UnsafeBufferPointer(rebasing: bytes[start..<(equals < 0 ? end : equals)])
                 if let index = names.firstIndex(where: { $0.utf8.elementsEqual(name) }) {
-                    found.append((index, equals < 0 ? end : equals + 1, end))
+                    repeated = repeated || offsets[index].start >= 0
+                    offsets[index] = (equals < 0 ? end : equals + 1, end)
                 }
                 start = end + 1
             }
-            return found
         }
-        let utf8 = query.utf8
-        for (index, start, end) in found {
-            repeated = repeated || values[index] != nil
-            values[index] = query[utf8.index(utf8.startIndex, offsetBy: start)..<utf8.index(utf8.startIndex, offsetBy: end)]
+        if !repeated, !offsets.contains(where: { $0.start < 0 }) {
+            let utf8 = query.utf8
+            return .success(offsets.map { query[utf8.index(utf8.startIndex, offsetBy: $0.start)..<utf8.index(utf8.startIndex, offsetBy: $0.end)] })
         }
-        if !repeated, !values.contains(nil) { return .success(values.map { $0! }) }
         // Counted again only to name each one: this is the 400's path.
         let errors = names.enumerated().compactMap { index, name -> ProblemDetails.InputError? in
-            if values[index] == nil { return .init(name: name, reason: "\(name) is required.") }
+            if offsets[index].start < 0 { return .init(name: name, reason: "\(name) is required.") }
             let given = query.split(separator: "&").filter { $0.prefix { $0 != "=" } == name }.count
             return given > 1 ? .init(name: name, reason: "\(name) must be given once.") : nil
         }

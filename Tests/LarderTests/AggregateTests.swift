@@ -156,6 +156,20 @@ import TestSupport
         await origin.stop()
     }
 
+    /// The admin API's purge of an aggregate's target purges each part it names.
+    @Test func purgingAnAggregatesTargetPurgesEachPart() async throws {
+        let origin = try Self.origin()
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url); AdminTests.admin(&$0) }) { h async throws in
+            #expect(try await h.get(Self.target).status == 200)
+            await h.service.waitForDiskWrites()
+            let purged = try await AdminTests.admin(h, "PURGE", Self.target)
+            #expect(purged.status == 200 && purged.text == "{\"purged\":3}", "\(purged.text)")
+            #expect(try await h.get(Self.target).header("larder-parts")?.components(separatedBy: "fwd=miss").count == 4)
+            #expect(try await AdminTests.admin(h, "PURGE", "/dash?lat=52.52").status == 404, "a target the public port refuses")
+        }
+        await origin.stop()
+    }
+
     @Test func aReloadAddsAnAggregate() async throws {
         let origin = try Self.origin()
         let upstream = try TestUpstream()
