@@ -32,7 +32,7 @@ public enum OpenAPIDocument {
     static func path(_ aggregate: Aggregate) -> String {
         let id = aggregate.path.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
         let names = aggregate.parts.map(\.name).joined(separator: ", ")
-        let parameters = aggregate.parameters.map { "        - {name: '\($0)', in: query, required: true, schema: {type: string}}\n" }.joined()
+        let parameters = aggregate.parameters.map { "        - {name: '\($0)', in: query, required: true, schema: \(schema(of: $0, in: aggregate))}\n" }.joined()
         let partsHeader = "            Larder-Parts: {description: 'Each part with its own Cache-Status (RFC 8941 dictionary).', schema: {type: string}}\n"
             + "            Larder-Missing: {description: 'The optional parts missing from a partial answer.', schema: {type: string}}\n"
         let headers = "            Cache-Control: {schema: {type: string}}\n            Age: {$ref: '#/components/headers/Age'}\n"
@@ -52,6 +52,20 @@ public enum OpenAPIDocument {
             + "      responses:\n        '200':\n          description: As for GET, without the body.\n          headers:\n" + headers
         for status in ["400", "502", "503", "504"] { text += "        '\(status)': {description: 'As for GET (no body for HEAD).'}\n" }
         return text
+    }
+
+    /// A parameter's schema: the weather route's latitude or longitude when it stands for one
+    /// (`/weather?lat={name}`), else any text (the part's route or origin judges it).
+    private static func schema(of parameter: String, in aggregate: Aggregate) -> String {
+        for part in aggregate.parts {
+            guard case .builtIn(let mounted) = part.route, mounted.route.name == "weather" else { continue }
+            for (before, piece) in zip(part.target.query, part.target.query.dropFirst()) {
+                guard case .text(let text) = before, case .parameter(let name) = piece, name == parameter else { continue }
+                if text == "lat=" || text.hasSuffix("&lat=") { return "{$ref: '#/components/schemas/Latitude'}" }
+                if text == "lon=" || text.hasSuffix("&lon=") { return "{$ref: '#/components/schemas/Longitude'}" }
+            }
+        }
+        return "{type: string}"
     }
 
     /// The body's schema: each part under its name (a built-in route's whole answer by its

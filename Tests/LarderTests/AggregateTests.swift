@@ -170,6 +170,24 @@ import TestSupport
         await origin.stop()
     }
 
+    /// `/openapi.yaml` lists the built-in routes served and the aggregates, no more.
+    @Test func theOpenAPIDocumentListsWhatIsServed() async throws {
+        try await withLarder({ $0.builtInRoutes = ["weather"] }) { h async throws in
+            let document = try await h.get("/openapi.yaml").text
+            #expect(document.contains("\n  /weather:\n") && !document.contains("\n  /balance:\n") && !document.contains("\n  /overview:\n"))
+            #expect(document.contains("\n  /livez:\n") && document.contains("\ncomponents:\n"))
+        }
+        let origin = try Self.origin()
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url, rates: { $0.required = false }) }) { h async throws in
+            let document = try await h.get("/openapi.yaml").text
+            #expect(document.contains("\n  /overview:\n    get:\n      operationId: getOverview\n"), "the built-in one, as written")
+            #expect(document.contains("        - {name: 'lat', in: query, required: true, schema: {$ref: '#/components/schemas/Latitude'}}\n"))
+            #expect(document.contains("        - {name: 'currency', in: query, required: true, schema: {type: string}}\n"))
+            #expect(document.contains("                  rates: {}\n") && document.contains("                  balance: {$ref: '#/components/schemas/Balance'}\n"))
+        }
+        await origin.stop()
+    }
+
     @Test func aReloadAddsAnAggregate() async throws {
         let origin = try Self.origin()
         let upstream = try TestUpstream()
