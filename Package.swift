@@ -186,7 +186,7 @@ let package = Package(
         ),
         // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
-        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Routes", "Observability"]),
+        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "Observability"]),
         // Measurements that are not tests: `make bench`.
         .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log")]),
         // A raw socket client with deadlines, shared by the end-to-end tests.

@@ -3,6 +3,7 @@ import HTTPCore
 @testable import Caching
 @testable import HTTPServer
 @testable import Routes
+import Settings
 
 /// One fuzz target per decoder of outside bytes. Each takes arbitrary bytes and must return
 /// (a value or a typed error) without trapping; where a decoder has a property that must
@@ -21,6 +22,8 @@ enum FuzzTargets {
         ("response-head", responseHead),
         ("target-path", targetPath),
         ("place-query", placeQuery),
+        ("aggregate-query", aggregateQuery),
+        ("part-shape", partShape),
     ]
 
     static func named(_ name: String) -> Target? { all.first { $0.name == name }?.run }
@@ -166,6 +169,33 @@ enum FuzzTargets {
             return check(false, "the canonical pair is refused")
         }
         check(again.resource == place.resource, "the canonical pair parses to another")
+    }
+
+    // MARK: Aggregates
+
+    /// An aggregate's query: each value found is the raw text after `name=` up to the next
+    /// `&`, and the query made again of those values gives the same values.
+    static let aggregateQuery: Target = { data in
+        let names = ["lat", "lon", "q"]
+        let query = Substring(String(decoding: data, as: UTF8.self))
+        guard case .success(let values) = Aggregate.values(of: names, in: query) else { return }
+        check(values.count == names.count && values.allSatisfy { !$0.contains("&") }, "a value holds a separator")
+        let again = zip(names, values).map { "\($0)=\($1)" }.joined(separator: "&")
+        check((try? Aggregate.values(of: names, in: again[...]).get()) == values, "the values do not make the same query")
+    }
+
+    /// An origin's body shaped by a pointer and fields taken from the input (the first byte
+    /// says where the body starts): a shape or a reason, and a shape is JSON.
+    static let partShape: Target = { data in
+        guard let split = data.first.map({ Int($0) % data.count }), split > 0 else { return }
+        let selector = String(decoding: data[1..<max(1, split)], as: UTF8.self).split(separator: " ", maxSplits: 1)
+        let pointer = selector.first.map(String.init).flatMap { AggregateDeclaration.isJSONPointer($0) ? $0 : nil }
+        let fields = selector.count > 1 ? selector[1].split(separator: ",").map(String.init) : nil
+        let body = Array(data[split...])
+        for merge in [false, true] {
+            guard case .success(let shaped) = PartShape(pointer: pointer, fields: fields, trusted: false, merge: merge).shape(body) else { continue }
+            check((try? JSONSerialization.jsonObject(with: Data(shaped.json), options: [.fragmentsAllowed])) != nil, "a shape is not JSON")
+        }
     }
 
     // MARK: An origin's response head

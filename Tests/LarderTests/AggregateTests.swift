@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Synchronization
 import HTTPServer
 import Testing
 import TestSupport
@@ -96,49 +97,75 @@ import TestSupport
     }
 
     @Test func aPartPastTheDeadlineIsMissingOrFailsTheAggregate() async throws {
-        let slow = try TestUpstream()
-        slow.update { $0.delay = .seconds(3) }
-        let slowURL = "http://127.0.0.1:\(slow.port)"
-        try await withLarder({ Self.dashboard(&$0, origin: slowURL, rates: { $0.required = false }, deadline: .milliseconds(200)) }) { h async throws in
+        // An origin that reads the request and never answers; the route would wait 30 s for it.
+        let silent = try RawServer { fd, server in
+            RawServer.readHead(fd)
+            server.waitForPeerClose(fd, limit: .seconds(40))
+        }
+        defer { silent.stop() }
+        func configure(required: Bool) -> (inout ServeSettings) -> Void {
+            { settings in
+                Self.dashboard(&settings, origin: "http://127.0.0.1:\(silent.port)", rates: { $0.required = required }, deadline: .milliseconds(200))
+                settings.routes[0].caching.timeout = .seconds(30)
+            }
+        }
+        try await withLarder(configure(required: false)) { h async throws in
             let start = ContinuousClock.now
             let partial = try await h.get(Self.target)
-            #expect(ContinuousClock.now - start < .milliseconds(2500), "the answer did not wait for the slow part")
+            // Generous: a machine busy with other tests delays a Task by seconds; without the
+            // deadline this would take the route's 30 s.
+            #expect(ContinuousClock.now - start < .seconds(15), "the answer did not wait for the silent part")
             #expect(partial.status == 200)
             #expect(try json(partial)["rates"] is NSNull)
             #expect(partial.header("larder-parts")?.contains(#"rates="";missing;deadline"#) == true, "\(partial.header("larder-parts") ?? "")")
         }
-        try await withLarder({ Self.dashboard(&$0, origin: slowURL, deadline: .milliseconds(200)) }) { h async throws in
+        try await withLarder(configure(required: true)) { h async throws in
             let failed = try await h.get(Self.target)
             #expect(failed.status == 504)
             #expect((try json(failed)["detail"] as? String)?.contains("rates part did not answer within the aggregate's deadline of 200 ms") == true)
         }
-        await slow.stop()
     }
 
     /// A stored part past its freshness stands in when its origin fails or is too slow, as
     /// its stale-if-error allows, and the answer says so.
     @Test func aStalePartStandsInWhenItsOriginFailsOrIsLate() async throws {
-        let upstream = try TestUpstream()
-        upstream.update { $0.maxAge = 10; $0.extraHeaders = [("Cache-Control", "stale-if-error=3600")] }
-        try await withLarder(upstream: upstream, {
-            Self.dashboard(&$0, origin: "http://127.0.0.1:\(upstream.port)", deadline: .milliseconds(300))
+        /// What the origin does with each request: 0 answers, 1 fails with 503, 2 never answers.
+        final class Mode: Sendable {
+            let value = Atomic<Int>(0)
+        }
+        let mode = Mode()
+        let origin = try RawServer { fd, server in
+            RawServer.readHead(fd)
+            switch mode.value.load(ordering: .relaxed) {
+            case 0:
+                RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nCache-Control: max-age=10, stale-if-error=3600\r\n"
+                               + "ETag: \"r1\"\r\nContent-Length: \(Self.rates.utf8.count)\r\nConnection: close\r\n\r\n" + Self.rates)
+            case 1:
+                RawServer.send(fd, "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            default:
+                server.waitForPeerClose(fd, limit: .seconds(40))
+            }
+        }
+        defer { origin.stop() }
+        try await withLarder({
+            Self.dashboard(&$0, origin: "http://127.0.0.1:\(origin.port)", deadline: .milliseconds(300))
+            $0.routes[0].caching.timeout = .seconds(30)
         }) { h async throws in
             #expect(try await h.get(Self.target).status == 200)
             h.clock.advance(by: 60)
-            upstream.update { $0.status = 503; $0.maxAge = nil }
-            let failing = try await h.get("/dash?lat=52.52&lon=13.41&currency=EUR")
+            mode.value.store(1, ordering: .relaxed)
+            let failing = try await h.get(Self.target)
             let parts = failing.header("larder-parts") ?? ""
             #expect(failing.status == 200, "\(failing.text)")
             #expect(parts.contains(#"rates="larder; fwd=stale; fwd-status=503; detail=stale-if-error""#), "\(parts)")
-            upstream.update { $0.status = 200; $0.delay = .seconds(3) }
+            mode.value.store(2, ordering: .relaxed)
             h.clock.advance(by: 60)
-            let late = try await h.get("/dash?lat=52.52&lon=13.41&currency=EUR")
+            let late = try await h.get(Self.target)
             #expect(late.status == 200, "\(late.text)")
             #expect(late.header("larder-parts")?.contains(#"rates="larder; fwd=stale; detail=stale-if-error";deadline"#) == true,
                     "\(late.header("larder-parts") ?? "")")
             #expect(late.header("larder-missing") == nil)
         }
-        await upstream.stop()
     }
 
     @Test func ifNoneMatchWithTheAggregatesETagIs304() async throws {
