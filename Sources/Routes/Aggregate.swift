@@ -27,6 +27,7 @@ public final class Aggregate: Sendable {
     /// the OpenAPI document describes as written.
     let isBuiltInOverview: Bool
     let bodies = AggregateBodies()
+    let partRequests: PartRequests
 
     /// Nil when a part's target names no route here (the settings refuse such a file first).
     public init?(_ declaration: AggregateDeclaration, settings: ServeSettings, builtIns: [LarderRoutes.Mounted],
@@ -54,30 +55,28 @@ public final class Aggregate: Sendable {
         self.parameters = parameters
         self.metrics = metrics
         isBuiltInOverview = declaration == .overview
+        partRequests = PartRequests(readsClient: parts.contains { part in
+            if case .passThrough(let route) = part.route { return route.mount.rules.forwardedFor }
+            return false
+        })
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
-        let values: [Substring]
-        switch Self.values(of: parameters, in: request.query) {
-        case .success(let found): values = found
-        case .failure(let problem): return .now(CachedResponse.badParameter(problem))
+        let located: [Result<LarderRoutes.Part, HTTPResponseError>]
+        if let known = partRequests.lookups(for: request) {
+            located = known.map { .success($0) }
+        } else {
+            switch locate(request) {
+            case .success(let made): located = made
+            case .failure(let refusal): return .now(refusal.response)
+            }
         }
-        var base = request
-        base.method = .get
-        base.body = []
-        func answeredHere(_ field: HTTPHeaders.Element) -> Bool {
-            AggregatePart.aggregateOnlyFields.contains { HTTPHeaders.namesEqual(field.name, $0) }
-        }
-        // Filtered only when there is something to take out: most requests have none of them.
-        if request.headers.contains(where: answeredHere) { base.headers = request.headers.filter { !answeredHere($0) } }
         // Each part's ending, or nil while its lookup (in `lookups`, at the same place) is out.
         var endings: [AggregateAnswer.Ending] = []
         var lookups: [LarderRoutes.Part?] = []
         endings.reserveCapacity(parts.count)
-        for part in parts {
-            var partRequest = base
-            partRequest.target = part.requestTarget(values)
-            switch part.lookup(partRequest) {
+        for (part, location) in zip(parts, located) {
+            switch location {
             case .success(let lookup):
                 if let inMemory = lookup.cache.answerFromMemory(lookup.request) {
                     endings.append(.answered(inMemory, late: false))
@@ -107,6 +106,32 @@ public final class Aggregate: Sendable {
             }
             return answer(endings, request: request)
         }
+    }
+
+    /// What each part's route makes of its request, or the 400 that refuses the aggregate's
+    /// query; kept for the next equal request when every part was located.
+    private func locate(_ request: HTTPRequest) -> Result<[Result<LarderRoutes.Part, HTTPResponseError>], HTTPResponseError> {
+        let values: [Substring]
+        switch Self.values(of: parameters, in: request.query) {
+        case .success(let found): values = found
+        case .failure(let problem): return .failure(HTTPResponseError(CachedResponse.badParameter(problem)))
+        }
+        var base = request
+        base.method = .get
+        base.body = []
+        func answeredHere(_ field: HTTPHeaders.Element) -> Bool {
+            AggregatePart.aggregateOnlyFields.contains { HTTPHeaders.namesEqual(field.name, $0) }
+        }
+        // Filtered only when there is something to take out: most requests have none of them.
+        if request.headers.contains(where: answeredHere) { base.headers = request.headers.filter { !answeredHere($0) } }
+        let located = parts.map { part in
+            var partRequest = base
+            partRequest.target = part.requestTarget(values)
+            return part.lookup(partRequest)
+        }
+        let lookups = located.compactMap { try? $0.get() }
+        if lookups.count == parts.count { partRequests.keep(lookups, for: request) }
+        return .success(located)
     }
 
     /// The request target of each part for the aggregate's query (the admin API purges what

@@ -60,6 +60,21 @@ import TestSupport
         await origin.stop()
     }
 
+    /// The parts' requests made for one request are used again only for a request with the
+    /// same fields: a caller's `no-cache` reaches the parts.
+    @Test func aCallersDirectivesReachThePartsEveryTime() async throws {
+        let origin = try Self.origin()
+        try await withLarder({ Self.dashboard(&$0, origin: origin.url) }) { h async throws in
+            #expect(try await h.get(Self.target).status == 200)
+            #expect(try await h.get(Self.target).header("cache-status")?.hasPrefix("larder; hit") == true)
+            let forced = try await h.get(Self.target, headers: ["Cache-Control: no-cache"])
+            #expect(forced.status == 200)
+            #expect(h.upstream.count("/v1/forecast") == 2, "the weather part was revalidated")
+            #expect(try await h.get(Self.target).header("cache-status")?.hasPrefix("larder; hit") == true)
+        }
+        await origin.stop()
+    }
+
     /// A part and a direct request for the same key share one upstream call.
     @Test func partsCollapseWithDirectRequestsForTheSameKeys() async throws {
         let upstream = try TestUpstream()
