@@ -168,10 +168,16 @@ public final class Aggregate: Sendable {
                 }
             }
         }
-        let timer = Task {
-            // No leeway: the deadline is a promise to the caller, and the default let a wake-up slip by milliseconds.
-            try? await Task.sleep(for: deadline, tolerance: .zero)
-            sink.yield(nil)
+        // On a loop, the loop keeps the deadline (`LoopDeadlines`); elsewhere a sleeping Task
+        // does, with no leeway: the deadline is a promise to the caller.
+        var timer: Task<Void, Never>?
+        if let reactor = LoopExecutor.reactor {
+            LoopDeadlines.on(reactor).after(deadline) { sink.yield(nil) }
+        } else {
+            timer = Task {
+                try? await Task.sleep(for: deadline, tolerance: .zero)
+                sink.yield(nil)
+            }
         }
         for await event in events {
             guard let event else { break }
@@ -179,7 +185,7 @@ public final class Aggregate: Sendable {
             outstanding -= 1
             if outstanding == 0 { break }
         }
-        timer.cancel()
+        timer?.cancel()
         sink.finish()
         return gathered
     }
