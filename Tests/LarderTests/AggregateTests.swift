@@ -175,9 +175,14 @@ import TestSupport
             Self.dashboard(&$0, origin: "http://127.0.0.1:\(origin.port)", deadline: .seconds(2))
             $0.routes[0].caching.timeout = .seconds(30)
         }) { h async throws in
-            // The built-in parts stay fresh throughout: only the rates go stale.
+            // Every part is stored first, by direct requests (no deadline), and the built-in
+            // parts stay fresh throughout: only the rates go stale.
             h.upstream.update { $0.maxAge = 3600 }
-            #expect(try await h.get(Self.target).status == 200)
+            for part in ["/weather?lat=52.52&lon=13.41", "/balance", "/rates/latest?base=EUR"] {
+                #expect(try await h.get(part).status == 200)
+            }
+            let stored = try await h.get(Self.target)
+            #expect(stored.status == 200 && stored.header("cache-status")?.hasPrefix("larder; hit") == true, "\(stored.text)")
             h.clock.advance(by: 60)
             mode.value.store(1, ordering: .relaxed)
             let failing = try await h.get(Self.target)
