@@ -256,7 +256,7 @@ import TestSupport
     }
 
     /// Fetches outrun disk writes: 600 distinct 1 MiB answers over 8 connections, into a write
-    /// queue of 4 MiB (half the memory limit), so writes are skipped rather than queued.
+    /// queue of 32 MiB (four times the memory limit), so writes are skipped rather than queued.
     @Test(.disabled(if: underSanitizer, "a sanitizer's shadow memory and quarantine are not Larder's"))
     func manyLargeAnswersDoNotQueueUnboundedDiskWrites() async throws {
         let origin = try Self.blobOrigin()
