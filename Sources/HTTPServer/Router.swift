@@ -67,9 +67,15 @@ public struct Router: Sendable {
         if let handler = byMethod.serving(request.method) {
             return handler(request)
         }
-        let allow = Self.allowed(byMethod.methods)
-        return .now(ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow).")
-            .response(extraHeaders: [("Allow", allow)]))
+        return .now(Self.methodNotAllowed(request, allowing: byMethod.methods))
+    }
+
+    /// 405 with `Allow` for a path that serves only `methods` (GET brings HEAD): the router's
+    /// own answer, and that of a handler that routes some paths itself.
+    public static func methodNotAllowed(_ request: HTTPRequest, allowing methods: [HTTPMethod]) -> HTTPResponse {
+        let allow = allowed(methods)
+        return ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use \(allow).")
+            .response(extraHeaders: [("Allow", allow)])
     }
 
     static func allowed(_ methods: [HTTPMethod]) -> String {

@@ -102,10 +102,7 @@ final class ServingRoutes: Sendable {
 
     /// An aggregate answers GET and HEAD, as every path of the router does.
     static func serve(_ aggregate: Aggregate, _ request: HTTPRequest) -> HTTPHandlerResult {
-        guard request.method == .get || request.method == .head else {
-            return .now(ProblemDetails(status: 405, detail: "\(request.method) is not allowed on \(request.path); use GET, HEAD.")
-                .response(extraHeaders: [("Allow", "GET, HEAD")]))
-        }
+        guard request.method == .get || request.method == .head else { return .now(Router.methodNotAllowed(request, allowing: [.get])) }
         return aggregate.handle(request)
     }
 

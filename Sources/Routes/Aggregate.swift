@@ -62,9 +62,9 @@ public final class Aggregate: Sendable {
     }
 
     public func handle(_ request: HTTPRequest) -> HTTPHandlerResult {
-        let located: [Result<LarderRoutes.Part, HTTPResponseError>]
-        if let known = partRequests.lookups(for: request) {
-            located = known.map { .success($0) }
+        let located: PartRequests.Located
+        if let known = partRequests.located(for: request) {
+            located = known
         } else {
             switch locate(request) {
             case .success(let made): located = made
@@ -110,7 +110,7 @@ public final class Aggregate: Sendable {
 
     /// What each part's route makes of its request, or the 400 that refuses the aggregate's
     /// query; kept for the next equal request when every part was located.
-    private func locate(_ request: HTTPRequest) -> Result<[Result<LarderRoutes.Part, HTTPResponseError>], HTTPResponseError> {
+    private func locate(_ request: HTTPRequest) -> Result<PartRequests.Located, HTTPResponseError> {
         let values: [Substring]
         switch Self.values(of: parameters, in: request.query) {
         case .success(let found): values = found
@@ -129,8 +129,7 @@ public final class Aggregate: Sendable {
             partRequest.target = part.requestTarget(values)
             return part.lookup(partRequest)
         }
-        let lookups = located.compactMap { try? $0.get() }
-        if lookups.count == parts.count { partRequests.keep(lookups, for: request) }
+        partRequests.keep(located, for: request)
         return .success(located)
     }
 

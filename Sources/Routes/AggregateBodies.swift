@@ -1,5 +1,4 @@
 import Caching
-import Synchronization
 
 /// The bodies an aggregate made, with their ETags, by the parts' JSON they were made of.
 /// Keyed by where each part's JSON is stored, as `ShapeMemo` is: while the parts are the
@@ -9,29 +8,22 @@ import Synchronization
 /// MiB is kept (a body and its parts counted twice its size); a body over an eighth of that
 /// is made every time.
 final class AggregateBodies: Sendable {
-    /// What the kept bodies and their parts may take, at most; then it starts again.
-    private static let byteLimit = 1 << 20
     private struct Made {
         let parts: [[UInt8]?]
         let body: [UInt8]
         let etag: String
     }
-    private let made = Mutex<(bodies: [[Int]: Made], bytes: Int)>(([:], 0))
+    /// A body and its parts count twice the body's size.
+    private let made = BoundedMemo<[Int], Made>(budget: 1 << 20)
 
     /// The body for these parts (their JSON, or none for a missing one) and its strong ETag,
     /// made by `make` when new.
     func body(of parts: [AggregateAnswer.Result], _ make: () -> [UInt8]) -> (body: [UInt8], etag: String) {
         let key = parts.map { part in part.shaped.map { $0.json.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) } } ?? -1 }
-        if let known = made.withLock({ $0.bodies[key] }) { return (known.body, known.etag) }
+        if let known = made[key] { return (known.body, known.etag) }
         let body = make()
         let etag = RenderedResponse.etag(of: body)
-        let bytes = 2 * body.count
-        guard bytes <= Self.byteLimit / 8 else { return (body, etag) }
-        made.withLock { made in
-            if made.bytes + bytes > Self.byteLimit { made = ([:], 0) }
-            made.bodies[key] = Made(parts: parts.map { $0.shaped?.json }, body: body, etag: etag)
-            made.bytes += bytes
-        }
+        made.keep(Made(parts: parts.map { $0.shaped?.json }, body: body, etag: etag), for: key, cost: 2 * body.count)
         return (body, etag)
     }
 }

@@ -1,6 +1,5 @@
 import Foundation
 import HTTPCore
-import Synchronization
 
 /// What an aggregate keeps of one part's JSON: the value at a JSON pointer, the members of an
 /// allow list, and (for an aggregate that merges) its members one by one. An origin's body is
@@ -91,25 +90,18 @@ struct ShapeProblem: Error, Equatable {
 /// its entry is here. At most a MiB is kept (a body and its shape counted twice its size),
 /// then it starts again; a body over an eighth of that is shaped every time.
 final class ShapeMemo: Sendable {
-    /// What the kept bodies and their shapes may take, at most; then it starts again.
-    private static let byteLimit = 1 << 20
     private struct Kept {
         let body: [UInt8]
         let shape: Result<PartShape.Shaped, ShapeProblem>
     }
-    private let kept = Mutex<(shapes: [Int: Kept], bytes: Int)>(([:], 0))
+    /// A body and its shape count twice the body's size.
+    private let kept = BoundedMemo<Int, Kept>(budget: 1 << 20)
 
     func shaped(_ body: [UInt8], _ make: ([UInt8]) -> Result<PartShape.Shaped, ShapeProblem>) -> Result<PartShape.Shaped, ShapeProblem> {
         let address = body.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
-        if let known = kept.withLock({ $0.shapes[address] }), known.body.count == body.count { return known.shape }
+        if let known = kept[address], known.body.count == body.count { return known.shape }
         let made = make(body)
-        let bytes = 2 * body.count
-        guard bytes <= Self.byteLimit / 8 else { return made }
-        kept.withLock { kept in
-            if kept.bytes + bytes > Self.byteLimit { kept = ([:], 0) }
-            kept.shapes[address] = Kept(body: body, shape: made)
-            kept.bytes += bytes
-        }
+        kept.keep(Kept(body: body, shape: made), for: address, cost: 2 * body.count)
         return made
     }
 }
