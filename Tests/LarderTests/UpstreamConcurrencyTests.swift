@@ -54,6 +54,31 @@ import Locking
         #expect(told < .seconds(1) && limit.inFlight == 0)
     }
 
+    /// Waiters are expired by one task per limit, woken at the earliest deadline: a waiter
+    /// that comes later with less patience still leaves on time, and the earlier one on its own.
+    @Test func aLaterWaiterWithLessPatienceStillLeavesOnTime() async throws {
+        let limit = ConcurrencyLimit(limit: 1, queueLimit: 3)
+        let gate = Gate(open: false)
+        let holder = Task { [limit, gate] in try await limit.run(waitingAtMost: .seconds(30)) { _ in await gate.wait() } }
+        #expect(await eventually { limit.inFlight == 1 })
+        let began = ContinuousClock.now
+        let patient = Task { [limit] in
+            do { try await limit.run(waitingAtMost: .milliseconds(1500)) { _ in }; return false }
+            catch { return error is ConcurrencyLimit.WaitedTooLong }
+        }
+        #expect(await eventually { limit.queued == 1 })
+        await #expect(throws: ConcurrencyLimit.WaitedTooLong.self) {
+            try await limit.run(waitingAtMost: .milliseconds(200)) { _ in }
+        }
+        #expect(ContinuousClock.now - began < .milliseconds(1400))
+        #expect(try await patient.value)
+        #expect(ContinuousClock.now - began >= .milliseconds(1500))
+        #expect(limit.queued == 0)
+        gate.open()
+        try await holder.value
+        #expect(limit.inFlight == 0)
+    }
+
     /// Through a real Larder: with one slot held by a slow fetch, the next request's answer
     /// comes within its upstream timeout (504), not after the first fetch ends.
     @Test func aRequestQueuedBehindSlowOnesAnswersWithinItsTimeout() async throws {
