@@ -67,6 +67,7 @@ bench: prerequisites
 	python3 bench/aggregate.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
 	.build/release/larder-bench upstream-overhead 1000
 	.build/release/larder-bench memory-hit 1000000
+	.build/release/larder-bench pieces 1000000
 
 ## Measurement (not part of `make test`): the HTTP caching conformance suite through a
 ## pass-through route. CACHE_TESTS is a checkout of http-tests/cache-tests outside this repo.

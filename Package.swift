@@ -188,7 +188,8 @@ let package = Package(
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
         .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "Observability"]),
         // Measurements that are not tests: `make bench`.
-        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log")]),
+        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log"),
+                                                                     .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Collections", package: "swift-collections")]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),

@@ -1,5 +1,7 @@
 /// Header field lines rendered once into bytes (each ending in CRLF), for responses whose
 /// fixed fields repeat: a cache hit then copies them instead of rendering them again.
+/// Measured (`larder-bench pieces`): five stored fields in 59–86 ns per hit against
+/// 684–773 ns rendered from their `String` pairs.
 public struct RenderedFields: Sendable, Equatable {
     public let bytes: [UInt8]
     /// Whether a `Date` field is among them (the server then adds none).

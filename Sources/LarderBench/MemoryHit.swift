@@ -5,7 +5,7 @@ import Foundation
 /// Nanoseconds per memory hit: `Cache.answerFromMemory` in a loop, on one hot key and
 /// on many keys, with no upstream involved after the first fill.
 enum MemoryHit {
-    private struct Fetcher: CacheFetcher {
+    struct Fetcher: CacheFetcher {
         func fetch(_ request: CacheRequest) async throws -> CacheEntry {
             CacheEntry(status: 200, headers: [("Cache-Control", "max-age=3600"), ("ETag", "\"1\"")],
                        body: Array("{\"latitude\":52.52,\"longitude\":13.41,\"temperature\":3.2}".utf8),

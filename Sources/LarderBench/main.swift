@@ -30,6 +30,8 @@ case "fill-disk":
     blocking { try await FillDisk.run(directory: directory, count: count, origin: origin) }
 case "memory-accounting":
     MemoryAccounting.run(entries: Int(argument(1) ?? "") ?? 50_000)
+case "pieces":
+    blocking { await Pieces.run(iterations: Int(argument(1) ?? "") ?? 1_000_000) }
 case "memory-hit":
     blocking { await MemoryHit.run(iterations: Int(argument(1) ?? "") ?? 1_000_000) }
 case "hit-path":
@@ -52,7 +54,7 @@ case "miss-path":
         exit(1)
     }
 default:
-    print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | memory-accounting [entries]"
+    print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | pieces [iterations] | memory-accounting [entries]"
           + " | fill-disk directory count origin"
           + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | miss-path requests simulator-url [log level]")
 }

@@ -10,7 +10,9 @@ import Locking
 /// One log line as bytes, in either output format: logfmt (`time=… level=… msg="…"
 /// key=value`, a value quoted when it is empty or holds a space, `"`, `=`, `\` or a
 /// control) or one JSON object (numbers as numbers). Written straight into a byte buffer,
-/// because every request's access line goes through here.
+/// because every request's access line goes through here. Measured (`larder-bench pieces`):
+/// an access line through `LogOutput` costs 3.0–3.5 µs against 11.2–13.1 µs through
+/// swift-log's `StreamLogHandler`.
 struct LogLine: ~Copyable {
     private var bytes: ByteBuffer
     private let json: Bool

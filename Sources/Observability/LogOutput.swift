@@ -48,6 +48,9 @@ public struct LogOutput: LogHandler {
         LoggingSystem.bootstrap { LogOutput(label: $0, level: level, format: format) }
     }
 
+    /// Writes out every line gathered so far (larder-bench, before it points standard output back).
+    @_spi(Bench) public static func flush() { LogSink.shared.flush() }
+
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }
         set { metadata[key] = newValue }

@@ -8,6 +8,8 @@ import HTTPCore
 /// summed and written out at scrape time with only the series that have counted something
 /// (no wall of zeros), but for the stale answers of the routes the cache answers: an alert
 /// reads those, and a series that first appears at 1 shows it no increase.
+/// Measured (`larder-bench pieces`): 24–25 ns per request against 978–1,351 ns through
+/// swift-prometheus's registry (a counter and a duration histogram looked up by labels).
 ///
 /// Route labels are the router's own paths, plus `pass-through` for every path a
 /// pass-through route answers and `other` for the rest.
@@ -19,7 +21,7 @@ public final class RequestSeries: Sendable {
     static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     /// One route label, as an index into the tables.
-    struct Route: Sendable {
+    @_spi(Bench) public struct Route: Sendable {
         fileprivate let index: Int
     }
 
@@ -53,7 +55,7 @@ public final class RequestSeries: Sendable {
     /// The route a request counts under: the position in `routes` of the path the router
     /// matched (`Router.handle(_:matchedPath:)`), else `pass-through` when `passThrough` says
     /// a pass-through route covers its path, else `other`.
-    func route(matched: Int?, passThrough: @autoclosure () -> Bool) -> Route {
+    @_spi(Bench) public func route(matched: Int?, passThrough: @autoclosure () -> Bool) -> Route {
         if let matched, routes.indices.contains(matched) { return Route(index: matched) }
         return Route(index: labels.count - (passThrough() ? 2 : 1))
     }
@@ -61,7 +63,7 @@ public final class RequestSeries: Sendable {
     func label(_ route: Route) -> String { labels[route.index] }
 
     /// Counts one answered request and its duration.
-    func record(_ route: Route, status: Int, result: CacheOutcome, nanoseconds: Int) {
+    @_spi(Bench) public func record(_ route: Route, status: Int, result: CacheOutcome, nanoseconds: Int) {
         if Self.statuses.contains(status) { requests.add(requestCell(route: route.index, offset: status - Self.statuses.lowerBound)) }
         let first = durationsStart(route: route.index, result: Int(result.counted.rawValue))
         var bucket = 0
