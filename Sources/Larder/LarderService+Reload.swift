@@ -53,6 +53,7 @@ extension LarderService {
         keep("cache-dir", \.cacheDirectory)
         keep("memory-limit", \.memoryLimit)
         keep("disk-limit", \.diskLimit)
+        keep("max-request-body", \.maxRequestBody)
         keep("ca-file", \.caFile)
         keep("log-level", \.logLevel)
         keep("log-format", \.logFormat)

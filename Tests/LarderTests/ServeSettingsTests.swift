@@ -29,7 +29,8 @@ import Redis
                       ["upstream.backoff": "soon"], ["redis.url": "http://redis:6379"], ["redis.url": "redis://"],
                       ["redis.url": "redis://h:70000"], ["redis.url": "redis://h/x"], ["redis.timeout": "0"], ["redis.timeout": "11s"],
                       ["redis.prefix": ""], ["redis.prefix": "has space"],
-                      ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"]])
+                      ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"],
+                      ["max.request.body": "0"], ["max.request.body": "2GiB"], ["max.request.body": "big"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])

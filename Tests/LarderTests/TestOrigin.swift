@@ -16,11 +16,13 @@ final class TestOrigin: Sendable {
     }
     private let shared: Shared
 
-    init(_ respond: @escaping Respond = { _ in HTTPResponse(status: 200, body: "origin") }) throws {
+    init(maxBodyBytes: Int = HTTPServerConfiguration().maxBodyBytes,
+         _ respond: @escaping Respond = { _ in HTTPResponse(status: 200, body: "origin") }) throws {
         let shared = Shared(respond)
         self.shared = shared
         var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0)
         configuration.eventLoops = 1
+        configuration.maxBodyBytes = maxBodyBytes
         server = HTTPServer(configuration: configuration) { request in
             shared.seen.withLock { $0.append(request) }
             return .now(shared.respond.withLock { $0 }(request))
