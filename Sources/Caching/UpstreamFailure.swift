@@ -23,6 +23,11 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     /// No answer: refused, reset, not HTTP, or Larder's own queue for the upstream full.
     public static let unreachable = UpstreamFailure(detail: "the upstream could not be reached")
 
+    /// The upstream answered with a body larger than Larder holds of one answer (it was reached).
+    public static func tooLarge(limit: Int) -> UpstreamFailure {
+        UpstreamFailure(detail: "the upstream's answer is larger than \(limit >> 20) MiB, the most Larder holds of one answer")
+    }
+
     /// The upstream was not asked (or its 429/503 just began a pause): it reopens in
     /// `retryAfter` seconds. `upstreamStatus` is the status that began the pause, if any.
     public static func backingOff(retryAfter: Int, upstreamStatus: Int?) -> UpstreamFailure {

@@ -86,7 +86,11 @@ public struct UpstreamFetcher: CacheFetcher {
         } catch {
             settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
             // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.
-            throw error as? UpstreamError == .timeout ? UpstreamFailure.timedOut : UpstreamFailure.unreachable
+            switch error as? UpstreamError {
+            case .timeout?: throw UpstreamFailure.timedOut
+            case .bodyTooLarge(let limit)?: throw UpstreamFailure.tooLarge(limit: limit)
+            default: throw UpstreamFailure.unreachable
+            }
         }
         settle(.answered(status: entry.status, retryAfter: entry.header("retry-after")), probe: probe)
         if backoff.pauses(onStatus: entry.status), let pause = backoff.pause(now: clock.now()) {

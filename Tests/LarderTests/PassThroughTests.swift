@@ -65,6 +65,21 @@ struct PassThroughTests {
         }
     }
 
+    /// An answer over the 8 MiB Larder holds of one is a 502 that says so, not "could not be
+    /// reached", and the origin stays open to the next request.
+    @Test func anAnswerLargerThanLarderHoldsIs502SayingSo() async throws {
+        let origin = try TestOrigin { request in
+            HTTPResponse(status: 200, body: [UInt8](repeating: 0x62, count: request.path.hasSuffix("big") ? 9 << 20 : 10))
+        }
+        try await withRoutes([("/f", origin)]) { larder in
+            let big = try await larder.get("/f/big")
+            #expect(big.status == 502 && big.header("Content-Type") == "application/problem+json")
+            #expect(big.text.contains("larger than 8 MiB"))
+            let small = try await larder.get("/f/small")
+            #expect(small.status == 200 && small.body.count == 10)
+        }
+    }
+
     @Test func unknownMethodsAndBodiesGoThroughAndAreNeverCached() async throws {
         let origin = try TestOrigin(Self.cacheable())
         try await withRoutes([("/", origin)]) { larder in
