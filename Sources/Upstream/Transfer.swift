@@ -64,7 +64,8 @@ final class Transfer: @unchecked Sendable {
             // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
             _ = larder_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
         }
-        _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.maxBodyBytes))
+        // A HEAD answer's Content-Length announces a body that never comes: 0 turns curl's check off.
+        _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, request.method == .head ? 0 : curl_off_t(request.maxBodyBytes))
         _ = larder_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = larder_easy_setopt_pointer(easy, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque())
 

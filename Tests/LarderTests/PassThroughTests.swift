@@ -66,7 +66,8 @@ struct PassThroughTests {
     }
 
     /// An answer over the 8 MiB Larder holds of one is a 502 that says so, not "could not be
-    /// reached", and the origin stays open to the next request.
+    /// reached", and the origin stays open to the next request. A HEAD for it has no body
+    /// to hold: it is relayed with the origin's Content-Length.
     @Test func anAnswerLargerThanLarderHoldsIs502SayingSo() async throws {
         let origin = try TestOrigin { request in
             HTTPResponse(status: 200, body: [UInt8](repeating: 0x62, count: request.path.hasSuffix("big") ? 9 << 20 : 10))
@@ -77,6 +78,8 @@ struct PassThroughTests {
             #expect(big.text.contains("larger than 8 MiB"))
             let small = try await larder.get("/f/small")
             #expect(small.status == 200 && small.body.count == 10)
+            let head = try await larder.get("/f/big", method: "HEAD")
+            #expect(head.status == 200 && head.header("Content-Length") == "\(9 << 20)")
         }
     }
 
