@@ -29,7 +29,16 @@ extension Cache {
                 fetched = try await fetcher.fetch(sent)
             }
         } catch {
-            return failed(UpstreamFailure(noAnswer: error), stored: stored, noAnswer: true)
+            let failure = UpstreamFailure(noAnswer: error)
+            // Too large to hold whole, the answer can be neither stored nor ranged here: a
+            // Range request then goes to the origin as the client sent it, and the part it
+            // answers is relayed.
+            guard failure.tooLarge, request.headers.contains("range") else { return failed(failure, stored: stored, noAnswer: true) }
+            do {
+                return pass(try await fetcher.fetch(request), request, stored: stored)
+            } catch {
+                return failed(UpstreamFailure(noAnswer: error), stored: stored, noAnswer: true)
+            }
         }
         if fetched.status == 304 {
             // Not Modified answers a conditional request; passed on, it would tell a client

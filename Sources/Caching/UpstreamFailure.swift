@@ -10,6 +10,8 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     public var detail: String
     /// Set while the upstream is backing off: the seconds until it reopens.
     public var retryAfter: Int?
+    /// The answer was larger than Larder holds of one (`tooLarge(limit:)`).
+    public var tooLarge = false
 
     public init(timeout: Bool = false, upstreamStatus: Int? = nil, detail: String, retryAfter: Int? = nil) {
         self.timeout = timeout
@@ -25,7 +27,9 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
 
     /// The upstream answered with a body larger than Larder holds of one answer (it was reached).
     public static func tooLarge(limit: Int) -> UpstreamFailure {
-        UpstreamFailure(detail: "the upstream's answer is larger than \(limit >> 20) MiB, the most Larder holds of one answer")
+        var failure = UpstreamFailure(detail: "the upstream's answer is larger than \(limit >> 20) MiB, the most Larder holds of one answer")
+        failure.tooLarge = true
+        return failure
     }
 
     /// The upstream was not asked (or its 429/503 just began a pause): it reopens in

@@ -67,10 +67,15 @@ struct PassThroughTests {
 
     /// An answer over the 8 MiB Larder holds of one is a 502 that says so, not "could not be
     /// reached", and the origin stays open to the next request. A HEAD for it has no body
-    /// to hold: it is relayed with the origin's Content-Length.
+    /// to hold: it is relayed with the origin's Content-Length; a Range request for it goes to
+    /// the origin as sent, and the origin's part is relayed.
     @Test func anAnswerLargerThanLarderHoldsIs502SayingSo() async throws {
         let origin = try TestOrigin { request in
-            HTTPResponse(status: 200, body: [UInt8](repeating: 0x62, count: request.path.hasSuffix("big") ? 9 << 20 : 10))
+            if request.headers["range"] == "bytes=0-99" {
+                return HTTPResponse(status: 206, headers: HTTPHeaders([("Content-Range", "bytes 0-99/\(9 << 20)")]),
+                                    body: [UInt8](repeating: 0x62, count: 100))
+            }
+            return HTTPResponse(status: 200, body: [UInt8](repeating: 0x62, count: request.path.hasSuffix("big") ? 9 << 20 : 10))
         }
         try await withRoutes([("/f", origin)]) { larder in
             let big = try await larder.get("/f/big")
@@ -80,6 +85,11 @@ struct PassThroughTests {
             #expect(small.status == 200 && small.body.count == 10)
             let head = try await larder.get("/f/big", method: "HEAD")
             #expect(head.status == 200 && head.header("Content-Length") == "\(9 << 20)")
+            // A range of it is the origin's own part, relayed with one Content-Range.
+            let part = try await larder.get("/f/big", headers: ["Range: bytes=0-99"])
+            #expect(part.status == 206 && part.body.count == 100)
+            #expect(part.headerValues("Content-Range") == ["bytes 0-99/\(9 << 20)"])
+            #expect(part.header("Cache-Status")?.contains("stored") == false)
         }
     }
 
