@@ -18,6 +18,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var maxHeaderCount: Int = 100
     /// Largest request body, after chunked decoding (413 past it).
     public var maxBodyBytes: Int = 1024 * 1024
+    /// The largest body for a request to a path, where some paths take another limit than
+    /// `maxBodyBytes` (an upload route); asked once per request that has a body.
+    public var bodyLimit: (@Sendable (_ path: Substring) -> Int)?
     /// Time allowed from the first byte of a request to the end of its header block (408, then close).
     public var headerReadTimeout: Duration = .seconds(10)
     /// Longest pause in the arrival of a request body (408, then close): a body must keep coming.

@@ -40,6 +40,7 @@ struct RequestParser {
         var maxHeaderBytes: Int
         var maxHeaderCount: Int
         var maxBodyBytes: Int
+        var bodyLimit: (@Sendable (Substring) -> Int)? = nil
     }
 
     let limits: Limits
@@ -52,6 +53,8 @@ struct RequestParser {
     private var headers = HTTPHeaders()
     private var headerBytes = 0
     private var body: [UInt8] = []
+    /// The current request's body limit (`Limits.bodyLimit` for its path, else `maxBodyBytes`).
+    private var maxBody = 0
     private var keepAlive = true
     /// True between the end of a header block and its first body byte when the client sent
     /// `Expect: 100-continue`; the connection answers `100 Continue` once and clears it.
@@ -63,7 +66,7 @@ struct RequestParser {
 
     init(configuration c: HTTPServerConfiguration) {
         self.init(limits: Limits(maxRequestLineBytes: c.maxRequestLineBytes, maxHeaderBytes: c.maxHeaderBytes,
-                                 maxHeaderCount: c.maxHeaderCount, maxBodyBytes: c.maxBodyBytes))
+                                 maxHeaderCount: c.maxHeaderCount, maxBodyBytes: c.maxBodyBytes, bodyLimit: c.bodyLimit))
     }
 
     /// True while a request's head is incomplete (its header-read timeout is running).
@@ -157,7 +160,7 @@ struct RequestParser {
                     buffer.consume(length + 2)
                     if size == 0 {
                         state = .trailers
-                    } else if size > limits.maxBodyBytes - body.count {
+                    } else if size > maxBody - body.count {
                         return .failure(.bodyTooLarge)
                     } else {
                         state = .chunkData(remaining: size)
@@ -346,6 +349,10 @@ struct RequestParser {
 
         let lengths = framing.contentLengths
         let codings = framing.codings
+        maxBody = limits.maxBodyBytes
+        if let bodyLimit = limits.bodyLimit, framing.transferEncoding || !lengths.isEmpty {
+            maxBody = bodyLimit(target[..<(target.firstIndex(of: "?") ?? target.endIndex)])
+        }
         if !lengths.isEmpty, framing.transferEncoding {
             return .bad("Content-Length and Transfer-Encoding together are not allowed.")
         }
@@ -365,7 +372,7 @@ struct RequestParser {
                 return raw.utf8.allSatisfy(FieldSyntax.isDigit) && !raw.isEmpty ? .bodyTooLarge
                     : .bad("Content-Length is not a non-negative integer.")
             }
-            if length > limits.maxBodyBytes { return .bodyTooLarge }
+            if length > maxBody { return .bodyTooLarge }
             state = .fixedBody(remaining: length)
         } else {
             state = .fixedBody(remaining: 0)

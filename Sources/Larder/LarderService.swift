@@ -104,7 +104,10 @@ public final class LarderService: Service, @unchecked Sendable {
             + [RequestSeries.passThroughLabel]
         let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
                                   passThroughCovers: { current().passThrough?.covers($0) == true })
-        let server = HTTPServer(configuration: settings.serverConfiguration, logger: logger, handler: accessLog.wrap(router))
+        var configuration = settings.serverConfiguration
+        // Read per request with a body, from the routes serving now: a reload applies at once.
+        configuration.bodyLimit = { path in current().requestBodyLimit(path) }
+        let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router))
         serverBox.server = server
         // The admin listener binds first, so a port in use stops the start before the public port serves.
         if let adminPort = settings.adminPort, let token = settings.adminToken {

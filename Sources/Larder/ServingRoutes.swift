@@ -92,6 +92,14 @@ final class ServingRoutes: Sendable {
                                              aggregates: Array(aggregates.values)).utf8)
     }
 
+    /// The largest body a request to `path` may carry: the limit of the pass-through route
+    /// that serves it when that route sets one, else the top-level `max-request-body`.
+    func requestBodyLimit(_ path: Substring) -> Int {
+        guard !settings.servedPaths.contains(String(path)), let route = passThrough?.routes.first(where: { $0.mount.covers(path) }),
+              let limit = route.mount.rules.maxRequestBody else { return settings.maxRequestBody }
+        return limit
+    }
+
     /// A request no path of the router's own matched: an aggregate (one a reload added),
     /// else a pass-through route, else 404.
     func serveUnrouted(_ request: HTTPRequest) -> HTTPHandlerResult {

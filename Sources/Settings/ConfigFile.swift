@@ -177,6 +177,12 @@ public struct ConfigFile: Sendable {
                     if let via = reader.flag(value) { rules.via = via }
                 case "x-forwarded-for":
                     if let forwardedFor = reader.flag(value) { rules.forwardedFor = forwardedFor }
+                case "max-request-body":
+                    if let limit = value.string.flatMap(SettingValues.requestBodyLimit) {
+                        rules.maxRequestBody = limit
+                    } else {
+                        reader.problem("must be a size from 1B to 1GiB")
+                    }
                 case "lifetime":
                     guard case .mapping(let entries) = value else {
                         reader.problem("must map statuses to durations ({200: 10m, 404: 1m})")

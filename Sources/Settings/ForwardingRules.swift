@@ -17,6 +17,8 @@ public struct ForwardingRules: Sendable, Equatable {
     /// Whether the client's address is added to `X-Forwarded-For`. Off by default: it makes
     /// requests of different clients differ, so they no longer share one upstream fetch.
     public var forwardedFor = false
+    /// The largest request body this route takes; nil for the top-level `max-request-body`.
+    public var maxRequestBody: Int?
 
     public init() {}
 

@@ -76,6 +76,7 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         if !rules.removeFields.isEmpty { notes.append("remove-fields " + rules.removeFields.joined(separator: " ")) }
         if !rules.via { notes.append("no via") }
         if rules.forwardedFor { notes.append("x-forwarded-for") }
+        if let limit = rules.maxRequestBody { notes.append("max-request-body \(limit)") }
         for (status, lifetime) in caching.lifetimes.sorted(by: { $0.key < $1.key }) { notes.append("lifetime \(status) \(lifetime.seconds)s") }
         if caching.staleWhileRevalidate > .zero { notes.append("stale-while-revalidate \(caching.staleWhileRevalidate.seconds)s") }
         if caching.staleIfError > .zero { notes.append("stale-if-error \(caching.staleIfError.seconds)s") }

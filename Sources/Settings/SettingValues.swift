@@ -29,6 +29,11 @@ enum SettingValues {
         Int(text).flatMap { (1...1024).contains($0) ? $0 : nil }
     }
 
+    /// A request body limit, top-level or a route's: a size from 1 B to 1 GiB.
+    static func requestBodyLimit(_ text: String) -> Int? {
+        bytes(text).flatMap { (1...(1 << 30)).contains($0) ? $0 : nil }
+    }
+
     private static func wholeNumber(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text)

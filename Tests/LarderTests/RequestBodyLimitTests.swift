@@ -32,6 +32,27 @@ struct RequestBodyLimitTests {
         await origin.stop()
     }
 
+    /// A pass-through route's own `max-request-body` takes uploads the top-level limit
+    /// refuses, on that route only; read from a configuration file with its line when bad.
+    @Test func aRouteTakesLargerUploadsThanTheRestWhenItsLimitSaysSo() async throws {
+        let origin = try TestOrigin(maxBodyBytes: 8 << 20) { request in HTTPResponse(status: 200, body: "\(request.body.count)") }
+        var uploads = RouteMount("/up=\(origin.url)")!
+        uploads.rules.maxRequestBody = 3 << 20
+        try await withLarder({ settings in settings.routes = [uploads, RouteMount("/=\(origin.url)")!] }) { h in
+            for (path, status) in [("/up/file", 200), ("/elsewhere", 413)] {
+                let client = try TestClient(port: h.port)
+                try client.send("POST \(path) HTTP/1.1\r\nHost: larder\r\nContent-Length: \(2 << 20)\r\n\r\n")
+                if status == 200 { try client.send([UInt8](repeating: 0x75, count: 2 << 20)) }
+                #expect(try await client.readResponse().status == status, "\(path)")
+            }
+            #expect(origin.requests.map(\.body.count) == [2 << 20])
+        }
+        await origin.stop()
+        let (path, lines) = try await ConfigFileTests.problems(
+            "routes:\n  /up:\n    origin: http://o\n    max-request-body: 64MiB\n  /bad:\n    origin: http://o\n    max-request-body: 2GiB\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("\(path):7: routes./bad.max-request-body") && lines[0].contains("1B to 1GiB"), "\(lines)")
+    }
+
     /// 1 MiB unless set: the same 2 MiB upload is refused, on a chunked body as well.
     @Test func theDefaultIsOneMebibyteChunkedBodiesIncluded() async throws {
         #expect(ServeSettings().maxRequestBody == 1 << 20)
