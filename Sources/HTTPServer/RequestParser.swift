@@ -350,9 +350,7 @@ struct RequestParser {
         let lengths = framing.contentLengths
         let codings = framing.codings
         maxBody = limits.maxBodyBytes
-        if let bodyLimit = limits.bodyLimit, framing.transferEncoding || !lengths.isEmpty {
-            maxBody = bodyLimit(target[..<(target.firstIndex(of: "?") ?? target.endIndex)])
-        }
+        if framing.transferEncoding || !lengths.isEmpty, let limit = limits.bodyLimit { maxBody = limit(target[..<(target.firstIndex(of: "?") ?? target.endIndex)]) }
         if !lengths.isEmpty, framing.transferEncoding {
             return .bad("Content-Length and Transfer-Encoding together are not allowed.")
         }
