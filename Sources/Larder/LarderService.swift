@@ -155,7 +155,7 @@ public final class LarderService: Service, @unchecked Sendable {
     private func openDisk() throws -> DiskTier {
         let disk: DiskTier
         do {
-            // The write queue's bytes (32 MiB at most) come on top of the memory tier's.
+            // The write queue's bytes (16 MiB at most) come on top of the memory tier's.
             let logger = logger
             disk = try DiskTier(directory: settings.cacheDirectory, budget: settings.diskLimit,
                                 report: { logger.warning("disk: \($0)") }, inform: { logger.info("disk: \($0)") })
