@@ -61,6 +61,42 @@ struct RequestFraming {
     }
 }
 
+// MARK: The body the fields call for (RFC 9112 §6.1–6.3)
+
+extension RequestFraming {
+    enum Body { case length(Int), chunked }
+
+    /// Whether the fields say a body follows (a length or a transfer coding).
+    var announcesBody: Bool { transferEncoding || !contentLengths.isEmpty }
+
+    /// How the body is framed, or why the request is refused (413 past `maxBody`).
+    func body(version: HTTPVersion, maxBody: Int) -> Result<Body, HTTPParseError> {
+        if !contentLengths.isEmpty, transferEncoding {
+            return .failure(.bad("Content-Length and Transfer-Encoding together are not allowed."))
+        }
+        if transferEncoding {
+            if version == .http10 { return .failure(.bad("Transfer-Encoding is not allowed in HTTP/1.0.")) }
+            guard let final = codings.last else { return .failure(.bad("Transfer-Encoding is empty.")) }
+            if final != "chunked" {
+                return .failure(Self.knownCodings.contains(final) ? .bad("The final transfer coding must be chunked.") : .unknownTransferCoding)
+            }
+            // chunked must be applied exactly once (RFC 9112 §6.1); any coding under it we cannot undo.
+            if codings.dropLast().contains("chunked") { return .failure(.bad("chunked is applied more than once.")) }
+            if codings.count > 1 { return .failure(.unknownTransferCoding) }
+            return .success(.chunked)
+        }
+        guard let raw = contentLengths.first else { return .success(.length(0)) }
+        guard contentLengths.count == 1 else { return .failure(.bad("More than one Content-Length header.")) }
+        guard !raw.isEmpty, raw.utf8.count <= 18, raw.utf8.allSatisfy(FieldSyntax.isDigit), let length = Int(raw) else {
+            return .failure(raw.utf8.allSatisfy(FieldSyntax.isDigit) && !raw.isEmpty ? .bodyTooLarge
+                : .bad("Content-Length is not a non-negative integer."))
+        }
+        return length > maxBody ? .failure(.bodyTooLarge) : .success(.length(length))
+    }
+
+    private static let knownCodings: Set<String> = ["chunked", "gzip", "x-gzip", "deflate", "compress", "x-compress", "identity"]
+}
+
 // MARK: Chunked framing (RFC 9112 §7.1)
 
 extension RequestParser {

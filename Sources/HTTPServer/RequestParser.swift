@@ -347,41 +347,18 @@ struct RequestParser {
         if framing.invalidHost { return .bad("The Host header is not a host name or address with an optional port.") }
         keepAlive = HTTPRequest.keepAlive(version: version, close: framing.connectionClose, keepAlive: framing.connectionKeepAlive)
 
-        let lengths = framing.contentLengths
-        let codings = framing.codings
         maxBody = limits.maxBodyBytes
-        if framing.transferEncoding || !lengths.isEmpty, let limit = limits.bodyLimit { maxBody = limit(target[..<(target.firstIndex(of: "?") ?? target.endIndex)]) }
-        if !lengths.isEmpty, framing.transferEncoding {
-            return .bad("Content-Length and Transfer-Encoding together are not allowed.")
-        }
-        if framing.transferEncoding {
-            if version == .http10 { return .bad("Transfer-Encoding is not allowed in HTTP/1.0.") }
-            guard let final = codings.last else { return .bad("Transfer-Encoding is empty.") }
-            if final != "chunked" {
-                return Self.knownCodings.contains(final) ? .bad("The final transfer coding must be chunked.") : .unknownTransferCoding
-            }
-            // chunked must be applied exactly once (RFC 9112 §6.1); any coding under it we cannot undo.
-            if codings.dropLast().contains("chunked") { return .bad("chunked is applied more than once.") }
-            if codings.count > 1 { return .unknownTransferCoding }
-            state = .chunkSize
-        } else if let raw = lengths.first {
-            guard lengths.count == 1 else { return .bad("More than one Content-Length header.") }
-            guard !raw.isEmpty, raw.utf8.count <= 18, raw.utf8.allSatisfy(FieldSyntax.isDigit), let length = Int(raw) else {
-                return raw.utf8.allSatisfy(FieldSyntax.isDigit) && !raw.isEmpty ? .bodyTooLarge
-                    : .bad("Content-Length is not a non-negative integer.")
-            }
-            if length > maxBody { return .bodyTooLarge }
-            state = .fixedBody(remaining: length)
-        } else {
-            state = .fixedBody(remaining: 0)
+        if framing.announcesBody, let limit = limits.bodyLimit { maxBody = limit(target[..<(target.firstIndex(of: "?") ?? target.endIndex)]) }
+        switch framing.body(version: version, maxBody: maxBody) {
+        case .failure(let error): return error
+        case .success(.chunked): state = .chunkSize
+        case .success(.length(let length)): state = .fixedBody(remaining: length)
         }
         if framing.expectContinue {
             if case .fixedBody(0) = state {} else { wantsContinue = true }
         }
         return nil
     }
-
-    private static let knownCodings: Set<String> = ["chunked", "gzip", "x-gzip", "deflate", "compress", "x-compress", "identity"]
 
     /// The request, its target, fields and body moved out of the parser rather than copied
     /// (a copy cost a retain and a release for each string and array), leaving it empty for the next.

@@ -34,13 +34,19 @@ import Locking
         #expect(limit.inFlight == 0 && limit.queued == 0)
     }
 
-    /// A waiter gives up when its time is up, and leaves the queue: the wait is part of the
-    /// upstream timeout (a request once waited 77 s behind a 30 s timeout).
-    @Test func aWaiterGivesUpWhenItsTimeIsUp() async throws {
+    /// A limit of one slot, held by a task until `gate` opens.
+    static func oneSlotHeld() async throws -> (ConcurrencyLimit, Gate, Task<Void, any Error>) {
         let limit = ConcurrencyLimit(limit: 1, queueLimit: 3)
         let gate = Gate(open: false)
         let holder = Task { [limit, gate] in try await limit.run(waitingAtMost: .seconds(30)) { _ in await gate.wait() } }
         #expect(await eventually { limit.inFlight == 1 })
+        return (limit, gate, holder)
+    }
+
+    /// A waiter gives up when its time is up, and leaves the queue: the wait is part of the
+    /// upstream timeout (a request once waited 77 s behind a 30 s timeout).
+    @Test func aWaiterGivesUpWhenItsTimeIsUp() async throws {
+        let (limit, gate, holder) = try await Self.oneSlotHeld()
         let began = ContinuousClock.now
         await #expect(throws: ConcurrencyLimit.WaitedTooLong.self) {
             try await limit.run(waitingAtMost: .milliseconds(200)) { _ in }
@@ -57,10 +63,7 @@ import Locking
     /// Waiters are expired by one task per limit, woken at the earliest deadline: a waiter
     /// that comes later with less patience still leaves on time, and the earlier one on its own.
     @Test func aLaterWaiterWithLessPatienceStillLeavesOnTime() async throws {
-        let limit = ConcurrencyLimit(limit: 1, queueLimit: 3)
-        let gate = Gate(open: false)
-        let holder = Task { [limit, gate] in try await limit.run(waitingAtMost: .seconds(30)) { _ in await gate.wait() } }
-        #expect(await eventually { limit.inFlight == 1 })
+        let (limit, gate, holder) = try await Self.oneSlotHeld()
         let began = ContinuousClock.now
         let patient = Task { [limit] in
             do { try await limit.run(waitingAtMost: .seconds(8)) { _ in }; return false }
