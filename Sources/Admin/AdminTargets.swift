@@ -1,3 +1,4 @@
+import Foundation
 import Caching
 import HTTPCore
 import HTTPServer
@@ -30,11 +31,13 @@ public struct AdminTargets: Sendable {
     /// for something that is not a path, 404 for a path where nothing can be stored (one the
     /// public port serves nothing at, or would refuse).
     func resolve(_ target: String) -> Result<[Part], HTTPResponseError> {
-        guard target.hasPrefix("/") else {
+        // Bytes, not Characters: "/" followed by a combining mark or an emoji modifier is one
+        // Character, and is still a path.
+        guard target.utf8.first == UInt8(ascii: "/") else {
             return .failure(HTTPResponseError(ProblemDetails(
                 status: 400, detail: "The target must be a path the public port serves, such as /weather?lat=52.52&lon=13.41.").response()))
         }
-        guard let normalized = TargetPath.normalized(target) else {
+        guard let normalized = TargetPath.normalized(Self.asSentOnTheWire(target)) else {
             return .failure(Self.nothingStored("The public port refuses \(target): it climbs above the root or holds a malformed escape."))
         }
         let request = HTTPRequest(method: .get, target: normalized)
@@ -72,6 +75,15 @@ public struct AdminTargets: Sendable {
         }
         return .failure(Self.nothingStored("The public port serves nothing at \(request.path)."))
     }
+
+    /// The target as a client sends it to the public port: a byte a request line cannot
+    /// carry raw (controls, space, non-ASCII) percent-encoded, so `/files/é` names what
+    /// `GET /files/%C3%A9` stored.
+    static func asSentOnTheWire(_ target: String) -> String {
+        target.addingPercentEncoding(withAllowedCharacters: visibleASCII) ?? target
+    }
+
+    private static let visibleASCII = CharacterSet(charactersIn: Unicode.Scalar(0x21)...Unicode.Scalar(0x7E))
 
     private static func nothingStored(_ detail: String) -> HTTPResponseError {
         HTTPResponseError(ProblemDetails(status: 404, detail: detail + " Nothing can be stored there.").response())

@@ -121,6 +121,27 @@ import TestSupport
         await origin.stop()
     }
 
+    /// The target parameter is percent-decoded once, so `é` arrives raw: it names what
+    /// `GET /p/caf%C3%A9` stored. A path whose first Character is "/" joined to an emoji
+    /// modifier is still a path (404 here, where the public port serves nothing), not a 400.
+    @Test func aTargetWithNonASCIINamesWhatThePublicPortStored() async throws {
+        let origin = try TestUpstream()
+        try await withLarder(upstream: origin, { settings in
+            Self.admin(&settings)
+            settings.routes = [RouteMount("/p=http://127.0.0.1:\(origin.port)")!]
+        }) { h in
+            #expect(try await h.get("/p/caf%C3%A9").status == 200)
+            await h.service.waitForDiskWrites()
+            let inspected = try await Self.admin(h, "GET", "/cache?target=%2Fp%2Fcaf%C3%A9")
+            #expect(inspected.status == 200)
+            #expect(inspected.text.contains("\"target\":\"/p/café\""))
+            let modifier = try await Self.admin(h, "GET", "/cache?target=%2F%F0%9F%8F%BB")
+            #expect(modifier.status == 404)
+            #expect(try await Self.admin(h, "PURGE", "/p/caf%C3%A9").text == "{\"purged\":1}")
+        }
+        await origin.stop()
+    }
+
     @Test func aPurgeByTagRemovesWhatCarriesItAndNothingElse() async throws {
         let origin = try TestUpstream()
         try await withLarder(upstream: origin, { settings in
