@@ -112,6 +112,11 @@ extension Cache {
         case .success(let made): response = made
         case .failure(let failure): return failed(failure, stored: stored)
         }
+        guard entry.body.count <= policy.maxObjectSize else {
+            // The newer answer supersedes what was stored before, as when it forbids storing.
+            await invalidate(request.resource)
+            return .answer(response, forwardStatus: forwardStatus, stored: false, detail: .tooLarge)
+        }
         let rule = policy.storage
         guard rule.mayStore(entry, request: request.directives, hasAuthorization: request.hasAuthorization, policy: policy) else {
             if !rule.mayStore(entry, request: .none, hasAuthorization: false, policy: policy) { await invalidate(request.resource) }

@@ -25,6 +25,8 @@ public struct CachePolicy: Sendable {
     /// stored answer) per key within this interval; others get the stored answer, marked
     /// `refresh-limited`. 0 = every forced refresh goes to the upstream (RFC 9111 exactly).
     public var refreshMinInterval: TimeInterval
+    /// The largest body stored; a larger answer is relayed and not stored (`detail=too-large`).
+    public var maxObjectSize = Int.max
 
     public init(defaultLifetime: TimeInterval?, staleWhileRevalidate: TimeInterval = 0, staleIfError: TimeInterval = 0,
                 answerStatuses: Set<Int>? = [200], heuristicFreshness: Bool = false,

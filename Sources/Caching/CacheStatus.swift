@@ -49,6 +49,8 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case refreshLimited = "refresh-limited"
         /// The upstream is backing off (it asked for a pause, or kept failing): it was not asked.
         case backoff
+        /// The answer is larger than the route's `maxObjectSize`: relayed, not stored.
+        case tooLarge = "too-large"
 
         /// Position in `allCases`, for tables indexed without hashing.
         var ordinal: Int {
@@ -61,6 +63,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
             case .content: 5
             case .refreshLimited: 6
             case .backoff: 7
+            case .tooLarge: 8
             }
         }
     }

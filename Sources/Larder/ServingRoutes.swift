@@ -58,8 +58,10 @@ final class ServingRoutes: Sendable {
                                        isAnswer: { $0 == 200 || $0 == 304 }, pausesOnAnswers: true)
             fetcher.url = { [upstreamURL = route.upstreamURL] in upstreamURL($0.resource) }
             upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
+            var policy = route.policy
+            policy.maxObjectSize = settings.maxObjectSize
             return LarderRoutes.Mounted(route: route, cache: Cache(
-                route: route.name, policy: route.policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
+                route: route.name, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
                 clock: base.clock, reuse: route.reuse(settings: settings), render: route.render(settings: settings, logger: base.logger)))
         }
         passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
@@ -72,6 +74,7 @@ final class ServingRoutes: Sendable {
             policy.defaultLifetimes = mount.caching.lifetimes.mapValues(\.seconds)
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds
             policy.staleIfError = mount.caching.staleIfError.seconds
+            policy.maxObjectSize = settings.maxObjectSize
             upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,

@@ -17,6 +17,9 @@ public struct ServeSettings: Sendable, Equatable {
     /// The largest request body, on every route (413 past it). A body is held whole in
     /// memory until it has arrived, so this bounds what one connection's upload can take.
     public var maxRequestBody = 1 << 20
+    /// The largest answer stored; a larger one is relayed and not stored. At most
+    /// `HeldAnswer.largestBody`, the most Larder holds of one answer while it is fetched.
+    public var maxObjectSize = HeldAnswer.largestBody
     public var weatherURL = "https://api.open-meteo.com/v1/forecast"
     public var balanceURL: String?
     public var weatherTTL: Duration = .seconds(600)
@@ -78,7 +81,7 @@ public struct ServeSettings: Sendable, Equatable {
         }
         static let lists: Set<String> = ["routes", "weather.headers", "balance.headers"]
         /// Every setting's key, in the order `--help` and the example file list them.
-        static let all = ["host", "port", "cache.dir", "memory.limit", "disk.limit", "max.request.body", "weather.url", "balance.url", "weather.ttl",
+        static let all = ["host", "port", "cache.dir", "memory.limit", "disk.limit", "max.request.body", "max.object.size", "weather.url", "balance.url", "weather.ttl",
                           "balance.ttl", "stale.while.revalidate", "stale.if.error", "upstream.timeout", "upstream.concurrency",
                           "event.loops", "upstream.backoff", "refresh.min.interval", "ca.file", "coordinate.precision", "log.level",
                           "log.format", "routes", "weather.headers", "balance.headers", "admin.port", "admin.host", "admin.token.file",
@@ -124,7 +127,7 @@ public struct ServeSettings: Sendable, Equatable {
         var summary: Logger.Metadata = [
             "host": .string(host), "port": .stringConvertible(port), "cache_dir": .string(cacheDirectory),
             "memory_limit": .stringConvertible(memoryLimit), "disk_limit": .stringConvertible(diskLimit),
-            "max_request_body": .stringConvertible(maxRequestBody),
+            "max_request_body": .stringConvertible(maxRequestBody), "max_object_size": .stringConvertible(maxObjectSize),
             "weather_url": url(weatherURL), "balance_url": url(balanceURL),
             "weather_ttl_s": seconds(weatherTTL), "balance_ttl_s": seconds(balanceTTL),
             "stale_while_revalidate_s": seconds(staleWhileRevalidate), "stale_if_error_s": seconds(staleIfError),

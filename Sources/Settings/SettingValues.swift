@@ -34,6 +34,11 @@ enum SettingValues {
         bytes(text).flatMap { (1...(1 << 30)).contains($0) ? $0 : nil }
     }
 
+    /// The largest answer stored: a size from 1 KiB to the most Larder holds of one answer.
+    static func objectSizeLimit(_ text: String) -> Int? {
+        bytes(text).flatMap { (1024...HeldAnswer.largestBody).contains($0) ? $0 : nil }
+    }
+
     private static func wholeNumber(_ text: String) -> Int? {
         guard !text.isEmpty, text.utf8.count <= 15, text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
         return Int(text)

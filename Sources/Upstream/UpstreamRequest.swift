@@ -19,7 +19,7 @@ public struct UpstreamRequest: Sendable {
 
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [],
                 body: [UInt8]? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),
-                maxBodyBytes: Int = 8 * 1024 * 1024) {
+                maxBodyBytes: Int = HeldAnswer.largestBody) {
         self.url = url
         self.method = method
         self.headers = headers

@@ -93,6 +93,37 @@ struct PassThroughTests {
         }
     }
 
+    /// `max-object-size` bounds what is stored, not what is served: a larger answer is relayed
+    /// whole, every time, with `detail=too-large` and without `stored`.
+    @Test func anAnswerOverMaxObjectSizeIsRelayedAndNotStored() async throws {
+        let asked = Locked<[String]>([])
+        let origin = try TestOrigin { request in
+            asked.withLock { $0.append(String(request.path)) }
+            return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=60")]),
+                                body: [UInt8](repeating: 0x62, count: request.path.hasSuffix("big") ? 4096 : 1024))
+        }
+        do {
+            try await withLarder({ settings in
+                settings.routes = [RouteMount("/f=\(origin.url)")!]
+                settings.maxObjectSize = 2048
+            }) { larder in
+                for _ in 0..<2 {
+                    let big = try await larder.get("/f/big")
+                    #expect(big.status == 200 && big.body == [UInt8](repeating: 0x62, count: 4096))
+                    #expect(big.header("Cache-Status") == "larder; fwd=miss; fwd-status=200; detail=too-large")
+                }
+                _ = try await larder.get("/f/small")
+                let small = try await larder.get("/f/small")
+                #expect(small.body.count == 1024 && small.header("Cache-Status")?.hasPrefix("larder; hit") == true)
+                #expect(asked.withLock { $0 } == ["/f/big", "/f/big", "/f/small"])
+            }
+        } catch {
+            await origin.stop()
+            throw error
+        }
+        await origin.stop()
+    }
+
     @Test func unknownMethodsAndBodiesGoThroughAndAreNeverCached() async throws {
         let origin = try TestOrigin(Self.cacheable())
         try await withRoutes([("/", origin)]) { larder in

@@ -30,7 +30,8 @@ import Redis
                       ["redis.url": "redis://h:70000"], ["redis.url": "redis://h/x"], ["redis.timeout": "0"], ["redis.timeout": "11s"],
                       ["redis.prefix": ""], ["redis.prefix": "has space"],
                       ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"],
-                      ["max.request.body": "0"], ["max.request.body": "2GiB"], ["max.request.body": "big"]])
+                      ["max.request.body": "0"], ["max.request.body": "2GiB"], ["max.request.body": "big"],
+                      ["max.object.size": "1023"], ["max.object.size": "9MiB"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])
