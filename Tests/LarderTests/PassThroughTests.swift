@@ -124,6 +124,30 @@ struct PassThroughTests {
         await origin.stop()
     }
 
+    /// An origin that drops its connection mid-body: the client gets a whole 502, never a
+    /// truncated 200, and nothing is stored (the next request goes to the origin again).
+    @Test func anOriginDroppingMidBodyIs502AndNothingIsStored() async throws {
+        let heads = Atomic<Int>(0)
+        let origin = try RawServer { fd, _ in
+            RawServer.readHead(fd)
+            heads.add(1, ordering: .relaxed)
+            RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=60\r\nContent-Length: 1000\r\n\r\n" + String(repeating: "x", count: 100))
+            usleep(20_000)
+            RawServer.reset(fd)
+        }
+        defer { origin.stop() }
+        try await withLarder({ $0.routes = [RouteMount("/d=http://127.0.0.1:\(origin.port)")!] }) { larder in
+            for attempt in 1...2 {
+                let answer = try await larder.get("/d/file")
+                #expect(answer.status == 502 && answer.header("Content-Type") == "application/problem+json")
+                #expect(answer.header("Cache-Status")?.contains("stored") != true)
+                #expect(heads.load(ordering: .relaxed) == attempt)
+            }
+            await larder.service.waitForDiskWrites()
+            #expect(AdminTests.entryFiles(larder.cacheDirectory) == 0)
+        }
+    }
+
     @Test func unknownMethodsAndBodiesGoThroughAndAreNeverCached() async throws {
         let origin = try TestOrigin(Self.cacheable())
         try await withRoutes([("/", origin)]) { larder in
