@@ -74,7 +74,7 @@ final class ServingRoutes: Sendable {
             policy.defaultLifetimes = mount.caching.lifetimes.mapValues(\.seconds)
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds
             policy.staleIfError = mount.caching.staleIfError.seconds
-            policy.maxObjectSize = settings.maxObjectSize
+            policy.maxObjectSize = mount.caching.maxObjectSize ?? settings.maxObjectSize
             upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,

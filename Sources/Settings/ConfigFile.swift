@@ -183,6 +183,12 @@ public struct ConfigFile: Sendable {
                     } else {
                         reader.problem("must be a size from 1B to 1GiB")
                     }
+                case "max-object-size":
+                    if let limit = value.string.flatMap(SettingValues.objectSizeLimit) {
+                        caching.maxObjectSize = limit
+                    } else {
+                        reader.problem("must be a size from 1KiB to 8MiB")
+                    }
                 case "lifetime":
                     guard case .mapping(let entries) = value else {
                         reader.problem("must map statuses to durations ({200: 10m, 404: 1m})")

@@ -20,6 +20,8 @@ public struct RouteCaching: Sendable, Equatable {
     /// top-level `upstream-timeout` and `upstream-concurrency`.
     public var timeout: Duration?
     public var concurrency: Int?
+    /// The largest answer this route stores; nil for the top-level `max-object-size`.
+    public var maxObjectSize: Int?
     /// What of the origin's answer is ignored (`no-cache`, `private`, `Set-Cookie`); none by default.
     public var overrides: CacheOverrides = []
 

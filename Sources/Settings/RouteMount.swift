@@ -83,6 +83,7 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         if !caching.ignoredQuery.isEmpty { notes.append("key ignores " + caching.ignoredQuery.joined(separator: " ")) }
         if caching.sortsQuery { notes.append("key sorts the query") }
         if let timeout = caching.timeout { notes.append("upstream-timeout \(timeout.seconds)s") }
+        if let limit = caching.maxObjectSize { notes.append("max-object-size \(limit)") }
         if let concurrency = caching.concurrency { notes.append("upstream-concurrency \(concurrency)") }
         if !caching.overrides.isEmpty { notes.append("override " + caching.overrides.description) }
         return prefix + "=" + RedactedURL.text(origin) + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")

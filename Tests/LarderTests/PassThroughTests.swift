@@ -94,7 +94,8 @@ struct PassThroughTests {
     }
 
     /// `max-object-size` bounds what is stored, not what is served: a larger answer is relayed
-    /// whole, every time, with `detail=too-large` and without `stored`.
+    /// whole, every time, with `detail=too-large` and without `stored`. A route's own limit
+    /// (in a configuration file) stands in for the top-level one on that route.
     @Test func anAnswerOverMaxObjectSizeIsRelayedAndNotStored() async throws {
         let asked = Locked<[String]>([])
         let origin = try TestOrigin { request in
@@ -104,7 +105,9 @@ struct PassThroughTests {
         }
         do {
             try await withLarder({ settings in
-                settings.routes = [RouteMount("/f=\(origin.url)")!]
+                var own = RouteMount("/g=\(origin.url)")!
+                own.caching.maxObjectSize = 8192
+                settings.routes = [RouteMount("/f=\(origin.url)")!, own]
                 settings.maxObjectSize = 2048
             }) { larder in
                 for _ in 0..<2 {
@@ -115,13 +118,19 @@ struct PassThroughTests {
                 _ = try await larder.get("/f/small")
                 let small = try await larder.get("/f/small")
                 #expect(small.body.count == 1024 && small.header("Cache-Status")?.hasPrefix("larder; hit") == true)
-                #expect(asked.withLock { $0 } == ["/f/big", "/f/big", "/f/small"])
+                _ = try await larder.get("/g/big")
+                let own = try await larder.get("/g/big")
+                #expect(own.body.count == 4096 && own.header("Cache-Status")?.hasPrefix("larder; hit") == true)
+                #expect(asked.withLock { $0 } == ["/f/big", "/f/big", "/f/small", "/g/big"])
             }
         } catch {
             await origin.stop()
             throw error
         }
         await origin.stop()
+        let (path, lines) = try await ConfigFileTests.problems(
+            "routes:\n  /g:\n    origin: http://o\n    max-object-size: 1MiB\n  /bad:\n    origin: http://o\n    max-object-size: 9MiB\n")
+        #expect(lines.count == 1 && lines[0].hasPrefix("\(path):7: routes./bad.max-object-size") && lines[0].contains("1KiB to 8MiB"), "\(lines)")
     }
 
     /// An origin that drops its connection mid-body: the client gets a whole 502, never a
