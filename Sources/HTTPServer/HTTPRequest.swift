@@ -14,7 +14,7 @@ public struct HTTPRequest: Sendable {
 
     /// Path and query, split once on the bytes (every route and log line reads them). The
     /// parts are cut at UTF-8 offsets: `?` is ASCII, so both cuts fall on scalar boundaries.
-    private static func split(_ target: String) -> (Substring, Substring?) {
+    static func split(_ target: String) -> (Substring, Substring?) {
         var text = target
         guard let offset = text.withUTF8({ $0.firstIndex(of: UInt8(ascii: "?")) }) else { return (target[...], nil) }
         let utf8 = target.utf8

@@ -348,7 +348,7 @@ struct RequestParser {
         keepAlive = HTTPRequest.keepAlive(version: version, close: framing.connectionClose, keepAlive: framing.connectionKeepAlive)
 
         maxBody = limits.maxBodyBytes
-        if framing.announcesBody, let limit = limits.bodyLimit { maxBody = limit(target[..<(target.firstIndex(of: "?") ?? target.endIndex)]) }
+        if framing.announcesBody, let limit = limits.bodyLimit { maxBody = limit(HTTPRequest.split(target).0) }
         switch framing.body(version: version, maxBody: maxBody) {
         case .failure(let error): return error
         case .success(.chunked): state = .chunkSize

@@ -178,16 +178,12 @@ public struct ConfigFile: Sendable {
                 case "x-forwarded-for":
                     if let forwardedFor = reader.flag(value) { rules.forwardedFor = forwardedFor }
                 case "max-request-body":
-                    if let limit = value.string.flatMap(SettingValues.requestBodyLimit) {
+                    if let limit = reader.value(value.string, SettingValues.requestBodyLimit, "must be a size from 1B to 1GiB") {
                         rules.maxRequestBody = limit
-                    } else {
-                        reader.problem("must be a size from 1B to 1GiB")
                     }
                 case "max-object-size":
-                    if let limit = value.string.flatMap(SettingValues.objectSizeLimit) {
+                    if let limit = reader.value(value.string, SettingValues.objectSizeLimit, "must be a size from 1KiB to 8MiB") {
                         caching.maxObjectSize = limit
-                    } else {
-                        reader.problem("must be a size from 1KiB to 8MiB")
                     }
                 case "lifetime":
                     guard case .mapping(let entries) = value else {
@@ -210,10 +206,8 @@ public struct ConfigFile: Sendable {
                         if timeout > .zero { caching.timeout = timeout } else { reader.problem("must be above zero") }
                     }
                 case "upstream-concurrency":
-                    if let limit = value.string.flatMap(SettingValues.upstreamConcurrency) {
+                    if let limit = reader.value(value.string, SettingValues.upstreamConcurrency, "must be a whole number from 1 to 1024") {
                         caching.concurrency = limit
-                    } else {
-                        reader.problem("must be a whole number from 1 to 1024")
                     }
                 case "override":
                     guard let names = reader.texts(value) else { continue }

@@ -18,8 +18,13 @@ struct ValueReader {
     }
 
     mutating func duration(_ text: String?) -> Duration? {
-        if let duration = text.flatMap(SettingValues.duration) { return duration }
-        problem("must be a duration (seconds, or with us, ms, s, m, h)")
+        value(text, SettingValues.duration, "must be a duration (seconds, or with us, ms, s, m, h)")
+    }
+
+    /// The text read by `parse` (a `SettingValues` parser); `problem` when there is none.
+    mutating func value<Value>(_ text: String?, _ parse: (String) -> Value?, _ problem: String) -> Value? {
+        if let value = text.flatMap(parse) { return value }
+        self.problem(problem)
         return nil
     }
 
