@@ -9,7 +9,8 @@ import HTTPCore
 public final class CacheEntry: Sendable {
     public let status: Int
     public let headers: HTTPHeaders
-    public let body: [UInt8]
+    /// In memory, or (an answer too large to hold, relayed and never stored) a spool file's region.
+    public let body: Body
     /// Clock reading when the request that produced this answer was sent.
     public let requestTime: Date
     /// Clock reading when the answer (or the 304 that last freshened it) arrived.
@@ -32,7 +33,11 @@ public final class CacheEntry: Sendable {
     /// `Expires` as given: nil when absent; `.distantPast` when present but invalid (RFC 9111 §5.3).
     public let expires: Date?
 
-    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
+    public convenience init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
+        self.init(status: status, headers: headers, body: .bytes(body), requestTime: requestTime, responseTime: responseTime, interim: interim)
+    }
+
+    public init(status: Int, headers: HTTPHeaders, body: Body, requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
         self.interim = interim
         self.status = status
         self.headers = headers
@@ -98,7 +103,7 @@ public final class CacheEntry: Sendable {
     /// list and every string in it, and the body, each with its allocation overhead.
     public var cost: Int {
         var total = MemoryCost.allocation(Self.instanceBytes) + MemoryCost.array(bytes: headers.count * 32)
-            + MemoryCost.array(bytes: body.count)
+            + MemoryCost.array(bytes: body.memoryBytes)
         for field in headers { total += MemoryCost.string(field.name) + MemoryCost.string(field.value) }
         return total
     }

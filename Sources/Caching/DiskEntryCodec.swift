@@ -50,7 +50,8 @@ enum DiskEntryCodec {
             kept += rendition.tag.utf8
             kept += rendition.body
         }
-        return frame(key: Array(key.utf8), meta: meta, body: entry.body, rendition: kept)
+        // Only an entry in memory is stored (`Cache` relays a spooled one and keeps it nowhere).
+        return frame(key: Array(key.utf8), meta: meta, body: entry.body.inMemory ?? [], rendition: kept)
     }
 
     /// How many bytes `encode` makes of these, without making them: a write waiting in line is

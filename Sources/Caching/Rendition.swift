@@ -40,10 +40,12 @@ public struct RenditionReuse: Sendable {
         // One allocation: this runs on the loop for every miss it stores.
         let etag = (rendered.etag ?? "").utf8
         var kept: [UInt8] = []
-        kept.reserveCapacity(etag.count + 1 + rendered.body.count)
+        // A route renders in memory; only a relayed answer's body is ever a file, and it is never kept.
+        let body = rendered.body.inMemory ?? []
+        kept.reserveCapacity(etag.count + 1 + body.count)
         kept += etag
         kept.append(0x0A)
-        kept += rendered.body
+        kept += body
         return Rendition(tag: keptTag, body: kept)
     }
 

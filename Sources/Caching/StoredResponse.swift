@@ -13,7 +13,7 @@ public final class StoredResponse: Sendable {
     public init(entry: CacheEntry, rendered: RenderedResponse) {
         self.entry = entry
         self.rendered = rendered
-        let sharesBody = entry.body.withUnsafeBufferPointer { a in rendered.body.withUnsafeBufferPointer { $0.baseAddress == a.baseAddress } }
+        let sharesBody = entry.body.sharesStorage(with: rendered.body)
         cost = MemoryCost.allocation(16 + 16 + MemoryLayout<RenderedResponse>.stride) + entry.cost
             + rendered.memoryCost(countingBody: !sharesBody)
     }
@@ -24,7 +24,7 @@ public final class StoredResponse: Sendable {
 /// `Content-Length`, which are written per answer.
 public struct RenderedResponse: Sendable {
     public let status: Int
-    public let body: [UInt8]
+    public let body: Body
     public let fields: RenderedFields
     /// What a 304 carries: the validators and caching fields, not the metadata of a body it lacks.
     public let notModifiedFields: RenderedFields
@@ -34,6 +34,10 @@ public struct RenderedResponse: Sendable {
     public let modified: Date?
 
     public init(status: Int, body: [UInt8], fields: RenderedFields, notModifiedFields: RenderedFields, etag: String?, modified: Date?) {
+        self.init(status: status, body: .bytes(body), fields: fields, notModifiedFields: notModifiedFields, etag: etag, modified: modified)
+    }
+
+    public init(status: Int, body: Body, fields: RenderedFields, notModifiedFields: RenderedFields, etag: String?, modified: Date?) {
         self.status = status
         self.body = body
         self.fields = fields
@@ -76,7 +80,7 @@ public struct RenderedResponse: Sendable {
     }
 
     func memoryCost(countingBody: Bool) -> Int {
-        (countingBody ? MemoryCost.array(bytes: body.count) : 0) + MemoryCost.array(bytes: fields.bytes.count)
+        (countingBody ? MemoryCost.array(bytes: body.memoryBytes) : 0) + MemoryCost.array(bytes: fields.bytes.count)
             + MemoryCost.array(bytes: notModifiedFields.bytes.count) + (etag.map(MemoryCost.string) ?? 0)
     }
 }

@@ -27,7 +27,8 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
 
     /// The upstream answered with a body larger than Larder holds of one answer (it was reached).
     public static func tooLarge(limit: Int) -> UpstreamFailure {
-        var failure = UpstreamFailure(detail: "the upstream's answer is larger than \(limit >> 20) MiB, the most Larder holds of one answer")
+        let size = limit >= 1 << 30 ? "\(limit >> 30) GiB" : "\(limit >> 20) MiB"
+        var failure = UpstreamFailure(detail: "the upstream's answer is larger than \(size), the most Larder holds of one answer")
         failure.tooLarge = true
         return failure
     }

@@ -26,7 +26,7 @@ public struct VariantIndex: Sendable, Equatable {
     /// The index a disk entry holds, or nil when the entry is a response.
     init?(diskEntry entry: CacheEntry) {
         guard entry.status == Self.diskStatus else { return nil }
-        self.init(vary: Vary(of: entry), generation: String(decoding: entry.body, as: UTF8.self))
+        self.init(vary: Vary(of: entry), generation: String(decoding: entry.body.inMemory ?? [], as: UTF8.self))
     }
 
     func diskEntry(at time: Date) -> CacheEntry {

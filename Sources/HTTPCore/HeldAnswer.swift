@@ -1,6 +1,9 @@
-/// The most Larder holds of one answer's body: an upstream's answer is held whole in memory
-/// while it is fetched, so a larger one is refused (502) rather than allowed to grow a buffer
-/// without bound. The upstream client stops there, and `max-object-size` cannot pass it.
+/// How much of one answer Larder takes from an upstream. Up to `largestBody` is held in
+/// memory while it is fetched; a pass-through answer beyond that goes on into a spool file
+/// (`SpoolFile`) up to `largestSpooled`; anything larger is refused (502) rather than
+/// allowed to grow a buffer or a file without bound. `max-object-size` cannot pass
+/// `largestBody`: a spooled answer is relayed, not stored.
 public enum HeldAnswer {
     public static let largestBody = 8 << 20
+    public static let largestSpooled = 1 << 30
 }

@@ -324,8 +324,11 @@ final class EventLoop: @unchecked Sendable {
         while connection.pendingOutput > 0 {
             let result: IOResult
             do {
-                result = try connection.output.withNextPiece { bytes, more throws(SystemError) in
-                    try System.send(connection.fd, bytes, more: more)
+                result = try connection.output.withNextPiece { piece, more throws(SystemError) in
+                    switch piece {
+                    case .bytes(let bytes): try System.send(connection.fd, bytes, more: more)
+                    case .file(let file, let offset, let count): try System.sendFile(connection.fd, file, offset: offset, count: count)
+                    }
                 }
             } catch {
                 close(connection)

@@ -5,7 +5,7 @@ import HTTPCore
 public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: ResponseFields
-    public var body: [UInt8]
+    public var body: Body
     /// The `Content-Length` a HEAD answer states when the handler has no body at hand (a
     /// gateway relaying an origin's HEAD response); otherwise the body's length is sent.
     public var headContentLength: Int?
@@ -25,15 +25,19 @@ public struct HTTPResponse: Sendable {
 // left a copy of the whole response there (a retain and a release of each field).
 extension HTTPResponse {
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+        self.init(status: status, headers: ResponseFields(headers), body: .bytes(body))
+    }
+
+    public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: Body) {
         self.init(status: status, headers: ResponseFields(headers), body: body)
     }
 
     public init(status: Int, headers: HTTPHeaders = HTTPHeaders(), body: String) {
-        self.init(status: status, headers: ResponseFields(headers), body: Array(body.utf8))
+        self.init(status: status, headers: ResponseFields(headers), body: .bytes(Array(body.utf8)))
     }
 
     /// A response whose fixed fields were rendered ahead of time (a stored answer's).
-    public init(status: Int, shared: RenderedFields, body: [UInt8] = []) {
+    public init(status: Int, shared: RenderedFields, body: Body = .empty) {
         self.init(status: status, headers: ResponseFields(shared: shared), body: body)
     }
 }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPCore
 
 /// What a connection owes its client and has not sent, in the order it leaves: bytes the
@@ -22,7 +25,7 @@ struct OutputBuffer: ~Copyable {
 
     private struct Splice {
         let at: Int
-        let body: [UInt8]
+        let body: Body
         let range: Range<Int>
     }
 
@@ -38,33 +41,40 @@ struct OutputBuffer: ~Copyable {
     /// Bytes written and not yet sent.
     var pending: Int { bytes.count - sent + splicedPending }
 
-    /// Queues `range` of `body` after the bytes written so far, without copying it.
-    mutating func share(_ body: [UInt8], _ range: Range<Int>) {
+    /// Queues `range` of `body` after the bytes written so far, without copying it (a file
+    /// region is sent from the file).
+    mutating func share(_ body: Body, _ range: Range<Int>) {
         guard !range.isEmpty else { return }
         splices.append(Splice(at: bytes.count, body: body, range: range))
         splicedPending += range.count
     }
 
-    /// The next run of unsent bytes that lies in one piece of memory, and whether more
-    /// follows it (then a sender says `MSG_MORE`, so a head and its shared body share
+    /// The next run of unsent bytes that lies in one piece of memory or one file, and whether
+    /// more follows it (then a sender says `MSG_MORE`, so a head and its shared body share
     /// packets). Empty when nothing is pending.
-    func withNextPiece<R, E: Error>(_ body: (UnsafeRawBufferPointer, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
+    func withNextPiece<R, E: Error>(_ body: (OutputPiece, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
         if nextSplice < splices.count, splices[nextSplice].at == sent {
             let splice = splices[nextSplice]
             let more = sent < bytes.count || nextSplice + 1 < splices.count
-            // Array's closure throws untyped errors: the typed one is carried out in a Result.
-            let outcome: Result<R, E> = splice.body.withUnsafeBytes { all in
-                do throws(E) {
-                    return .success(try body(UnsafeRawBufferPointer(rebasing: all[(splice.range.lowerBound + spliceSent)..<splice.range.upperBound]), more))
-                } catch {
-                    return .failure(error)
+            let start = splice.range.lowerBound + spliceSent
+            switch splice.body {
+            case .file(let region):
+                return try body(.file(descriptor: region.file.descriptor, offset: region.offset + start, count: splice.range.upperBound - start), more)
+            case .bytes(let shared):
+                // Array's closure throws untyped errors: the typed one is carried out in a Result.
+                let outcome: Result<R, E> = shared.withUnsafeBytes { all in
+                    do throws(E) {
+                        return .success(try body(.bytes(UnsafeRawBufferPointer(rebasing: all[start..<splice.range.upperBound])), more))
+                    } catch {
+                        return .failure(error)
+                    }
                 }
+                return try outcome.get()
             }
-            return try outcome.get()
         }
         let end = nextSplice < splices.count ? splices[nextSplice].at : bytes.count
         return try bytes.withBytes(from: sent) { rest throws(E) in
-            try body(UnsafeRawBufferPointer(rebasing: rest[..<(end - sent)]), end < bytes.count || nextSplice < splices.count)
+            try body(.bytes(UnsafeRawBufferPointer(rebasing: rest[..<(end - sent)])), end < bytes.count || nextSplice < splices.count)
         }
     }
 
@@ -76,7 +86,15 @@ struct OutputBuffer: ~Copyable {
         while true {
             if splice < splices.count, splices[splice].at == position {
                 let piece = splices[splice]
-                piece.body.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[(piece.range.lowerBound + skip)..<piece.range.upperBound])) }
+                let range = (piece.range.lowerBound + skip)..<piece.range.upperBound
+                switch piece.body {
+                case .bytes(let shared):
+                    shared.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
+                case .file(let region):
+                    var copy = [UInt8](repeating: 0, count: range.count)
+                    let read = copy.withUnsafeMutableBytes { pread(region.file.descriptor, $0.baseAddress, range.count, off_t(region.offset + range.lowerBound)) }
+                    copy.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<max(0, read)])) }
+                }
                 splice += 1
                 skip = 0
                 continue
@@ -137,4 +155,10 @@ struct OutputBuffer: ~Copyable {
         nextSplice = 0
         sent = 0
     }
+}
+
+/// One piece of output as a sender takes it: bytes to `send`, or a file region to `sendfile`.
+enum OutputPiece {
+    case bytes(UnsafeRawBufferPointer)
+    case file(descriptor: Int32, offset: Int, count: Int)
 }

@@ -13,13 +13,15 @@ enum ResponseSerializer {
     static func write(_ response: HTTPResponse, context: Context, date: [UInt8], into output: inout OutputBuffer) {
         if !response.interim.isEmpty, context.version == .http11 { writeInterim(response.interim, into: &output.bytes) }
         let sendsBody = response.allowsBody && !context.isHead
-        let sharesBody = sendsBody && response.body.count >= OutputBuffer.sharedBodyMinimum
-        write(response, context: context, date: date, copyingBody: sendsBody && !sharesBody, into: &output.bytes)
-        if sharesBody { output.share(response.body, response.body.indices) }
+        // A file region is always sent from its file; bytes are copied in beside the head when small.
+        var copied: [UInt8]?
+        if sendsBody, case .bytes(let bytes) = response.body, bytes.count < OutputBuffer.sharedBodyMinimum { copied = bytes }
+        write(response, context: context, date: date, copying: copied, into: &output.bytes)
+        if sendsBody, copied == nil { output.share(response.body, 0..<response.body.count) }
     }
 
-    private static func write(_ response: HTTPResponse, context: Context, date: [UInt8], copyingBody: Bool, into out: inout ByteBuffer) {
-        out.reserve(128 + (copyingBody ? response.body.count : 0) + response.headers.byteCount)
+    private static func write(_ response: HTTPResponse, context: Context, date: [UInt8], copying body: [UInt8]?, into out: inout ByteBuffer) {
+        out.reserve(128 + (body?.count ?? 0) + response.headers.byteCount)
         if let line = Self.statusLine(response.status) {
             out.append(line)
         } else {
@@ -39,7 +41,7 @@ enum ResponseSerializer {
             out.append("Connection: keep-alive\r\n")
         }
         out.append("\r\n")
-        if copyingBody { out.append(response.body) }
+        if let body { out.append(body) }
     }
 
     /// Each informational response, status line and fields, before the final one.

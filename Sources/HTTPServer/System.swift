@@ -57,6 +57,15 @@ enum System {
         return try nonBlocking("send") { Glibc.send(fd, buffer.baseAddress, buffer.count, flags) }
     }
 
+    /// `count` bytes of `file` from `offset` to the socket, copied by the kernel. A file that
+    /// ends early (sendfile says 0) is an error: the client has been promised those bytes.
+    static func sendFile(_ fd: Int32, _ file: Int32, offset: Int, count: Int) throws(SystemError) -> IOResult {
+        var position = off_t(offset)
+        let result = try nonBlocking("sendfile") { Glibc.sendfile(fd, file, &position, count) }
+        if result == .done(0), count > 0 { throw SystemError(call: "sendfile", errno: EIO) }
+        return result
+    }
+
     static func close(_ fd: Int32) {
         // Linux closes the descriptor even when close reports EINTR: never retry.
         _ = Glibc.close(fd)

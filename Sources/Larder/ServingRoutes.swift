@@ -70,6 +70,8 @@ final class ServingRoutes: Sendable {
                                        isAnswer: { $0 < 500 }, pausesOnAnswers: false,
                                        timeout: mount.caching.timeout, concurrency: mount.caching.concurrency)
             fetcher.overrides = mount.caching.overrides
+            // An answer past what Larder holds in memory goes on into an unnamed file beside the cache.
+            fetcher.spoolDirectory = settings.cacheDirectory
             var policy = CachePolicy.sharedCache
             policy.defaultLifetimes = mount.caching.lifetimes.mapValues(\.seconds)
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds

@@ -32,7 +32,10 @@ enum AggregateAnswer {
             guard answer.rendered.status == 200 else {
                 return Result(status: answer.status, problem: unusable(part, "its route answered \(answer.rendered.status)"), late: late)
             }
-            switch part.shape.shape(answer.rendered.body) {
+            guard let body = answer.rendered.body.inMemory else {
+                return Result(status: answer.status, problem: unusable(part, "its answer is too large to read as JSON"), late: late)
+            }
+            switch part.shape.shape(body) {
             case .success(let shaped): return Result(shaped: shaped, answer: answer, status: answer.status, late: late)
             case .failure(let problem): return Result(status: answer.status, problem: unusable(part, problem.reason), late: late)
             }

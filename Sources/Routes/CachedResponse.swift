@@ -26,7 +26,7 @@ enum CachedResponse {
                 break
             case .partial(let r):
                 var response = HTTPResponse(status: 206, shared: RenderedResponse.partialFields(of: answer.entry),
-                                            body: Array(rendered.body[r.first...r.last]))
+                                            body: rendered.body.part(r.first...r.last))
                 response.note(answer)
                 response.headers.add("Content-Range", "bytes \(r.first)-\(r.last)/\(length)")
                 return response

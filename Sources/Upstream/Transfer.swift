@@ -11,7 +11,10 @@ import Synchronization
 final class Transfer: @unchecked Sendable {
     let id: Int
     let easy: UnsafeMutableRawPointer
+    /// The most of the body held in memory; past it the body goes to `spool`, when allowed.
     let maxBodyBytes: Int
+    /// Where a body past `maxBodyBytes` is spooled; nil when it may not be.
+    let spoolDirectory: String?
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<UpstreamResponse, any Error>?
     var requestTime = Date()
@@ -21,6 +24,10 @@ final class Transfer: @unchecked Sendable {
     fileprivate var head = ReceivedFields()
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
+    /// The file the body went on into once it passed `maxBodyBytes`, and how much is in it.
+    fileprivate var spool: SpoolFile?
+    fileprivate var spooled = 0
+    fileprivate var spoolFailure: String?
 
     private let handles: EasyHandles
 
@@ -30,6 +37,7 @@ final class Transfer: @unchecked Sendable {
         self.easy = easy
         self.handles = handles
         self.maxBodyBytes = request.maxBodyBytes
+        self.spoolDirectory = request.spoolDirectory
         errorBuffer.initialize(to: 0)
         do {
             try configure(request, configuration)
@@ -65,7 +73,7 @@ final class Transfer: @unchecked Sendable {
             _ = larder_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
         }
         // A HEAD answer's Content-Length announces a body that never comes: 0 turns curl's check off.
-        _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, request.method == .head ? 0 : curl_off_t(request.maxBodyBytes))
+        _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, request.method == .head ? 0 : curl_off_t(largestBody))
         _ = larder_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = larder_easy_setopt_pointer(easy, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque())
 
@@ -129,12 +137,40 @@ final class Transfer: @unchecked Sendable {
 
     // MARK: Callbacks (multi thread)
 
+    /// The largest body this transfer takes, held or spooled.
+    private var largestBody: Int { spoolDirectory == nil ? maxBodyBytes : max(maxBodyBytes, HeldAnswer.largestSpooled) }
+
     private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
-        guard body.count + count <= maxBodyBytes else {
+        guard let data, count > 0 else { return count }
+        let chunk = UnsafeRawBufferPointer(start: data, count: count)
+        guard body.count + spooled + count <= largestBody else {
             bodyTooLarge = true
             return 0  // curl aborts with CURLE_WRITE_ERROR
         }
-        if let data { body.append(contentsOf: UnsafeRawBufferPointer(start: data, count: count)) }
+        guard spool != nil || body.count + count > maxBodyBytes else {
+            body.append(contentsOf: chunk)
+            return count
+        }
+        // Past what is held in memory: what was held moves to the file, and the rest follows it.
+        // The write goes to the page cache, so it costs the loop a copy, not a wait on the disk.
+        if spool == nil {
+            guard let directory = spoolDirectory, let file = SpoolFile(in: directory) else {
+                spoolFailure = "no spool file could be made in \(spoolDirectory ?? "")"
+                return 0
+            }
+            guard body.withUnsafeBytes({ file.write($0, at: 0) }) else {
+                spoolFailure = "writing the spool file failed: \(String(cString: strerror(errno)))"
+                return 0
+            }
+            spool = file
+            spooled = body.count
+            body = []
+        }
+        guard spool!.write(chunk, at: spooled) else {
+            spoolFailure = "writing the spool file failed: \(String(cString: strerror(errno)))"
+            return 0
+        }
+        spooled += count
         return count
     }
 
@@ -154,7 +190,8 @@ final class Transfer: @unchecked Sendable {
         var status = 0
         _ = larder_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         guard ReceivedFields.isFinalStatus(status) else { return .failure(.protocolError("status \(status) is not a final HTTP status")) }
-        return .success(UpstreamResponse(status: status, headers: head.fields, body: body,
+        let content: Body = spool.map { .file(FileRegion(file: $0, offset: 0, count: spooled)) } ?? .bytes(body)
+        return .success(UpstreamResponse(status: status, headers: head.fields, body: content,
                                          requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 
@@ -165,8 +202,9 @@ final class Transfer: @unchecked Sendable {
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .cannotResolve(detail)
         case CURLE_COULDNT_CONNECT, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION: return .cannotConnect(detail)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: return .connectionLost(detail)
-        case CURLE_FILESIZE_EXCEEDED: return .bodyTooLarge(limit: maxBodyBytes)
-        case CURLE_WRITE_ERROR where bodyTooLarge: return .bodyTooLarge(limit: maxBodyBytes)
+        case CURLE_FILESIZE_EXCEEDED: return .bodyTooLarge(limit: largestBody)
+        case CURLE_WRITE_ERROR where bodyTooLarge: return .bodyTooLarge(limit: largestBody)
+        case CURLE_WRITE_ERROR where spoolFailure != nil: return .spoolFailed(spoolFailure!)
         case CURLE_URL_MALFORMAT: return .invalidRequest(detail)
         default: return .protocolError(detail)
         }

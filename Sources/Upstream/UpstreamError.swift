@@ -11,6 +11,9 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     case connectionLost(String)
     /// The body is larger than the request allowed.
     case bodyTooLarge(limit: Int)
+    /// Larder could not write a large body to its spool file (disk full or failing): its own
+    /// failure, not the upstream's.
+    case spoolFailed(String)
     /// The reply is not valid HTTP, or its content encoding cannot be decoded.
     case protocolError(String)
     /// The request itself cannot be sent (malformed URL, unsupported scheme).
@@ -25,6 +28,7 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotConnect(let d): "cannot connect to upstream: \(d)"
         case .connectionLost(let d): "upstream connection lost: \(d)"
         case .bodyTooLarge(let limit): "upstream body larger than \(limit) bytes"
+        case .spoolFailed(let d): "cannot spool the upstream's answer: \(d)"
         case .protocolError(let d): "upstream protocol error: \(d)"
         case .invalidRequest(let d): "invalid upstream request: \(d)"
         case .shutDown: "upstream client shut down"

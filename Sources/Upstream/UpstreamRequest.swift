@@ -16,6 +16,9 @@ public struct UpstreamRequest: Sendable {
     /// with no `User-Agent`, `Accept` or `Accept-Encoding` of libcurl's own, and the body
     /// comes back as the origin encoded it.
     public var forwarding = false
+    /// Where a body larger than `maxBodyBytes` goes on being written (a `SpoolFile` there), up
+    /// to `HeldAnswer.largestSpooled`; nil: such a body fails with `bodyTooLarge`.
+    public var spoolDirectory: String?
 
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [],
                 body: [UInt8]? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),

@@ -7,14 +7,15 @@ public struct UpstreamResponse: Sendable {
     public var status: Int
     /// Every header field of the final response, in order, repeats kept.
     public var headers: HTTPHeaders
-    /// The body after content decoding (curl undoes gzip).
-    public var body: [UInt8]
+    /// The body after content decoding (curl undoes gzip): in memory, or a spool file's
+    /// region when it was too large to hold (`UpstreamRequest.spoolDirectory`).
+    public var body: Body
     public var requestTime: Date
     public var responseTime: Date
     /// Informational responses the upstream sent first, to be passed on (103 Early Hints).
     public var interim: [InterimResponse]
 
-    public init(status: Int, headers: HTTPHeaders, body: [UInt8], requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
+    public init(status: Int, headers: HTTPHeaders, body: Body, requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
         self.interim = interim
         self.status = status
         self.headers = headers

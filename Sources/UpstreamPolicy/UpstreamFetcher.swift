@@ -46,6 +46,9 @@ public struct UpstreamFetcher: CacheFetcher {
 
     /// What of the origin's answer a pass-through route ignores (`CacheOverrides`).
     public var overrides: CacheOverrides = []
+    /// Where an answer too large to hold in memory is spooled (a pass-through route's); nil:
+    /// such an answer is a failure (`UpstreamRequest.spoolDirectory`).
+    public var spoolDirectory: String?
 
     public func fetch(_ request: CacheRequest) async throws -> CacheEntry {
         let probe: Bool
@@ -59,6 +62,7 @@ public struct UpstreamFetcher: CacheFetcher {
         var upstream = UpstreamRequest(url: url(request), method: request.method, headers: request.headers + credentials, body: request.body,
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
+        upstream.spoolDirectory = spoolDirectory
         let entry: CacheEntry
         do {
             // The wait for a slot is part of the exchange's time: a request queued behind
@@ -83,6 +87,10 @@ public struct UpstreamFetcher: CacheFetcher {
             // Refused by Larder's own queue: it says nothing about the upstream.
             _ = backoff.record(nil, probe: probe, now: clock.now())
             throw UpstreamFailure.unreachable
+        } catch UpstreamError.spoolFailed {
+            // Larder's own disk, not the upstream: no backoff.
+            _ = backoff.record(nil, probe: probe, now: clock.now())
+            throw UpstreamFailure(detail: "the upstream's answer was too large to hold in memory and could not be written to disk")
         } catch {
             settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
             // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.

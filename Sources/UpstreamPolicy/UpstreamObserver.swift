@@ -21,7 +21,7 @@ extension UpstreamObserver {
             let response = try await client.fetch(request)
             let answered = ok(response.status)
             // An upstream that says why it refused (Open-Meteo's 400) has the operator told why.
-            let reason = answered ? nil : UpstreamErrorBody.reason(in: response.body)
+            let reason = answered ? nil : response.body.inMemory.flatMap(UpstreamErrorBody.reason(in:))
             // A 429 is announced by the backoff it starts.
             record(upstream: name, outcome: answered ? "ok" : "status_\(response.status / 100)xx", healthy: response.status < 500,
                    warns: response.status >= 500 || !answered && response.status != 429, detail: "answered \(response.status)" + (reason.map { ": " + $0 } ?? ""),

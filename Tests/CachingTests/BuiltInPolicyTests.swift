@@ -19,7 +19,7 @@ struct Harness {
         self.directory = directory
         cache = Cache(route: "test", policy: policy, memory: MemoryTier(budget: memoryBudget),
                       disk: try DiskTier(directory: directory, budget: 1 << 20), fetcher: fetcher, clock: clock) { _, entry in
-            if String(decoding: entry.body, as: UTF8.self) == "garbage" { throw Undecodable() }
+            if String(decoding: entry.body.inMemory ?? [], as: UTF8.self) == "garbage" { throw Undecodable() }
             return .plain(entry)
         }
     }
@@ -41,7 +41,7 @@ struct Harness {
 
 extension CacheAnswer {
     /// The body sent, as text.
-    var value: String { String(decoding: rendered.body, as: UTF8.self) }
+    var value: String { String(decoding: rendered.body.inMemory ?? [], as: UTF8.self) }
 }
 
 extension Result where Success == CacheAnswer, Failure == CacheFailure {

@@ -122,7 +122,7 @@ import Testing
                     for round in 0..<150 {
                         let key = keys[(reader + round) % keys.count]
                         let read = await read(disk, key, onLoop: reader % 2 == 0)
-                        let text = read.map { String(decoding: $0.body, as: UTF8.self) } ?? "nothing"
+                        let text = read.map { String(decoding: $0.body.inMemory ?? [], as: UTF8.self) } ?? "nothing"
                         #expect(text.hasPrefix("\(key) "), "read \(text) for \(key)")
                     }
                 }

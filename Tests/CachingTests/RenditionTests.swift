@@ -32,7 +32,7 @@ import TestSupport
                           memory: MemoryTier(budget: 1 << 20), disk: try DiskTier(directory: directory, budget: 1 << 20),
                           fetcher: ScriptedUpstream(clock: clock), clock: clock, reuse: reuse) { _, entry in
                 tally.count.add(1, ordering: .relaxed)
-                let body = Array((tag ?? "plain").utf8) + [0x20] + entry.body
+                let body = Array((tag ?? "plain").utf8) + [0x20] + (entry.body.inMemory ?? [])
                 return reuse?.respond(entry, body, nil) ?? .plain(entry)
             }
         }
@@ -96,11 +96,11 @@ import TestSupport
         let kept = reuse.rendition(of: made)
         #expect(kept.tag != "json 1")
         let again = try #require(reuse.response(sample, kept: kept))
-        #expect(again.etag == "\"made\"" && again.body == Array("{}".utf8))
+        #expect(again.etag == "\"made\"" && again.body == .bytes(Array("{}".utf8)))
 
         func keptBody(_ text: String) -> Rendition { Rendition(tag: kept.tag, body: Array(text.utf8)) }
         #expect(reuse.response(sample, kept: keptBody("\"kept\"\n{\"a\":1}"))?.etag == "\"kept\"")
-        #expect(reuse.response(sample, kept: keptBody("\"kept\"\n{\"a\":1}"))?.body == Array("{\"a\":1}".utf8))
+        #expect(reuse.response(sample, kept: keptBody("\"kept\"\n{\"a\":1}"))?.body == .bytes(Array("{\"a\":1}".utf8)))
         #expect(reuse.response(sample, kept: keptBody("\n{}"))?.etag == "\"made\"")
         #expect(reuse.response(sample, kept: keptBody("\"a\r\nSet-Cookie: b\"\n{}")) == nil)
         #expect(reuse.response(sample, kept: keptBody("\"a\u{0}\"\n{}")) == nil)
@@ -147,7 +147,7 @@ import TestSupport
 
     @Test func aTagLengthPastTheRenditionIsAMiss() {
         // A valid checksum over a rendition whose tag length runs past its end: as planted by hand.
-        let framed = DiskEntryCodec.frame(key: Array("k".utf8), meta: Self.meta(of: sample), body: sample.body,
+        let framed = DiskEntryCodec.frame(key: Array("k".utf8), meta: Self.meta(of: sample), body: sample.body.inMemory ?? [],
                                           rendition: [0xFF, 0, 0, 0, 0x41])
         #expect(DiskEntryCodec.decodeKeyed(framed) == nil)
     }

@@ -30,7 +30,7 @@ struct SharedHarness {
         }
     }
 
-    func body(_ answer: CacheAnswer) -> String { String(decoding: answer.entry.body, as: UTF8.self) }
+    func body(_ answer: CacheAnswer) -> String { String(decoding: answer.entry.body.inMemory ?? [], as: UTF8.self) }
 }
 
 @Suite(.timeLimit(.minutes(1)))
@@ -302,7 +302,7 @@ struct SharedCachePolicyTests {
         let second = try cache()
         let answer = try await second.answer(request).get()
         #expect(answer.status.description.hasPrefix("larder; hit;") && answer.status.detail == .disk)
-        #expect(String(decoding: answer.entry.body, as: UTF8.self) == "http://o/d?x=1")
+        #expect(String(decoding: answer.entry.body.inMemory ?? [], as: UTF8.self) == "http://o/d?x=1")
         #expect(origin.calls == 1)
     }
 }

@@ -1,5 +1,20 @@
+import Foundation
+import HTTPCore
 @testable import HTTPServer
 import Testing
+
+extension OutputPiece {
+    /// The piece's bytes: a file region read from its file, as `sendfile` would send it.
+    var contents: [UInt8] {
+        switch self {
+        case .bytes(let bytes): return Array(bytes)
+        case .file(let descriptor, let offset, let count):
+            var read = [UInt8](repeating: 0, count: count)
+            let n = read.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
+            return Array(read[..<max(0, n)])
+        }
+    }
+}
 
 /// The raw buffer a connection's responses are written into and sent from.
 @Suite struct OutputBufferTests {
@@ -15,8 +30,9 @@ import Testing
         var sends: [(Int, Bool)] = []
         while buffer.pending > 0 {
             let (n, more) = buffer.withNextPiece { piece, more in
-                bytes += piece.prefix(room)
-                return (min(room, piece.count), more || piece.count > room)
+                let contents = piece.contents
+                bytes += contents.prefix(room)
+                return (min(room, contents.count), more || contents.count > room)
             }
             sends.append((n, more))
             buffer.markSent(n)
@@ -55,17 +71,24 @@ import Testing
     /// Shared bodies leave between the rendered bytes around them, never copied; a piece is
     /// marked as followed by more until the last, so a head and its body share packets.
     @Test(arguments: [1, 3, 7, 64, 100_000])
-    func sharedBodiesLeaveInPlaceWhateverEachSendTakes(_ room: Int) {
+    func sharedBodiesLeaveInPlaceWhateverEachSendTakes(_ room: Int) throws {
         var buffer = OutputBuffer()
         let first = [UInt8](repeating: 0x61, count: 40), second = [UInt8](repeating: 0x62, count: 30)
+        let third = [UInt8](repeating: 0x63, count: 50)
+        let file = try #require(SpoolFile(in: NSTemporaryDirectory()))
+        #expect(third.withUnsafeBytes { file.write($0, at: 0) })
+        let region = Body.file(FileRegion(file: file, offset: 10, count: 40))
         buffer.bytes.append("head1\r\n")
-        buffer.share(first, 5..<40)
+        buffer.share(.bytes(first), 5..<40)
         buffer.bytes.append("head2\r\n")
-        buffer.share(second, second.indices)
-        buffer.share(first, 0..<2)  // two shared pieces in a row
-        buffer.share(second, 3..<3)  // an empty one is nothing
+        buffer.share(.bytes(second), second.indices)
+        buffer.share(.bytes(first), 0..<2)  // two shared pieces in a row
+        buffer.share(.bytes(second), 3..<3)  // an empty one is nothing
+        buffer.share(region, 5..<40)  // a file region, sent from the file
         buffer.bytes.append("tail")
-        let expected = Array("head1\r\n".utf8) + first[5...] + Array("head2\r\n".utf8) + second + first[0..<2] + Array("tail".utf8)
+        var expected: [UInt8] = Array("head1\r\n".utf8) + first[5...]
+        expected += Array("head2\r\n".utf8) + second + first[0..<2]
+        expected += third[15..<50] + Array("tail".utf8)
         #expect(buffer.pending == expected.count && unsent(buffer) == expected)
         let (bytes, sends) = sendAll(&buffer, room: room)
         #expect(bytes == expected)
@@ -87,13 +110,14 @@ import Testing
             buffer.bytes.append(answer)
             expected += answer
             if round % 100 == 0 {
-                buffer.share(shared, shared.indices)
+                buffer.share(.bytes(shared), shared.indices)
                 expected += shared
             }
             // The reader takes a little less than is written.
             let (n, _) = buffer.withNextPiece { piece, more in
-                received += piece.prefix(900)
-                return (min(900, piece.count), more)
+                let contents = piece.contents
+                received += contents.prefix(900)
+                return (min(900, contents.count), more)
             }
             buffer.markSent(n)
         }
@@ -107,7 +131,7 @@ import Testing
         var buffer = OutputBuffer()
         let body = [UInt8](repeating: 0x63, count: 10)
         buffer.bytes.append("h")
-        buffer.share(body, body.indices)
+        buffer.share(.bytes(body), body.indices)
         let (bytes, sends) = sendAll(&buffer, room: 4)
         #expect(bytes == Array("h".utf8) + body && sends.map(\.count) == [1, 4, 4, 2])
         #expect(buffer.pending == 0)

@@ -28,7 +28,7 @@ import Testing
         router.get("/balance") { _ in .now(HTTPResponse(status: 200, body: "b")) }
         func body(_ target: String) -> String? {
             guard case .now(let response) = router.handle(HTTPRequest(method: .get, target: target)) else { return nil }
-            return response.status == 200 ? String(decoding: response.body, as: UTF8.self) : "\(response.status)"
+            return response.status == 200 ? String(decoding: response.body.inMemory ?? [], as: UTF8.self) : "\(response.status)"
         }
         #expect(body("/weather?lat=1") == "w")
         #expect(body("/balance") == "b")

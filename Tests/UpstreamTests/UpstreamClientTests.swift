@@ -87,7 +87,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
                 let before = Date()
                 let response = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok"))
                 #expect(response.status == 200)
-                #expect(String(decoding: response.body, as: UTF8.self) == "hello")
+                #expect(String(decoding: response.body.inMemory ?? [], as: UTF8.self) == "hello")
                 #expect(response.header("etag") == "\"v1\"")
                 #expect(response.header("CACHE-CONTROL") == "max-age=60")
                 #expect(response.headers.filter { $0.name == "X-Repeat" }.map(\.value) == ["a", "b"])
@@ -102,7 +102,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         try await withServer(handler: upstreamRouter()) { _, port in
             try await withClient { client in
                 let agent = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/agent"))
-                #expect(String(decoding: agent.body, as: UTF8.self) == "larder/\(Version.current)")
+                #expect(String(decoding: agent.body.inMemory ?? [], as: UTF8.self) == "larder/\(Version.current)")
                 let revalidated = try await client.fetch(UpstreamRequest(
                     url: "http://127.0.0.1:\(port)/conditional", headers: [("If-None-Match", "\"v1\"")]))
                 #expect(revalidated.status == 304)
@@ -121,12 +121,12 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
                 forwarded.forwarding = true
                 #expect(try await client.fetch(forwarded).status == 406)
                 let decoded = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/gzip"))
-                #expect(String(decoding: decoded.body, as: UTF8.self) == gzipDecoded)
+                #expect(String(decoding: decoded.body.inMemory ?? [], as: UTF8.self) == gzipDecoded)
                 _ = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post, body: Array("x".utf8)))
                 let agent = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/agent"))
-                #expect(agent.status == 200 && String(decoding: agent.body, as: UTF8.self) == "larder/\(Version.current)")
+                #expect(agent.status == 200 && String(decoding: agent.body.inMemory ?? [], as: UTF8.self) == "larder/\(Version.current)")
                 #expect(try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok", method: .head)).body.isEmpty)
-                #expect(String(decoding: try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok")).body, as: UTF8.self) == "hello")
+                #expect(String(decoding: try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok")).body.inMemory ?? [], as: UTF8.self) == "hello")
             }
         }
     }
@@ -136,7 +136,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
             try await withClient { client in
                 let response = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/error"))
                 #expect(response.status == 500)
-                #expect(String(decoding: response.body, as: UTF8.self) == "boom")
+                #expect(String(decoding: response.body.inMemory ?? [], as: UTF8.self) == "boom")
             }
         }
     }
@@ -146,7 +146,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
             try await withClient { client in
                 let response = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/gzip"))
                 #expect(response.status == 200)
-                #expect(String(decoding: response.body, as: UTF8.self) == gzipDecoded)
+                #expect(String(decoding: response.body.inMemory ?? [], as: UTF8.self) == gzipDecoded)
             }
         }
     }
@@ -171,6 +171,33 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
                 }
                 let fits = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/big", maxBodyBytes: 200_000))
                 #expect(fits.body.count == 200_000)
+            }
+        }
+    }
+
+    /// Past what is held in memory, a body with somewhere to spool goes on into an unnamed
+    /// file: the answer is that file's region, whole, and nothing is left in the directory.
+    @Test func aBodyPastTheHeldLimitIsSpooledToAFile() async throws {
+        let directory = NSTemporaryDirectory() + "larder-spool-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withServer(handler: upstreamRouter()) { _, port in
+            try await withClient { client in
+                var request = UpstreamRequest(url: "http://127.0.0.1:\(port)/big", maxBodyBytes: 100_000)
+                request.spoolDirectory = directory
+                let response = try await client.fetch(request)
+                guard case .file(let region) = response.body else {
+                    Issue.record("the body was held in memory")
+                    return
+                }
+                #expect(region.offset == 0 && region.count == 200_000)
+                var bytes = [UInt8](repeating: 0, count: 200_001)
+                let read = bytes.withUnsafeMutableBytes { pread(region.file.descriptor, $0.baseAddress, 200_001, 0) }
+                #expect(read == 200_000 && bytes[..<200_000].allSatisfy { $0 == 0x61 })
+                #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+                // One that fits is held as before.
+                request.maxBodyBytes = 200_000
+                #expect(try await client.fetch(request).body.inMemory?.count == 200_000)
             }
         }
     }
@@ -250,7 +277,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         defer { server.stop() }
         try await withClient { client in
             let response = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(server.port)/"))
-            #expect(response.status == 200 && response.body == Array("ok".utf8))
+            #expect(response.status == 200 && response.body == .bytes(Array("ok".utf8)))
             #expect(response.interim == [InterimResponse(status: 103, headers: [("Link", "</s.css>; rel=preload")]),
                                          InterimResponse(status: 102, headers: [])])
             #expect(response.headers["x-final"] == "y" && response.headers["link"] == nil)

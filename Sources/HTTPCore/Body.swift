@@ -1,0 +1,72 @@
+/// An answer's content, the one form every layer passes on, from the upstream client through
+/// the cache to the connection: bytes in memory (almost every answer), or a region of a
+/// spool file (an answer too large to hold in memory, written to disk as it arrived). A
+/// connection sends bytes with `send` and a file region with `sendfile`, never reading it.
+public enum Body: Sendable {
+    case bytes([UInt8])
+    case file(FileRegion)
+
+    public static let empty = Body.bytes([])
+
+    public var count: Int {
+        switch self {
+        case .bytes(let bytes): bytes.count
+        case .file(let region): region.count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The bytes, when they are in memory; nil for a file region.
+    public var inMemory: [UInt8]? {
+        if case .bytes(let bytes) = self { return bytes }
+        return nil
+    }
+
+    /// Bytes of memory the content holds (a file region holds none).
+    public var memoryBytes: Int { inMemory?.count ?? 0 }
+
+    /// The bytes at `range` (RFC 9110 §14.1.2 positions, already checked against `count`).
+    public func part(_ range: ClosedRange<Int>) -> Body {
+        switch self {
+        case .bytes(let bytes): .bytes(Array(bytes[range]))
+        case .file(let region): .file(FileRegion(file: region.file, offset: region.offset + range.lowerBound, count: range.count))
+        }
+    }
+
+    /// Whether both are the same storage (one array's buffer, or one file), not merely equal.
+    public func sharesStorage(with other: Body) -> Bool {
+        switch (self, other) {
+        case (.bytes(let a), .bytes(let b)):
+            a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { $0.baseAddress == a.baseAddress } }
+        case (.file(let a), .file(let b)):
+            a.file === b.file
+        default:
+            false
+        }
+    }
+}
+
+extension Body: Equatable {
+    /// Bytes compare by content; file regions by file and place (their content is not read).
+    public static func == (a: Body, b: Body) -> Bool {
+        switch (a, b) {
+        case (.bytes(let x), .bytes(let y)): x == y
+        case (.file(let x), .file(let y)): x.file === y.file && x.offset == y.offset && x.count == y.count
+        default: false
+        }
+    }
+}
+
+/// Part of a spool file: what a connection sends with `sendfile`.
+public struct FileRegion: Sendable {
+    public let file: SpoolFile
+    public let offset: Int
+    public let count: Int
+
+    public init(file: SpoolFile, offset: Int, count: Int) {
+        self.file = file
+        self.offset = offset
+        self.count = count
+    }
+}
