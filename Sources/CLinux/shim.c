@@ -3,7 +3,16 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <unistd.h>
 #include "CLinux.h"
+
+long larder_copy_file_range(int in, long *in_offset, int out, long *out_offset, unsigned long count) {
+    loff_t from = *in_offset, to = *out_offset;
+    ssize_t copied = copy_file_range(in, &from, out, &to, count, 0);
+    *in_offset = from;
+    *out_offset = to;
+    return copied;
+}
 
 int larder_accept_nonblocking(int fd) {
     return accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);

@@ -112,8 +112,7 @@ extension Cache {
         case .success(let made): response = made
         case .failure(let failure): return failed(failure, stored: stored)
         }
-        // A spooled answer (too large to hold in memory) is past any max-object-size.
-        guard entry.body.inMemory != nil, entry.body.count <= policy.maxObjectSize else {
+        guard entry.body.count <= policy.maxObjectSize else {
             // The newer answer supersedes what was stored before, as when it forbids storing.
             await invalidate(request.resource)
             return .answer(response, forwardStatus: forwardStatus, stored: false, detail: .tooLarge)

@@ -31,6 +31,19 @@ enum DiskEntryCodec {
     }
 
     static func encode(key: String, entry: CacheEntry, rendition: Rendition? = nil) -> [UInt8] {
+        var kept: [UInt8] = []
+        if let rendition {
+            kept.reserveCapacity(4 + rendition.tag.utf8.count + rendition.body.count)
+            append(UInt32(rendition.tag.utf8.count), to: &kept)
+            kept += rendition.tag.utf8
+            kept += rendition.body
+        }
+        // Only an entry in memory is encoded whole; one in a file is written around it (`head`).
+        return frame(key: Array(key.utf8), meta: metadata(of: entry), body: entry.body.inMemory ?? [], rendition: kept)
+    }
+
+    /// Status, times and fields as the format stores them.
+    static func metadata(of entry: CacheEntry) -> [UInt8] {
         var meta: [UInt8] = []
         meta.reserveCapacity(32 + entry.headers.count * 48)
         append(UInt32(clamping: entry.status), to: &meta)
@@ -43,15 +56,7 @@ enum DiskEntryCodec {
             append(UInt32(field.value.utf8.count), to: &meta)
             meta += field.value.utf8
         }
-        var kept: [UInt8] = []
-        if let rendition {
-            kept.reserveCapacity(4 + rendition.tag.utf8.count + rendition.body.count)
-            append(UInt32(rendition.tag.utf8.count), to: &kept)
-            kept += rendition.tag.utf8
-            kept += rendition.body
-        }
-        // Only an entry in memory is stored (`Cache` relays a spooled one and keeps it nowhere).
-        return frame(key: Array(key.utf8), meta: meta, body: entry.body.inMemory ?? [], rendition: kept)
+        return meta
     }
 
     /// How many bytes `encode` makes of these, without making them: a write waiting in line is
@@ -66,19 +71,26 @@ enum DiskEntryCodec {
     /// The file for these parts: header with lengths and the checksum over all of them, then
     /// the parts themselves.
     static func frame(key keyBytes: [UInt8], meta: [UInt8], body: [UInt8], rendition: [UInt8] = []) -> [UInt8] {
-        var out = magic
-        out.reserveCapacity(headerSize + keyBytes.count + meta.count + body.count + rendition.count)
-        append(version, to: &out)
-        append(UInt32(keyBytes.count), to: &out)
-        append(UInt32(meta.count), to: &out)
-        append(UInt64(body.count), to: &out)
-        append(UInt32(rendition.count), to: &out)
-        append(UInt32(0), to: &out)  // the checksum, once the parts are in
+        var out = header(key: keyBytes, meta: meta, bodyLength: body.count, renditionLength: rendition.count,
+                         capacity: headerSize + keyBytes.count + meta.count + body.count + rendition.count)
         out += keyBytes
         out += meta
         out += body
         out += rendition
         withUnsafeBytes(of: checksum(out[headerSize...]).littleEndian) { out.replaceSubrange(headerSize - 4..<headerSize, with: $0) }
+        return out
+    }
+
+    /// The fixed header, its checksum 0 until the parts are in.
+    static func header(key: [UInt8], meta: [UInt8], bodyLength: Int, renditionLength: Int, capacity: Int) -> [UInt8] {
+        var out = magic
+        out.reserveCapacity(capacity)
+        append(version, to: &out)
+        append(UInt32(key.count), to: &out)
+        append(UInt32(meta.count), to: &out)
+        append(UInt64(bodyLength), to: &out)
+        append(UInt32(renditionLength), to: &out)
+        append(UInt32(0), to: &out)
         return out
     }
 
@@ -138,7 +150,7 @@ enum DiskEntryCodec {
     }
 
     /// A reader past the magic and the version, when the bytes begin as this format's do.
-    private static func opened(_ bytes: [UInt8]) -> Reader? {
+    static func opened(_ bytes: [UInt8]) -> Reader? {
         var reader = Reader(bytes: bytes[...])
         guard reader.take(4)?.elementsEqual(magic) == true, reader.u32() == version else { return nil }
         return reader
@@ -170,7 +182,7 @@ enum DiskEntryCodec {
     }
 
     /// Status, times and fields, each checked (see `decode`).
-    private static func metadata(_ meta: ArraySlice<UInt8>) -> (status: Int, requestTime: Date, responseTime: Date, headers: HTTPHeaders)? {
+    static func metadata(_ meta: ArraySlice<UInt8>) -> (status: Int, requestTime: Date, responseTime: Date, headers: HTTPHeaders)? {
         var fields = Reader(bytes: meta)
         // A stored answer is a final one (200-599), or a variant index of ours.
         guard let status = fields.u32(), status == UInt32(VariantIndex.diskStatus) || (200...599).contains(status),
@@ -196,7 +208,7 @@ enum DiskEntryCodec {
     }
 
     /// The whole entry's length, or nil when the lengths overflow (so never equal to a real size).
-    private static func totalLength(key: UInt32, meta: UInt32, body: UInt64, rendition: UInt32) -> UInt64? {
+    static func totalLength(key: UInt32, meta: UInt32, body: UInt64, rendition: UInt32) -> UInt64? {
         let (withBody, overflow) = UInt64(headerSize + Int(key) + Int(meta) + Int(rendition)).addingReportingOverflow(body)
         return overflow ? nil : withBody
     }
@@ -212,12 +224,12 @@ enum DiskEntryCodec {
         return Date(timeIntervalSince1970: seconds)
     }
 
-    private static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+    static func append<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
         withUnsafeBytes(of: value.littleEndian) { out += $0 }
     }
 
     /// Reads little-endian integers and byte runs, never past the end.
-    private struct Reader {
+    struct Reader {
         let bytes: ArraySlice<UInt8>
         var offset: Int
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CLinux
+import HTTPCore
 
 /// Reading entry files, and keeping them open between reads.
 ///
@@ -56,9 +57,16 @@ extension DiskTier {
         switch lease {
         case .kept(let fd, let size):
             defer { index.withLock { $0.entries.release(name, fd: fd) } }
+            if size > Self.largestReadWhole {
+                return EntryRead(bytes: cachedOnly ? .notCached : readInFile(name, BodyFile(adopting: dup(fd)), size: size), lease: lease)
+            }
             return EntryRead(bytes: Self.read(fd: fd, size: size, cachedOnly: cachedOnly), lease: lease)
         case .path(let stamp, _):
             guard let (fd, size) = Self.openEntryFile(path(for: name)) else { return EntryRead(bytes: .read(nil), lease: lease) }
+            if size > Self.largestReadWhole {
+                if cachedOnly { close(fd) }
+                return EntryRead(bytes: cachedOnly ? .notCached : readInFile(name, BodyFile(adopting: fd), size: size), lease: lease)
+            }
             let read = Self.read(fd: fd, size: size, cachedOnly: cachedOnly)
             let kept = index.withLock { $0.entries.keep(name, OpenFile(fd: fd, size: size), stamp: stamp, limit: openFileLimit) }
             if !kept { close(fd) }
@@ -67,9 +75,37 @@ extension DiskTier {
             // The path may not be in the page cache: never opened on an event loop.
             if cachedOnly { return EntryRead(bytes: .notCached, lease: lease) }
             guard let (fd, size) = Self.openEntryFile(path(for: name)) else { return nil }
+            if size > Self.largestReadWhole { return EntryRead(bytes: readInFile(name, BodyFile(adopting: fd), size: size), lease: lease) }
             defer { close(fd) }
             return EntryRead(bytes: Self.read(fd: fd, size: size, cachedOnly: false), lease: lease)
         }
+    }
+
+    /// Files larger than this are not read whole: their body is served as a region of the
+    /// file (`Body.file`), so a hit on a large object costs no memory for its body.
+    static let largestReadWhole = HeldAnswer.largestBody
+
+    /// An entry too large to read whole, off the event loop: its head read and decoded, its
+    /// checksum taken once after the file was written or found (`Index.verified`), and its
+    /// body left in `file`. One that is not a file entry (one with a rendition) of a size a
+    /// route can have made is read whole instead; anything else is damage.
+    private func readInFile(_ name: EntryName, _ file: BodyFile, size: Int) -> FileRead {
+        var header = [UInt8](repeating: 0, count: DiskEntryCodec.headerSize)
+        guard header.withUnsafeMutableBytes({ file.read(into: $0, at: 0) }) == header.count else { return .inFile(nil, size: size) }
+        guard let layout = DiskEntryCodec.fileLayout(header, fileSize: size) else {
+            return size <= 2 * Self.largestReadWhole ? Self.read(fd: file.descriptor, size: size, cachedOnly: false) : .inFile(nil, size: size)
+        }
+        var head = [UInt8](repeating: 0, count: layout.bodyOffset)
+        guard head.withUnsafeMutableBytes({ file.read(into: $0, at: 0) }) == head.count,
+              let (key, entry) = DiskEntryCodec.decodeFileEntry(head, layout: layout, file: file) else { return .inFile(nil, size: size) }
+        if !index.withLock({ $0.verified.contains(name) }) {
+            let afterHeader = head[DiskEntryCodec.headerSize...].withUnsafeBytes { larder_crc32c(0, $0.baseAddress, $0.count) }
+            guard DiskEntryCodec.checksum(continuing: afterHeader, file, offset: layout.bodyOffset, count: layout.bodyLength) == layout.checksum else {
+                return .inFile(nil, size: size)
+            }
+            index.withLock { _ = $0.verified.insert(name) }
+        }
+        return .inFile(DiskEntryCodec.Decoded(key: key, entry: entry, rendition: nil), size: size)
     }
 
     /// The file's bytes, if it is a regular file of a plausible size. `O_NOFOLLOW` refuses a
@@ -85,6 +121,9 @@ extension DiskTier {
         case read([UInt8]?)
         /// `cachedOnly`, and the page cache did not hold every byte.
         case notCached
+        /// An entry too large to read whole (`readInFile`), its body a region of its file; nil
+        /// when the file is damaged. `size` is the file's.
+        case inFile(DiskEntryCodec.Decoded?, size: Int)
     }
 
     /// `readFile`; with `cachedOnly`, no byte is waited for (`larder_pread_cached`).

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 import Foundation
+import HTTPCore
+import CLinux
 
 /// How the disk tier writes its files: whole, through a temporary file, in real folders only.
 extension DiskTier {
@@ -21,6 +23,20 @@ extension DiskTier {
     /// all a cache owes. One `fsync` per entry held the writer to a few thousand entries a
     /// second, so a storm of small misses was mostly not kept.
     func writeFile(_ bytes: [UInt8], to path: String) -> WriteOutcome {
+        writeFile(to: path) { fd in bytes.withUnsafeBytes { Self.writeAll(fd, $0) } }
+    }
+
+    /// An entry whose body lies in a file: `head` (header, key, metadata), then the body
+    /// copied by the kernel from `region` (`copy_file_range`, read and written where it cannot).
+    func writeFile(head: [UInt8], body region: FileRegion, to path: String) -> WriteOutcome {
+        writeFile(to: path) { fd in
+            let failure = head.withUnsafeBytes { Self.writeAll(fd, $0) }
+            return failure != 0 ? failure : Self.copy(region, to: fd, at: head.count)
+        }
+    }
+
+    /// temp file → `fill` (0, or the errno it failed with) → rename.
+    private func writeFile(to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome {
         // By bytes: a search by Characters cost more instructions than the write's system calls.
         let folder = String(path.utf8[..<path.utf8.lastIndex(of: UInt8(ascii: "/"))!])!
         guard ensureDirectory(folder) else { return .failed }
@@ -32,17 +48,7 @@ extension DiskTier {
             fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
         }
         guard fd >= 0 else { return Self.isFull(errno) ? .full : .failed }
-        var offset = 0
-        var failure: Int32 = 0
-        while offset < bytes.count {
-            let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                failure = n < 0 ? errno : EIO
-                break
-            }
-            offset += n
-        }
+        var failure = fill(fd)
         close(fd)
         if failure == 0, rename(temporary, path) != 0 { failure = errno }
         guard failure == 0 else {
@@ -50,6 +56,43 @@ extension DiskTier {
             return Self.isFull(failure) ? .full : .failed
         }
         return .written
+    }
+
+    /// Writes all of `bytes` at the file's position: 0, or the errno it failed with.
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return n < 0 ? errno : EIO }
+            offset += n
+        }
+        return 0
+    }
+
+    /// Copies `region` to `fd` from `offset`: 0, or the errno it failed with.
+    private static func copy(_ region: FileRegion, to fd: Int32, at offset: Int) -> Int32 {
+        var input = region.offset, output = offset
+        var left = region.count
+        while left > 0 {
+            let n = larder_copy_file_range(region.file.descriptor, &input, fd, &output, UInt(left))
+            if n < 0, errno == EINTR { continue }
+            if n < 0, [EXDEV, EINVAL, ENOSYS, EOPNOTSUPP].contains(errno) { break }
+            guard n > 0 else { return n < 0 ? errno : EIO }
+            left -= n
+        }
+        // A file system that cannot copy in the kernel: through a buffer, after what it copied.
+        guard left == 0 || lseek(fd, off_t(output), SEEK_SET) >= 0 else { return errno }
+        var chunk = [UInt8](repeating: 0, count: min(left, 1 << 20))
+        while left > 0 {
+            let n = chunk.withUnsafeMutableBytes { region.file.read(into: UnsafeMutableRawBufferPointer(rebasing: $0[..<min($0.count, left)]), at: input) }
+            guard n > 0 else { return n < 0 ? errno : EIO }
+            let failure = chunk.withUnsafeBytes { writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[..<n])) }
+            guard failure == 0 else { return failure }
+            input += n
+            left -= n
+        }
+        return 0
     }
 
     private static func isFull(_ error: Int32) -> Bool { error == ENOSPC || error == EDQUOT }

@@ -58,6 +58,9 @@ public final class DiskTier: Sendable {
         var pendingBytes = 0
         var skippedWrites = 0
         var failedWrites = 0
+        /// Entries served from their file (`largestReadWhole`) whose checksum has been taken
+        /// since the file was written: a later read trusts it rather than read it all again.
+        var verified = Set<EntryName>()
         var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -71,6 +74,7 @@ public final class DiskTier: Sendable {
         @discardableResult
         mutating func forget(_ name: EntryName) -> Int? {
             if loading.phase == .listing { loading.settled.insert(name) }
+            verified.remove(name)
             return entries.forget(name)
         }
 
@@ -192,15 +196,21 @@ public final class DiskTier: Sendable {
             }
         }
         // Not in the index (any more), or not on disk when not indexed yet: a miss, not damage.
-        guard let read, case .read(let bytes) = read.bytes else { return nil }
-        guard let decoded = bytes.flatMap(DiskEntryCodec.decodeKeyed), Self.same(key, decoded.key) else {
+        guard let read else { return nil }
+        let decoded: DiskEntryCodec.Decoded?, size: Int
+        switch read.bytes {
+        case .read(let bytes): (decoded, size) = (bytes.flatMap(DiskEntryCodec.decodeKeyed), bytes?.count ?? 0)
+        case .inFile(let found, let fileSize): (decoded, size) = (found, fileSize)
+        case .notCached: return nil
+        }
+        guard let decoded, Self.same(key, decoded.key) else {
             index.withLock { $0.corruptions += 1 }
             report("removed a damaged or unreadable cache file: \(path(for: name))")
             await remove(key)
             return nil
         }
         let servable = index.withLock { index in
-            index.settle(name, read.lease, size: bytes?.count ?? 0,
+            index.settle(name, read.lease, size: size,
                          head: DiskIndex.Head(key: key, status: decoded.entry.status, headers: decoded.entry.headers))
         }
         guard servable else {
@@ -219,20 +229,27 @@ public final class DiskTier: Sendable {
         // Naming, encoding and indexing it happen on the writer thread: on a miss they
         // would otherwise run on the loop between the upstream's answer and the caller's.
         let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
+        // A body in a file waits there, not in memory: the line is charged what is in memory.
+        let queued = size - (entry.body.memoryBytes == entry.body.count ? 0 : entry.body.count)
+        // An entry the budget cannot hold would only evict everything else, then itself.
+        guard Self.charge(size) <= budget else {
+            index.withLock { $0.skippedWrites += 1 }
+            return false
+        }
         let admitted = index.withLock { index in
-            guard index.pendingBytes + size <= writeQueueLimit else {
+            guard index.pendingBytes + queued <= writeQueueLimit else {
                 index.skippedWrites += 1
                 return false
             }
             index.pendingWrites += 1
-            index.pendingBytes += size
+            index.pendingBytes += queued
             return true
         }
         guard admitted else { return false }
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
-            writeAdmitted(key, entry, rendition, charged: size)
+            writeAdmitted(key, entry, rendition, charged: queued)
         }
         loop?.afterTurn { [writes] in writes.start() }
         return true
@@ -241,16 +258,17 @@ public final class DiskTier: Sendable {
     /// Writes an admitted entry, on the write queue.
     private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int) {
         let name = Self.name(key)
-        let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
         let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
-        let outcome = writeFile(bytes, to: path(for: name))
+        let (outcome, size) = writeEntry(key, entry, rendition, to: path(for: name))
         let victims = index.withLock { index in
             index.pendingBytes -= charged
             switch outcome {
             case .written:
                 index.full = false
                 index.forget(name)
-                index.entries.insert(name, charge: Self.charge(bytes.count), stamp: index.nextStamp(), head: head)
+                index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head)
+                // Its checksum was taken from the body just written: no read need take it again.
+                if size > Self.largestReadWhole { index.verified.insert(name) }
                 return Self.evict(&index, budget: budget)
             case .full:
                 if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
@@ -293,6 +311,20 @@ public final class DiskTier: Sendable {
                 continuation.resume()
             }
         }
+    }
+
+    /// Writes the entry's file: encoded whole, or around a body that lies in a file. Returns
+    /// the outcome and the file's size.
+    private func writeEntry(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, to path: String) -> (WriteOutcome, Int) {
+        guard case .file(let region) = entry.body else {
+            let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
+            return (writeFile(bytes, to: path), bytes.count)
+        }
+        let head = DiskEntryCodec.head(key: key.text, entry: entry) {
+            DiskEntryCodec.checksum(continuing: $0, region.file, offset: region.offset, count: region.count)
+        }
+        guard let head else { return (.failed, 0) }
+        return (writeFile(head: head, body: region, to: path), head.count + region.count)
     }
 
     /// Drops least recently used entries until the index fits the budget; returns their names.

@@ -130,6 +130,8 @@ public final class MemoryTier: Sendable {
     @discardableResult
     public func set(_ key: CacheKey, _ item: Item) -> Bool {
         let cost = Self.cost(of: item, key: key)
+        // A body in a file (a large object) is served from the disk tier; only what replaced it goes.
+        let fits = cost <= budget && !Self.bodyIsInFile(item)
         // The items replaced and evicted are freed after the lock is released, not under it:
         // freeing an entry's strings and arrays would hold up every other loop's lookups.
         _ = state.withLock { state -> [(key: CacheKey, item: Item)] in
@@ -137,7 +139,7 @@ public final class MemoryTier: Sendable {
             if let existing = state.slotIndex[key] {
                 dropped.append(state.remove(at: existing))
             }
-            guard cost <= budget else { return dropped }
+            guard fits else { return dropped }
             state.insert(item, key: key, cost: cost)
             while state.bytes > budget, state.oldest != State.none {
                 dropped.append(state.remove(at: state.oldest))
@@ -145,7 +147,12 @@ public final class MemoryTier: Sendable {
             }
             return dropped
         }
-        return cost <= budget
+        return fits
+    }
+
+    private static func bodyIsInFile(_ item: Item) -> Bool {
+        guard case .response(let response) = item else { return false }
+        return response.entry.body.inMemory == nil
     }
 
     public func remove(_ key: CacheKey) {

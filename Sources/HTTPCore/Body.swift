@@ -60,11 +60,11 @@ extension Body: Equatable {
 
 /// Part of a spool file: what a connection sends with `sendfile`.
 public struct FileRegion: Sendable {
-    public let file: SpoolFile
+    public let file: BodyFile
     public let offset: Int
     public let count: Int
 
-    public init(file: SpoolFile, offset: Int, count: Int) {
+    public init(file: BodyFile, offset: Int, count: Int) {
         self.file = file
         self.offset = offset
         self.count = count

@@ -1,6 +1,6 @@
 /// How much of one answer Larder takes from an upstream. Up to `largestBody` is held in
 /// memory while it is fetched; a pass-through answer beyond that goes on into a spool file
-/// (`SpoolFile`) up to `largestSpooled`; anything larger is refused (502) rather than
+/// (`BodyFile.spool`) up to `largestSpooled`; anything larger is refused (502) rather than
 /// allowed to grow a buffer or a file without bound. `max-object-size` cannot pass
 /// `largestBody`: a spooled answer is relayed, not stored.
 public enum HeldAnswer {

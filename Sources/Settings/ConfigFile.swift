@@ -182,7 +182,7 @@ public struct ConfigFile: Sendable {
                         rules.maxRequestBody = limit
                     }
                 case "max-object-size":
-                    if let limit = reader.value(value.string, SettingValues.objectSizeLimit, "must be a size from 1KiB to 8MiB") {
+                    if let limit = reader.value(value.string, SettingValues.objectSizeLimit, "must be a size from 1KiB to 1GiB") {
                         caching.maxObjectSize = limit
                     }
                 case "lifetime":

@@ -49,7 +49,7 @@ extension ServeSettings {
         if let v = read("memory.limit", size, SettingValues.bytes) { s.memoryLimit = v }
         if let v = read("disk.limit", size, SettingValues.bytes) { s.diskLimit = v }
         if let v = read("max.request.body", "a size from 1B to 1GiB", SettingValues.requestBodyLimit) { s.maxRequestBody = v }
-        if let v = read("max.object.size", "a size from 1KiB to 8MiB", SettingValues.objectSizeLimit) { s.maxObjectSize = v }
+        if let v = read("max.object.size", "a size from 1KiB to 1GiB", SettingValues.objectSizeLimit) { s.maxObjectSize = v }
         let url = "an http:// or https:// URL"
         if let v = read("weather.url", url, { SettingValues.isHTTPURL($0) ? $0 : nil }) { s.weatherURL = v; s.weatherURLGiven = true }
         if let v = read("balance.url", url, { SettingValues.isHTTPURL($0) ? $0 : nil }) { s.balanceURL = v }

@@ -18,8 +18,9 @@ public struct ServeSettings: Sendable, Equatable {
     /// memory until it has arrived, so this bounds what one connection's upload can take.
     public var maxRequestBody = 1 << 20
     /// The largest answer stored; a larger one is relayed and not stored. At most
-    /// `HeldAnswer.largestBody`, the most Larder holds of one answer while it is fetched.
-    public var maxObjectSize = HeldAnswer.largestBody
+    /// `HeldAnswer.largestSpooled`, the most Larder takes of one answer (past 8 MiB, a
+    /// pass-through answer is spooled to a file, stored on disk only and sent from there).
+    public var maxObjectSize = HeldAnswer.largestSpooled
     public var weatherURL = "https://api.open-meteo.com/v1/forecast"
     public var balanceURL: String?
     public var weatherTTL: Duration = .seconds(600)

@@ -34,9 +34,9 @@ enum SettingValues {
         bytes(text).flatMap { (1...(1 << 30)).contains($0) ? $0 : nil }
     }
 
-    /// The largest answer stored: a size from 1 KiB to the most Larder holds of one answer.
+    /// The largest answer stored: a size from 1 KiB to the most Larder takes of one answer.
     static func objectSizeLimit(_ text: String) -> Int? {
-        bytes(text).flatMap { (1024...HeldAnswer.largestBody).contains($0) ? $0 : nil }
+        bytes(text).flatMap { (1024...HeldAnswer.largestSpooled).contains($0) ? $0 : nil }
     }
 
     private static func wholeNumber(_ text: String) -> Int? {

@@ -25,7 +25,7 @@ final class Transfer: @unchecked Sendable {
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
     /// The file the body went on into once it passed `maxBodyBytes`, and how much is in it.
-    fileprivate var spool: SpoolFile?
+    fileprivate var spool: BodyFile?
     fileprivate var spooled = 0
     fileprivate var spoolFailure: String?
 
@@ -154,7 +154,7 @@ final class Transfer: @unchecked Sendable {
         // Past what is held in memory: what was held moves to the file, and the rest follows it.
         // The write goes to the page cache, so it costs the loop a copy, not a wait on the disk.
         if spool == nil {
-            guard let directory = spoolDirectory, let file = SpoolFile(in: directory) else {
+            guard let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else {
                 spoolFailure = "no spool file could be made in \(spoolDirectory ?? "")"
                 return 0
             }

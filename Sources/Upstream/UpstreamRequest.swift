@@ -16,7 +16,7 @@ public struct UpstreamRequest: Sendable {
     /// with no `User-Agent`, `Accept` or `Accept-Encoding` of libcurl's own, and the body
     /// comes back as the origin encoded it.
     public var forwarding = false
-    /// Where a body larger than `maxBodyBytes` goes on being written (a `SpoolFile` there), up
+    /// Where a body larger than `maxBodyBytes` goes on being written (`BodyFile.spool`), up
     /// to `HeldAnswer.largestSpooled`; nil: such a body fails with `bodyTooLarge`.
     public var spoolDirectory: String?
 

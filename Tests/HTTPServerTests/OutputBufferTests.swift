@@ -75,7 +75,7 @@ extension OutputPiece {
         var buffer = OutputBuffer()
         let first = [UInt8](repeating: 0x61, count: 40), second = [UInt8](repeating: 0x62, count: 30)
         let third = [UInt8](repeating: 0x63, count: 50)
-        let file = try #require(SpoolFile(in: NSTemporaryDirectory()))
+        let file = try #require(BodyFile.spool(in: NSTemporaryDirectory()))
         #expect(third.withUnsafeBytes { file.write($0, at: 0) })
         let region = Body.file(FileRegion(file: file, offset: 10, count: 40))
         buffer.bytes.append("head1\r\n")

@@ -31,7 +31,7 @@ import Redis
                       ["redis.prefix": ""], ["redis.prefix": "has space"],
                       ["event.loops": "0"], ["event.loops": "257"], ["event.loops": "two"],
                       ["max.request.body": "0"], ["max.request.body": "2GiB"], ["max.request.body": "big"],
-                      ["max.object.size": "1023"], ["max.object.size": "9MiB"]])
+                      ["max.object.size": "1023"], ["max.object.size": "2GiB"]])
     func badValuesAreRejectedWithTheirName(_ flags: [String: String]) {
         #expect {
             try ServeSettings.resolve(flags: flags, environment: [:])

@@ -24,6 +24,10 @@ int larder_accept_nonblocking(int fd);
 /// the page cache holds them (preadv2 with RWF_NOWAIT; EOPNOTSUPP where a file system cannot).
 long larder_pread_cached(int fd, void *buffer, unsigned long count, long offset);
 
+/// copy_file_range (a _GNU_SOURCE declaration Swift does not see): `count` bytes copied by the
+/// kernel from `in` at `*in_offset` to `out` at `*out_offset`, both offsets advanced.
+long larder_copy_file_range(int in, long *in_offset, int out, long *out_offset, unsigned long count);
+
 /// The peer's IP address as text (IPv4 dotted, IPv6 with IPv4-mapped addresses shown as
 /// IPv4) into out; 0 on success, -1 when there is none (out then holds "").
 int larder_peer_address(int fd, char *out, unsigned long size);

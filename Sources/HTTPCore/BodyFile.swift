@@ -2,16 +2,21 @@
 import Glibc
 #endif
 
-/// A file with no name that holds one answer too large to keep in memory: the upstream
-/// client writes it as the answer arrives, connections send regions of it with `sendfile`,
-/// and it is gone from the disk when the last of them lets go (or the process ends), so a
-/// crash leaves nothing to clean up.
-public final class SpoolFile: Sendable {
+/// An open file that holds an answer's body too large to keep in memory, closed when the
+/// last response sending from it lets go. Either a spool file (`spool(in:)`), which the
+/// upstream client writes as the answer arrives and which has no name, so a crash leaves
+/// nothing to clean up; or a disk entry's file, opened for one hit.
+public final class BodyFile: Sendable {
     public let descriptor: Int32
+
+    /// Owns `descriptor` from now on.
+    public init(adopting descriptor: Int32) {
+        self.descriptor = descriptor
+    }
 
     /// A new, empty file in `directory`: unnamed (`O_TMPFILE`) where the file system allows,
     /// else made with a unique name and unlinked at once. Nil when neither works.
-    public init?(in directory: String) {
+    public static func spool(in directory: String) -> BodyFile? {
         var fd = open(directory, Self.unnamed | O_RDWR | O_CLOEXEC, 0o600)
         if fd < 0 {
             var template = Array((directory.hasSuffix("/") ? directory : directory + "/").utf8CString.dropLast()) + Array("larder-spool-XXXXXX".utf8CString)
@@ -21,12 +26,20 @@ public final class SpoolFile: Sendable {
                 template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
             }
         }
-        guard fd >= 0 else { return nil }
-        descriptor = fd
+        return fd >= 0 ? BodyFile(adopting: fd) : nil
     }
 
     /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.
     private static let unnamed: Int32 = 0o20000000 | O_DIRECTORY
+
+    /// Reads up to `buffer.count` bytes at `offset`; how many (0 at the end, -1 on failure).
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {
+        while true {
+            let n = pread(descriptor, buffer.baseAddress, buffer.count, off_t(offset))
+            if n < 0, errno == EINTR { continue }
+            return n
+        }
+    }
 
     /// Writes all of `bytes` at `offset`. False when the disk refused (full, or failing).
     public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
