@@ -27,6 +27,15 @@ static inline CURLcode larder_easy_setopt_callback(CURL *easy, CURLoption option
     return curl_easy_setopt(easy, option, value);
 }
 
+typedef int (*larder_progress_callback)(void *context, curl_off_t downloadTotal, curl_off_t downloaded,
+                                        curl_off_t uploadTotal, curl_off_t uploaded);
+
+/// Turns progress calls on and sets the callback (CURLOPT_XFERINFOFUNCTION).
+static inline CURLcode larder_easy_setopt_progress(CURL *easy, larder_progress_callback value) {
+    curl_easy_setopt(easy, CURLOPT_NOPROGRESS, 0L);
+    return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, value);
+}
+
 static inline CURLcode larder_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

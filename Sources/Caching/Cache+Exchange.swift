@@ -138,17 +138,39 @@ extension Cache {
         return .answer(response, forwardStatus: forwardStatus, stored: kept, detail: nil)
     }
 
-    /// Every tier; disk and shared writes go on in the background (the lock's release waits
-    /// for the shared one, so a replica woken by it finds the entry).
-    /// Offers the entry to every tier. Returns whether the memory tier kept it or the disk
-    /// tier took it for writing: `Cache-Status` says `stored` only then (the shared tier's
-    /// write is not waited for).
+    /// Offers the entry to every tier; disk and shared writes go on in the background (the
+    /// lock's release waits for the shared one, so a replica woken by it finds the entry).
+    /// Returns whether the memory tier kept it or the disk tier took it for writing:
+    /// `Cache-Status` says `stored` only then (the shared tier's write is not waited for).
+    /// A body still arriving is offered to every tier once it is whole, so its answer never
+    /// says `stored`; meanwhile the memory tier holds it as it is, so requests for it read
+    /// along instead of asking the origin again, and drops it if it never becomes whole.
     @discardableResult
     private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) -> Bool {
+        if case .stream(let region) = entry.body, case .response(let response) = item {
+            memory.set(key, item)
+            region.stream.whenFinished { [self] whole in
+                guard whole, let body = Self.settled(region) else { return memory.remove(key, ifStill: response) }
+                let entry = entry.with(body: body)
+                put(key, .response(StoredResponse(entry: entry, rendered: response.rendered.with(body: body))), entry, expiry: expiry)
+            }
+            return false
+        }
         let inMemory = memory.set(key, item)
         let onDisk = disk?.write(key, entry, rendition: rendition(item)) ?? false
         if let expiry { shared?.write(key, entry, expiry: expiry) }
         return inMemory || onDisk
+    }
+
+    /// A whole stream's body as a tier keeps it: read into memory when a memory hit may hold
+    /// it (up to `HeldAnswer.largestBody`), else its spool file's region; nil when the read fails.
+    private static func settled(_ region: StreamRegion) -> Body? {
+        guard region.count <= HeldAnswer.largestBody else {
+            return .file(FileRegion(file: region.stream.file, offset: region.offset, count: region.count))
+        }
+        var bytes = [UInt8](repeating: 0, count: region.count)
+        let read = bytes.withUnsafeMutableBytes { region.stream.file.read(into: $0, at: region.offset) }
+        return read == region.count ? .bytes(bytes) : nil
     }
 
     /// RFC 9111 §4.3.4: whether a 304 selects the stored response: by its `ETag` (a strong

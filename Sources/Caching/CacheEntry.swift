@@ -76,6 +76,11 @@ public final class CacheEntry: Sendable {
         headers[name]
     }
 
+    /// The same answer with its body in another form (a stream's, once it is whole).
+    public func with(body: Body) -> CacheEntry {
+        CacheEntry(status: status, headers: headers, body: body, requestTime: requestTime, responseTime: responseTime, interim: interim)
+    }
+
     /// Whether the upstream gave any validator to revalidate with.
     public var hasValidator: Bool { etag != nil || lastModified != nil }
 

@@ -130,7 +130,7 @@ public final class MemoryTier: Sendable {
     @discardableResult
     public func set(_ key: CacheKey, _ item: Item) -> Bool {
         let cost = Self.cost(of: item, key: key)
-        // A body in a file (a large object) is served from the disk tier; only what replaced it goes.
+        // A body in a file (a large object) is served from the disk tier; only what it replaced goes.
         let fits = cost <= budget && !Self.bodyIsInFile(item)
         // The items replaced and evicted are freed after the lock is released, not under it:
         // freeing an entry's strings and arrays would hold up every other loop's lookups.
@@ -151,8 +151,16 @@ public final class MemoryTier: Sendable {
     }
 
     private static func bodyIsInFile(_ item: Item) -> Bool {
-        guard case .response(let response) = item else { return false }
-        return response.entry.body.inMemory == nil
+        guard case .response(let response) = item, case .file = response.entry.body else { return false }
+        return true
+    }
+
+    /// Removes what `key` holds if it is still `response` (and not something stored since).
+    public func remove(_ key: CacheKey, ifStill response: StoredResponse) {
+        _ = state.withLock { state -> (key: CacheKey, item: Item)? in
+            guard let index = state.slotIndex[key], case .response(let held)? = state.items[Int(index)], held === response else { return nil }
+            return state.remove(at: index)
+        }
     }
 
     public func remove(_ key: CacheKey) {

@@ -46,6 +46,11 @@ public struct RenderedResponse: Sendable {
         self.modified = modified
     }
 
+    /// The same response with its body in another form (a stream's, once it is whole).
+    public func with(body: Body) -> RenderedResponse {
+        RenderedResponse(status: status, body: body, fields: fields, notModifiedFields: notModifiedFields, etag: etag, modified: modified)
+    }
+
     /// The entry as it is, for a cache in front of an origin: every stored field but `Age`,
     /// `Content-Length` and the tag fields (`CacheTags.fields`); a 304 leaves out the fields that describe the body. Without
     /// `Last-Modified`, the stored `Date` stands in for `If-Modified-Since` (RFC 9111 §4.3.2).

@@ -1,10 +1,12 @@
 /// An answer's content, the one form every layer passes on, from the upstream client through
-/// the cache to the connection: bytes in memory (almost every answer), or a region of a
-/// spool file (an answer too large to hold in memory, written to disk as it arrived). A
-/// connection sends bytes with `send` and a file region with `sendfile`, never reading it.
+/// the cache to the connection: bytes in memory (almost every answer), a region of a file
+/// (a large answer, spooled or stored), or a region of a body still arriving (a large miss,
+/// relayed as the origin sends it). A connection sends bytes with `send` and the other two
+/// with `sendfile`, never reading them.
 public enum Body: Sendable {
     case bytes([UInt8])
     case file(FileRegion)
+    case stream(StreamRegion)
 
     public static let empty = Body.bytes([])
 
@@ -12,6 +14,7 @@ public enum Body: Sendable {
         switch self {
         case .bytes(let bytes): bytes.count
         case .file(let region): region.count
+        case .stream(let region): region.count
         }
     }
 
@@ -31,6 +34,7 @@ public enum Body: Sendable {
         switch self {
         case .bytes(let bytes): .bytes(Array(bytes[range]))
         case .file(let region): .file(FileRegion(file: region.file, offset: region.offset + range.lowerBound, count: range.count))
+        case .stream(let region): .stream(StreamRegion(stream: region.stream, offset: region.offset + range.lowerBound, count: range.count))
         }
     }
 
@@ -41,6 +45,8 @@ public enum Body: Sendable {
             a.withUnsafeBufferPointer { a in b.withUnsafeBufferPointer { $0.baseAddress == a.baseAddress } }
         case (.file(let a), .file(let b)):
             a.file === b.file
+        case (.stream(let a), .stream(let b)):
+            a.stream === b.stream
         default:
             false
         }
@@ -48,11 +54,12 @@ public enum Body: Sendable {
 }
 
 extension Body: Equatable {
-    /// Bytes compare by content; file regions by file and place (their content is not read).
+    /// Bytes compare by content; regions by file or stream and place (their content is not read).
     public static func == (a: Body, b: Body) -> Bool {
         switch (a, b) {
         case (.bytes(let x), .bytes(let y)): x == y
         case (.file(let x), .file(let y)): x.file === y.file && x.offset == y.offset && x.count == y.count
+        case (.stream(let x), .stream(let y)): x.stream === y.stream && x.offset == y.offset && x.count == y.count
         default: false
         }
     }
@@ -66,6 +73,19 @@ public struct FileRegion: Sendable {
 
     public init(file: BodyFile, offset: Int, count: Int) {
         self.file = file
+        self.offset = offset
+        self.count = count
+    }
+}
+
+/// Part of a body still arriving (`BodyStream`).
+public struct StreamRegion: Sendable {
+    public let stream: BodyStream
+    public let offset: Int
+    public let count: Int
+
+    public init(stream: BodyStream, offset: Int = 0, count: Int) {
+        self.stream = stream
         self.offset = offset
         self.count = count
     }

@@ -3,7 +3,12 @@
 /// (`BodyFile.spool`) up to `largestSpooled`; anything larger is refused (502) rather than
 /// allowed to grow a buffer or a file without bound. `max-object-size` cannot pass
 /// `largestBody`: a spooled answer is relayed, not stored.
+///
+/// A pass-through 200 that states a `Content-Length` of `streamedFrom` or more is relayed as
+/// it arrives instead (`BodyStream`): smaller answers come in a few reads anyway, and are
+/// cheaper sent whole.
 public enum HeldAnswer {
     public static let largestBody = 8 << 20
     public static let largestSpooled = 1 << 30
+    public static let streamedFrom = 1 << 20
 }

@@ -19,6 +19,11 @@ public struct ReceivedFields: Sendable {
 
     public static let maxInterim = 8
 
+    /// The status of the latest head, 0 until a status line is read.
+    public var latestStatus: Int { status }
+    /// The latest head's `Content-Length`, when it states one (nil also past `Int`).
+    public var declaredLength: Int? { contentLength.flatMap { Int(String(decoding: $0, as: UTF8.self)) } }
+
     /// More fields than any honest response carries.
     public static let maxFields = 256
 

@@ -40,6 +40,9 @@ final class Connection {
     var interestQueued = false
     /// Waiting to be serviced again next turn, its share of this one used.
     var resumeQueued = false
+    /// Everything before the next output is sent, and that output is a body still arriving:
+    /// the stream wakes the loop (`EventLoop.awaitStream`), not the socket.
+    var awaitingStream = false
 
     init(fd: Int32, token: UInt64, parser: RequestParser, limits: State.Limits, budget: OutputBudget, now: UInt64) {
         self.budget = budget

@@ -9,7 +9,8 @@ extension EventLoop {
     func wantedEvents(_ connection: Connection) -> UInt32 {
         var events: UInt32 = 0
         if connection.state.wantsRead(connection.load) { events |= EPOLLIN.rawValue }
-        if connection.pendingOutput > 0 { events |= EPOLLOUT.rawValue }
+        // Waiting for a body still arriving, the socket's room is no reason to wake.
+        if connection.pendingOutput > 0, !connection.awaitingStream { events |= EPOLLOUT.rawValue }
         return events
     }
 

@@ -253,7 +253,7 @@ final class EventLoop: @unchecked Sendable {
     /// Brings the server's count of output waiting up to date with this connection's. Most
     /// answers leave in the pass that made them, so then nothing changes and nothing is shared.
     private func account(_ connection: Connection) {
-        let waiting = connections[connection.fd] === connection ? connection.pendingOutput : 0
+        let waiting = connections[connection.fd] === connection ? connection.output.pendingInMemory : 0
         guard waiting != connection.accountedOutput else { return }
         shared.outputBudget.add(waiting - connection.accountedOutput)
         connection.accountedOutput = waiting
@@ -328,6 +328,9 @@ final class EventLoop: @unchecked Sendable {
                     switch piece {
                     case .bytes(let bytes): try System.send(connection.fd, bytes, more: more)
                     case .file(let file, let offset, let count): try System.sendFile(connection.fd, file, offset: offset, count: count)
+                    case .waiting(let stream, let position): awaitStream(stream, beyond: position, connection)
+                    // The answer's head promised a body that will not come: only closing says so.
+                    case .failed: throw SystemError(call: "relay", errno: EPIPE)
                     }
                 }
             } catch {
@@ -335,6 +338,7 @@ final class EventLoop: @unchecked Sendable {
                 return false
             }
             guard case .done(let n) = result else { break }
+            if n == 0 { continue }  // a stream moved on while its waiter was being set: look again
             connection.outputWritten(n)
             connection.state.bytesWritten(at: turnTime)
         }

@@ -27,7 +27,11 @@ struct OutputBuffer: ~Copyable {
         let at: Int
         let body: Body
         let range: Range<Int>
+        /// Sent from a file (a file or stream region), holding no memory.
+        let inFile: Bool
     }
+    /// Bytes of `splicedPending` sent from files.
+    private var filePending = 0
 
     /// Storage beyond this is given back once everything in it is sent. Small, because every
     /// connection keeps what it kept: 300 connections at 256 KiB each held 75 MB, and bodies
@@ -40,13 +44,17 @@ struct OutputBuffer: ~Copyable {
 
     /// Bytes written and not yet sent.
     var pending: Int { bytes.count - sent + splicedPending }
+    /// Bytes not yet sent that take memory: what the server's output budget counts.
+    var pendingInMemory: Int { pending - filePending }
 
     /// Queues `range` of `body` after the bytes written so far, without copying it (a file
     /// region is sent from the file).
     mutating func share(_ body: Body, _ range: Range<Int>) {
         guard !range.isEmpty else { return }
-        splices.append(Splice(at: bytes.count, body: body, range: range))
+        let inFile = body.inMemory == nil
+        splices.append(Splice(at: bytes.count, body: body, range: range, inFile: inFile))
         splicedPending += range.count
+        if inFile { filePending += range.count }
     }
 
     /// The next run of unsent bytes that lies in one piece of memory or one file, and whether
@@ -60,6 +68,8 @@ struct OutputBuffer: ~Copyable {
             switch splice.body {
             case .file(let region):
                 return try body(.file(descriptor: region.file.descriptor, offset: region.offset + start, count: splice.range.upperBound - start), more)
+            case .stream(let region):
+                return try body(Self.streamPiece(region, from: region.offset + start, to: region.offset + splice.range.upperBound), more)
             case .bytes(let shared):
                 // Array's closure throws untyped errors: the typed one is carried out in a Result.
                 let outcome: Result<R, E> = shared.withUnsafeBytes { all in
@@ -91,9 +101,9 @@ struct OutputBuffer: ~Copyable {
                 case .bytes(let shared):
                     shared.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[range])) }
                 case .file(let region):
-                    var copy = [UInt8](repeating: 0, count: range.count)
-                    let read = copy.withUnsafeMutableBytes { pread(region.file.descriptor, $0.baseAddress, range.count, off_t(region.offset + range.lowerBound)) }
-                    copy.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<max(0, read)])) }
+                    Self.read(region.file, at: region.offset + range.lowerBound, count: range.count, body)
+                case .stream(let region):
+                    Self.read(region.stream.file, at: region.offset + range.lowerBound, count: range.count, body)
                 }
                 splice += 1
                 skip = 0
@@ -106,6 +116,25 @@ struct OutputBuffer: ~Copyable {
         }
     }
 
+    /// What of a stream's region `start..<end` can be sent now.
+    private static func streamPiece(_ region: StreamRegion, from start: Int, to end: Int) -> OutputPiece {
+        let descriptor = region.stream.file.descriptor
+        switch region.stream.progress {
+        case .complete: return .file(descriptor: descriptor, offset: start, count: end - start)
+        case .failed: return .failed
+        case .written(let written):
+            return written > start ? .file(descriptor: descriptor, offset: start, count: min(written, end) - start)
+                                   : .waiting(region.stream, position: start)
+        }
+    }
+
+    /// The bytes of a file region, read (for tests; senders use `sendfile`).
+    private static func read(_ file: BodyFile, at offset: Int, count: Int, _ body: (UnsafeRawBufferPointer) -> Void) {
+        var copy = [UInt8](repeating: 0, count: count)
+        let read = copy.withUnsafeMutableBytes { file.read(into: $0, at: offset) }
+        copy.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[..<max(0, read)])) }
+    }
+
     /// `n` more bytes went out. Once all have, writing starts again at the front.
     mutating func markSent(_ n: Int) {
         precondition(n >= 0 && n <= pending, "more bytes sent than were pending")
@@ -116,6 +145,7 @@ struct OutputBuffer: ~Copyable {
                 let taken = min(left, remaining)
                 spliceSent += taken
                 splicedPending -= taken
+                if splices[nextSplice].inFile { filePending -= taken }
                 left -= taken
                 if taken == remaining {
                     nextSplice += 1
@@ -150,15 +180,19 @@ struct OutputBuffer: ~Copyable {
         splices.removeFirst(nextSplice)
         for index in splices.indices {
             let splice = splices[index]
-            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range)
+            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range, inFile: splice.inFile)
         }
         nextSplice = 0
         sent = 0
     }
 }
 
-/// One piece of output as a sender takes it: bytes to `send`, or a file region to `sendfile`.
+/// One piece of output as a sender takes it: bytes to `send`, or a file region to `sendfile`;
+/// or, for a body still arriving, nothing yet (wait for the stream past `position`) or never
+/// (the transfer failed: the client was promised bytes that will not come, so close).
 enum OutputPiece {
     case bytes(UnsafeRawBufferPointer)
     case file(descriptor: Int32, offset: Int, count: Int)
+    case waiting(BodyStream, position: Int)
+    case failed
 }

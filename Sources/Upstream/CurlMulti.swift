@@ -62,6 +62,7 @@ final class CurlMulti {
         curl_multi_remove_handle(handle, transfer.easy)
         transfer.continuation?.resume(with: result)
         transfer.continuation = nil
+        if case .success = result { transfer.ended(succeeded: true) } else { transfer.ended(succeeded: false) }
         transfer.release()
     }
 }

@@ -15,6 +15,8 @@ final class Transfer: @unchecked Sendable {
     let maxBodyBytes: Int
     /// Where a body past `maxBodyBytes` is spooled; nil when it may not be.
     let spoolDirectory: String?
+    /// `UpstreamRequest.streamsFrom`, for a GET; nil otherwise.
+    let streamsFrom: Int?
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<UpstreamResponse, any Error>?
     var requestTime = Date()
@@ -28,6 +30,14 @@ final class Transfer: @unchecked Sendable {
     fileprivate var spool: BodyFile?
     fileprivate var spooled = 0
     fileprivate var spoolFailure: String?
+    /// The body being relayed as it arrives; the caller already has the response.
+    fileprivate var stream: BodyStream?
+    /// A final head has arrived (for the head deadline of a transfer that may stream).
+    fileprivate var headDone = false
+    /// The head deadline passed first (`CURLE_ABORTED_BY_CALLBACK` is then a timeout).
+    fileprivate var headTimedOut = false
+    /// When the head must have arrived by, on `MonotonicClock`; nil: curl's own timeout applies.
+    private var headDeadline: UInt64?
 
     private let handles: EasyHandles
 
@@ -38,6 +48,7 @@ final class Transfer: @unchecked Sendable {
         self.handles = handles
         self.maxBodyBytes = request.maxBodyBytes
         self.spoolDirectory = request.spoolDirectory
+        self.streamsFrom = request.method == .get ? request.streamsFrom : nil
         errorBuffer.initialize(to: 0)
         do {
             try configure(request, configuration)
@@ -60,7 +71,20 @@ final class Transfer: @unchecked Sendable {
         // The path is normalised once, by Larder, before it is matched and keyed; curl must
         // not remove dot segments again (that could move it out of its route).
         _ = larder_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
-        _ = larder_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
+        if streamsFrom == nil {
+            _ = larder_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
+        } else {
+            // A streamed body may take longer than any head should: the timeout bounds the wait
+            // for the head (checked in the progress callback) and any stall as long as itself
+            // (less than a byte a second), not the whole transfer.
+            headDeadline = MonotonicClock.nanoseconds() + UInt64(Self.milliseconds(request.timeout)) * 1_000_000
+            _ = larder_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
+            _ = larder_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(request.timeout) + 999) / 1000))
+            _ = larder_easy_setopt_progress(easy) { context, _, _, _, _ in
+                Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().checkHeadDeadline()
+            }
+            _ = larder_easy_setopt_pointer(easy, CURLOPT_XFERINFODATA, Unmanaged.passUnretained(self).toOpaque())
+        }
         _ = larder_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, Self.milliseconds(request.connectTimeout))
         var fields = request.headers.map(Self.fieldLine)
         if request.forwarding {
@@ -143,6 +167,7 @@ final class Transfer: @unchecked Sendable {
     private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let data, count > 0 else { return count }
         let chunk = UnsafeRawBufferPointer(start: data, count: count)
+        if let stream { return stream.append(chunk) ? count : 0 }  // past its length, or the disk refused: the transfer fails
         guard body.count + spooled + count <= largestBody else {
             bodyTooLarge = true
             return 0  // curl aborts with CURLE_WRITE_ERROR
@@ -176,9 +201,40 @@ final class Transfer: @unchecked Sendable {
 
     private func receiveHeaderLine(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let data else { return count }
-        head.add(line: UnsafeRawBufferPointer(start: data, count: count))
+        let line = UnsafeRawBufferPointer(start: data, count: count)
+        head.add(line: line)
         // A malformed head stops the transfer at once; `outcome` reports why.
-        return head.violation == nil ? count : 0
+        guard head.violation == nil else { return 0 }
+        if streamsFrom != nil, line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }), ReceivedFields.isFinalStatus(head.latestStatus) {
+            headDone = true
+            startStreamIfLarge()
+        }
+        return count
+    }
+
+    /// Non-zero (abort) once the head deadline passed with no final head.
+    private func checkHeadDeadline() -> Int32 {
+        guard !headDone, let headDeadline, MonotonicClock.nanoseconds() > headDeadline else { return 0 }
+        headTimedOut = true
+        return 1
+    }
+
+    /// At the end of a head: a final 200 large enough to stream goes to the caller now, its
+    /// body a stream the rest of the transfer fills.
+    private func startStreamIfLarge() {
+        guard let streamsFrom, let continuation, head.latestStatus == 200, let length = head.declaredLength,
+              length >= streamsFrom, length <= HeldAnswer.largestSpooled,
+              let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else { return }
+        let stream = BodyStream(file: file, length: length)
+        self.stream = stream
+        self.continuation = nil
+        continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields, body: .stream(StreamRegion(stream: stream, count: length)),
+                                                        requestTime: requestTime, responseTime: Date(), interim: head.interim))
+    }
+
+    /// The transfer is over: a stream ends, whole only when it succeeded.
+    func ended(succeeded: Bool) {
+        stream?.finish(succeeded: succeeded)
     }
 
     // MARK: Outcome (multi thread)
@@ -199,6 +255,7 @@ final class Transfer: @unchecked Sendable {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         switch code {
         case CURLE_OPERATION_TIMEDOUT: return .timeout
+        case CURLE_ABORTED_BY_CALLBACK where headTimedOut: return .timeout
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .cannotResolve(detail)
         case CURLE_COULDNT_CONNECT, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION: return .cannotConnect(detail)
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: return .connectionLost(detail)

@@ -63,6 +63,7 @@ public struct UpstreamFetcher: CacheFetcher {
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
         upstream.spoolDirectory = spoolDirectory
+        if spoolDirectory != nil { upstream.streamsFrom = HeldAnswer.streamedFrom }
         let entry: CacheEntry
         do {
             // The wait for a slot is part of the exchange's time: a request queued behind

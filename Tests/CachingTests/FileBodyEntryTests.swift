@@ -14,7 +14,7 @@ import TestSupport
 
     /// A spooled body of `size` bytes with a pattern no two neighbouring megabytes share.
     private static func spooled(in directory: String) throws -> (body: [UInt8], entry: CacheEntry) {
-        let body = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 20) }
+        let body = patternBytes(size)
         let file = try #require(BodyFile.spool(in: directory))
         #expect(body.withUnsafeBytes { file.write($0, at: 0) })
         let entry = CacheEntry(status: 200, headers: [("Cache-Control", "max-age=60"), ("ETag", "\"big\"")],
@@ -31,6 +31,8 @@ import TestSupport
             var bytes = [UInt8](repeating: 0, count: region.count)
             let n = bytes.withUnsafeMutableBytes { region.file.read(into: $0, at: region.offset) }
             return n == region.count ? bytes : nil
+        case .stream:
+            return nil
         }
     }
 
@@ -45,11 +47,12 @@ import TestSupport
             Issue.record("a large entry was read into memory")
             return
         }
-        #expect(region.count == Self.size && Self.contents(read.body) == body)
+        #expect(region.count == Self.size && sameBytes(Self.contents(read.body) ?? [], body))
         #expect(read.status == 200 && read.etag == "\"big\"" && read.responseTime == Date(timeIntervalSince1970: 11))
         // Found again after a restart, its checksum taken on the first read.
         let reopened = try DiskTier(directory: directory, budget: 1 << 30)
-        #expect(await reopened.read("big").flatMap { Self.contents($0.body) } == body)
+        let again = await reopened.read("big").flatMap { Self.contents($0.body) }
+        #expect(sameBytes(again ?? [], body))
         #expect(reopened.corruptions == 0)
     }
 

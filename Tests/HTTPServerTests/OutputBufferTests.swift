@@ -12,6 +12,8 @@ extension OutputPiece {
             var read = [UInt8](repeating: 0, count: count)
             let n = read.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, count, off_t(offset)) }
             return Array(read[..<max(0, n)])
+        case .waiting, .failed:
+            return []
         }
     }
 }

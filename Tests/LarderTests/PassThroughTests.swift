@@ -65,13 +65,13 @@ struct PassThroughTests {
         }
     }
 
-    /// An answer over the 8 MiB Larder holds in memory goes on into a spool file, is relayed
-    /// from it byte for byte, and is stored on disk only; from then on it is sent from its
+    /// An answer over the 8 MiB Larder holds in memory is relayed as it arrives through a spool
+    /// file, byte for byte, and once whole is stored on disk only; from then on it is sent from its
     /// entry file, a HEAD and a Range on it included (one Content-Range), even from an origin
     /// that ignores Range. Under a route's smaller max-object-size it is relayed each time.
     @Test func aLargeObjectIsSpooledStoredOnDiskAndServedFromItsFile() async throws {
         let size = 64 << 20
-        let big = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 13) }
+        let big = patternBytes(size)
         let origin = try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=600")]), body: big) }
         do {
             try await withLarder({ settings in
@@ -80,17 +80,18 @@ struct PassThroughTests {
                 settings.routes = [RouteMount("/f=\(origin.url)")!, small]
             }) { larder in
                 let first = try await larder.get("/f/big")
-                #expect(first.status == 200 && first.body.count == size && first.body == big)
-                #expect(first.header("Cache-Status") == "larder; fwd=miss; fwd-status=200; stored")
+                #expect(first.status == 200 && sameBytes(first.body, big))
+                // Relayed as it arrived, so sent before it could be stored: no `stored`.
+                #expect(first.header("Cache-Status") == "larder; fwd=miss; fwd-status=200")
                 // Written in the background: wait for the entry's file, renamed into place whole.
                 #expect(await Self.fileAppears(larder.cacheDirectory, atLeast: size), "no entry file of the object")
                 let again = try await larder.get("/f/big")
-                #expect(again.status == 200 && again.body == big)
+                #expect(again.status == 200 && sameBytes(again.body, big))
                 #expect(again.header("Cache-Status")?.hasPrefix("larder; hit") == true && again.header("Cache-Status")?.hasSuffix("detail=disk") == true)
                 let head = try await larder.get("/f/big", method: "HEAD")
                 #expect(head.status == 200 && head.header("Content-Length") == "\(size)" && head.body.isEmpty)
                 let part = try await larder.get("/f/big", headers: ["Range: bytes=60000000-60000099"])
-                #expect(part.status == 206 && part.body == Array(big[60_000_000...60_000_099]))
+                #expect(part.status == 206 && sameBytes(part.body, big[60_000_000...60_000_099]))
                 #expect(part.headerValues("Content-Range") == ["bytes 60000000-60000099/\(size)"])
                 #expect(part.header("Cache-Status")?.hasPrefix("larder; hit") == true)
                 #expect(origin.requests.count == 1)

@@ -144,6 +144,16 @@ public final class TestClient: @unchecked Sendable {
         return response
     }
 
+    /// Reads until at least `count` bytes have arrived in all (none consumed: `readResponse`
+    /// still reads them), the server closes, or the timeout passes; returns what arrived.
+    public func peek(atLeast count: Int) async throws -> [UInt8] {
+        try await offPool {
+            let deadline = ContinuousClock.now + self.timeout
+            while self.buffer.count < count, try self.fill(deadline: deadline) > 0 {}
+            return self.buffer
+        }
+    }
+
     /// True when the server closes the connection (end of stream or reset) before the deadline;
     /// any bytes still arriving are kept for `readResponse`.
     public func waitForClose(within duration: Duration) async -> Bool {
@@ -196,4 +206,23 @@ public func metricValue(_ series: String, in scrape: String) -> Double {
         return Double(line.dropFirst(series.count + 1)) ?? 0
     }
     return 0
+}
+
+/// `count` bytes of a pattern that repeats every 65,521 bytes (a prime, so no power-of-two
+/// offset lines up with it): made by copying blocks, not byte by byte, since tests are built
+/// without optimisation and large bodies would otherwise cost seconds of CPU.
+public func patternBytes(_ count: Int) -> [UInt8] {
+    let block = (0..<65_521).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ $0 >> 8) }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(count + block.count)
+    while bytes.count < count { bytes.append(contentsOf: block) }
+    bytes.removeLast(bytes.count - count)
+    return bytes
+}
+
+/// Whether two byte arrays are equal, compared with `memcmp` (see `patternBytes`).
+public func sameBytes<A: Collection, B: Collection>(_ a: A, _ b: B) -> Bool where A.Element == UInt8, B.Element == UInt8 {
+    a.withContiguousStorageIfAvailable { x in
+        b.withContiguousStorageIfAvailable { y in x.count == y.count && (x.isEmpty || memcmp(x.baseAddress!, y.baseAddress!, x.count) == 0) } ?? false
+    } ?? false
 }

@@ -1,0 +1,100 @@
+import Synchronization
+
+/// An answer's body while it arrives: the upstream transfer appends to a spool file, and
+/// any number of responses send from that file as far as it is written, each from its own
+/// position, so a miss reaches its clients as the origin sends it. A client that reads more
+/// slowly than the origin sends costs disk, not memory: nothing is buffered per reader.
+///
+/// The length is the origin's `Content-Length`, known before the first byte: a response can
+/// state it at once. The writer is one thread (the transfer's); readers are any.
+public final class BodyStream: Sendable {
+    public let file: BodyFile
+    public let length: Int
+    private let state = Mutex(State())
+
+    private struct State {
+        var written = 0
+        var outcome: Bool?
+        /// Woken once, at the next append or the end.
+        var waiters: [@Sendable () -> Void] = []
+        /// Told once, at the end, whether the body arrived whole.
+        var finishers: [@Sendable (Bool) -> Void] = []
+    }
+
+    /// How far a reader may go now.
+    public enum Progress: Equatable {
+        /// Bytes before this offset are in the file; more may come.
+        case written(Int)
+        /// The whole body is in the file.
+        case complete
+        /// The transfer failed: the body will never be whole.
+        case failed
+    }
+
+    public init(file: BodyFile, length: Int) {
+        self.file = file
+        self.length = length
+    }
+
+    public var progress: Progress {
+        state.withLock { state in
+            switch state.outcome {
+            case true?: .complete
+            case false?: .failed
+            case nil: .written(state.written)
+            }
+        }
+    }
+
+    /// Calls `wake` once more is written than `position`, or the stream ends. False, and
+    /// `wake` is not kept, when that is already so: read again instead.
+    public func wait(beyond position: Int, _ wake: @escaping @Sendable () -> Void) -> Bool {
+        state.withLock { state in
+            guard state.outcome == nil, state.written <= position else { return false }
+            state.waiters.append(wake)
+            return true
+        }
+    }
+
+    /// Calls `done` once the stream ends, with whether the body arrived whole (at once when
+    /// it has ended).
+    public func whenFinished(_ done: @escaping @Sendable (Bool) -> Void) {
+        let outcome: Bool? = state.withLock { state in
+            if state.outcome == nil { state.finishers.append(done) }
+            return state.outcome
+        }
+        if let outcome { done(outcome) }
+    }
+
+    // MARK: The writer
+
+    /// Appends `bytes`; false when the file refused them or they pass `length`.
+    public func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let at = state.withLock { $0.written }
+        guard at + bytes.count <= length, file.write(bytes, at: at) else { return false }
+        let waiters = state.withLock { state in
+            state.written += bytes.count
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        waiters.forEach { $0() }
+        return true
+    }
+
+    /// Ends the stream (once): whole when the transfer succeeded and `length` bytes arrived.
+    public func finish(succeeded: Bool) {
+        let ended: (Bool, [@Sendable () -> Void], [@Sendable (Bool) -> Void])? = state.withLock { state in
+            guard state.outcome == nil else { return nil }
+            let whole = succeeded && state.written == length
+            state.outcome = whole
+            defer {
+                state.waiters = []
+                state.finishers = []
+            }
+            return (whole, state.waiters, state.finishers)
+        }
+        guard let (whole, waiters, finishers) = ended else { return }
+        waiters.forEach { $0() }
+        finishers.forEach { $0(whole) }
+    }
+}

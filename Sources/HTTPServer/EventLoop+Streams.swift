@@ -1,0 +1,26 @@
+import HTTPCore
+
+/// Connections sending a body still arriving (`BodyStream`): when a connection has sent all
+/// of it there is so far, it waits for the stream rather than for its socket, and the stream
+/// wakes this loop once more is written or the transfer ends.
+extension EventLoop {
+    /// Registers the wait. `.wouldBlock`: the connection waits; `.done(0)`: the stream moved
+    /// on meanwhile, so look again.
+    func awaitStream(_ stream: BodyStream, beyond position: Int, _ connection: Connection) -> IOResult {
+        let fd = connection.fd, token = connection.token
+        let waits = stream.wait(beyond: position) { [self] in
+            Task(executorPreference: self) { self.streamAdvanced(fd: fd, token: token) }
+        }
+        guard waits else { return .done(0) }
+        connection.awaitingStream = true
+        return .wouldBlock
+    }
+
+    /// On the loop: the stream a connection waited for moved on.
+    private func streamAdvanced(fd: Int32, token: UInt64) {
+        // The connection may have closed meanwhile, and its descriptor been reused.
+        guard let connection = connections[fd], connection.token == token, connection.awaitingStream else { return }
+        connection.awaitingStream = false
+        service(connection)
+    }
+}

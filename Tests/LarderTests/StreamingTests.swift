@@ -1,0 +1,158 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HTTPCore
+import Synchronization
+import Testing
+import TestSupport
+@testable import Larder
+@testable import Settings
+
+/// Large misses relayed as the origin sends them: a real Larder in this process in front of
+/// an origin that sends a head and the first part of a body, then holds the rest back until
+/// the test has seen that first part arrive (or 10 s pass).
+@Suite(.timeLimit(.minutes(1)))
+struct StreamingTests {
+    static let size = 4 << 20
+    static let first = 64 << 10
+    static let body = patternBytes(size)
+
+    /// The held-back origin: `released` lets it send the rest; `dropsMidBody` resets instead.
+    final class Origin: Sendable {
+        final class Flags: Sendable {
+            let released = Atomic<Bool>(false)
+            let heads = Atomic<Int>(0)
+        }
+        let flags = Flags()
+        let server: RawServer
+        var released: Bool { flags.released.load(ordering: .relaxed) }
+        var heads: Int { flags.heads.load(ordering: .relaxed) }
+        func release(_ released: Bool = true) { flags.released.store(released, ordering: .relaxed) }
+
+        init(dropsMidBody: Bool = false) throws {
+            let flags = self.flags
+            server = try RawServer { fd, _ in
+                RawServer.readHead(fd)
+                flags.heads.add(1, ordering: .relaxed)
+                RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(StreamingTests.size)\r\n\r\n")
+                Self.send(fd, StreamingTests.body[..<StreamingTests.first])
+                for _ in 0..<1000 where !flags.released.load(ordering: .relaxed) { usleep(10_000) }
+                if dropsMidBody { return RawServer.reset(fd) }
+                Self.send(fd, StreamingTests.body[StreamingTests.first...])
+            }
+        }
+
+        static func send(_ fd: Int32, _ bytes: ArraySlice<UInt8>) {
+            var sent = bytes.startIndex
+            while sent < bytes.endIndex {
+                let n = bytes[sent...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                guard n > 0 else { return }
+                sent += n
+            }
+        }
+
+        var url: String { "http://127.0.0.1:\(server.port)" }
+    }
+
+    /// Larder's route to the origin, with room for a loaded machine between the origin's
+    /// first part and the rest (a stall as long as the timeout fails the transfer).
+    static func route(_ origin: Origin, into settings: inout ServeSettings) {
+        var route = RouteMount("/s=\(origin.url)")!
+        route.caching.timeout = .seconds(30)
+        settings.routes = [route]
+    }
+
+    /// The body bytes among what a client has read so far (after the head).
+    static func bodyBytes(_ raw: [UInt8]) -> ArraySlice<UInt8> {
+        guard let end = TestClient.find([13, 10, 13, 10], in: raw) else { return [] }
+        return raw[(end + 4)...]
+    }
+
+    /// What the client has read once `count` body bytes are in (or it can read no more).
+    static func read(_ client: TestClient, bodyBytes count: Int) async throws -> [UInt8] {
+        var raw = try await client.peek(atLeast: count)
+        while bodyBytes(raw).count < count {
+            let more = try await client.peek(atLeast: raw.count + 1)
+            guard more.count > raw.count else { break }
+            raw = more
+        }
+        return raw
+    }
+
+    @Test func aLargeMissReachesTheClientAsTheOriginSendsItAndIsStoredOnceWhole() async throws {
+        let origin = try Origin()
+        defer { origin.server.stop() }
+        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+            let client = try TestClient(port: larder.port)
+            try client.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n")
+            // The head and the first part arrive while the origin still holds the rest back.
+            let early = try await Self.read(client, bodyBytes: Self.first)
+            let heldBack = !origin.released
+            #expect(heldBack)
+            #expect(Self.bodyBytes(early).count >= Self.first && sameBytes(Self.bodyBytes(early).prefix(Self.first), Self.body[..<Self.first]))
+            origin.release()
+            let response = try await client.readResponse()
+            #expect(response.status == 200 && sameBytes(response.body, Self.body))
+            #expect(response.header("Content-Length") == "\(Self.size)")
+            // Sent before it was whole, the answer cannot say it was stored.
+            #expect(response.header("Cache-Status") == "larder; fwd=miss; fwd-status=200")
+            // Once whole it is stored: a later request is a hit, and the origin was asked once.
+            var hit: TestResponse?
+            for _ in 0..<50 where hit == nil {
+                let again = try await larder.get("/s/big")
+                if again.header("Cache-Status")?.hasPrefix("larder; hit") == true { hit = again } else { try await Task.sleep(for: .milliseconds(100)) }
+            }
+            #expect(sameBytes(hit?.body ?? [], Self.body))
+            let heads = origin.heads
+            #expect(heads == 1)
+        }
+    }
+
+    /// Requests collapsed onto one large miss each read it along from the start.
+    @Test func collapsedRequestsEachGetTheWholeBodyFromOneFetch() async throws {
+        let origin = try Origin()
+        defer { origin.server.stop() }
+        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+            let clients = try (0..<3).map { _ in try TestClient(port: larder.port) }
+            for client in clients { try client.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n") }
+            for client in clients {
+                let early = try await Self.read(client, bodyBytes: Self.first)
+                #expect(Self.bodyBytes(early).count >= Self.first)
+            }
+            let heldBack = !origin.released
+            #expect(heldBack)
+            origin.release()
+            for client in clients {
+                let response = try await client.readResponse()
+                #expect(response.status == 200 && sameBytes(response.body, Self.body))
+            }
+            let heads = origin.heads
+            #expect(heads == 1)
+        }
+    }
+
+    /// The origin drops its connection after the head went out: the client's connection is
+    /// closed short of the promised length (the only way left to say so), and nothing is
+    /// stored: the next request reaches the origin again.
+    @Test func anOriginDroppingMidStreamClosesTheClientAndStoresNothing() async throws {
+        let origin = try Origin(dropsMidBody: true)
+        defer { origin.server.stop() }
+        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+            let client = try TestClient(port: larder.port)
+            try client.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n")
+            _ = try await Self.read(client, bodyBytes: Self.first)
+            origin.release()
+            #expect(await client.waitForClose(within: .seconds(10)))
+            let received = try await client.peek(atLeast: Int.max)
+            #expect(Self.bodyBytes(received).count < Self.size)
+            origin.release(false)
+            let next = try TestClient(port: larder.port)
+            try next.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n")
+            _ = try await Self.read(next, bodyBytes: 1)
+            let heads = origin.heads
+            #expect(heads == 2)
+            origin.release()
+        }
+    }
+}
