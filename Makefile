@@ -55,8 +55,9 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 ## Measurements (not part of `make test`): release build, loopback only, about 30 minutes.
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
 ## then the scale section (a million stored entries, a miss storm; bench/results/scale.md), the
-## aggregate section (bench/results/aggregate.md), the libcurl fetch overhead and the memory
-## hit cost. Table: bench/results/latest.md.
+## aggregate section (bench/results/aggregate.md), large objects (a 100 MiB hit, a streamed
+## 1 GiB miss; bench/results/large.md), the libcurl fetch overhead and the memory hit cost.
+## Table: bench/results/latest.md.
 bench: prerequisites
 	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
 	$(SWIFT) build -c release --product larder
@@ -65,6 +66,7 @@ bench: prerequisites
 	python3 bench/redis_bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
 	python3 bench/scale.py "$$($(SWIFT) build -c release --show-bin-path)/larder" "$$($(SWIFT) build -c release --show-bin-path)/larder-bench"
 	python3 bench/aggregate.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
+	python3 bench/large.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
 	.build/release/larder-bench upstream-overhead 1000
 	.build/release/larder-bench memory-hit 1000000
 	.build/release/larder-bench pieces 1000000

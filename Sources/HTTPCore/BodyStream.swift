@@ -15,8 +15,8 @@ public final class BodyStream: Sendable {
     private struct State {
         var written = 0
         var outcome: Bool?
-        /// Woken once, at the next append or the end.
-        var waiters: [@Sendable () -> Void] = []
+        /// Each woken once, when the stream reaches its offset or ends.
+        var waiters: [(until: Int, wake: @Sendable () -> Void)] = []
         /// Told once, at the end, whether the body arrived whole.
         var finishers: [@Sendable (Bool) -> Void] = []
     }
@@ -46,12 +46,12 @@ public final class BodyStream: Sendable {
         }
     }
 
-    /// Calls `wake` once more is written than `position`, or the stream ends. False, and
-    /// `wake` is not kept, when that is already so: read again instead.
+    /// Calls `wake` once more than `position` is written, or the stream ends. False, and
+    /// `wake` is not kept, when that is so already: read again instead.
     public func wait(beyond position: Int, _ wake: @escaping @Sendable () -> Void) -> Bool {
         state.withLock { state in
             guard state.outcome == nil, state.written <= position else { return false }
-            state.waiters.append(wake)
+            state.waiters.append((position + 1, wake))
             return true
         }
     }
@@ -72,18 +72,20 @@ public final class BodyStream: Sendable {
     public func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let at = state.withLock { $0.written }
         guard at + bytes.count <= length, file.write(bytes, at: at) else { return false }
-        let waiters = state.withLock { state in
+        let due = state.withLock { state -> [@Sendable () -> Void] in
             state.written += bytes.count
-            defer { state.waiters = [] }
-            return state.waiters
+            guard state.waiters.contains(where: { $0.until <= state.written }) else { return [] }
+            let written = state.written
+            defer { state.waiters.removeAll { $0.until <= written } }
+            return state.waiters.filter { $0.until <= written }.map(\.wake)
         }
-        waiters.forEach { $0() }
+        due.forEach { $0() }
         return true
     }
 
     /// Ends the stream (once): whole when the transfer succeeded and `length` bytes arrived.
     public func finish(succeeded: Bool) {
-        let ended: (Bool, [@Sendable () -> Void], [@Sendable (Bool) -> Void])? = state.withLock { state in
+        let ended: (Bool, [(until: Int, wake: @Sendable () -> Void)], [@Sendable (Bool) -> Void])? = state.withLock { state in
             guard state.outcome == nil else { return nil }
             let whole = succeeded && state.written == length
             state.outcome = whole
@@ -94,7 +96,7 @@ public final class BodyStream: Sendable {
             return (whole, state.waiters, state.finishers)
         }
         guard let (whole, waiters, finishers) = ended else { return }
-        waiters.forEach { $0() }
+        waiters.forEach { $0.wake() }
         finishers.forEach { $0(whole) }
     }
 }

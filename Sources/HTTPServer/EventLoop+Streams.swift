@@ -4,9 +4,12 @@ import HTTPCore
 /// of it there is so far, it waits for the stream rather than for its socket, and the stream
 /// wakes this loop once more is written or the transfer ends.
 extension EventLoop {
-    /// Registers the wait. `.wouldBlock`: the connection waits; `.done(0)`: the stream moved
-    /// on meanwhile, so look again.
+    /// Registers the wait, once per connection: a second waiter would wake it twice, and
+    /// each wake register again, so a connection serviced while it waits (its client
+    /// reading) piled up waiters and wakes without bound. `.wouldBlock`: the connection
+    /// waits; `.done(0)`: the stream moved on meanwhile, so look again.
     func awaitStream(_ stream: BodyStream, beyond position: Int, _ connection: Connection) -> IOResult {
+        if connection.awaitingStream { return .wouldBlock }
         let fd = connection.fd, token = connection.token
         let waits = stream.wait(beyond: position) { [self] in
             Task(executorPreference: self) { self.streamAdvanced(fd: fd, token: token) }

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import HTTPServer
 import Synchronization
 import Testing
 import TestSupport
@@ -154,5 +155,44 @@ struct StreamingTests {
             #expect(heads == 2)
             origin.release()
         }
+    }
+
+    /// A client that reads slowly while the origin is fast: the answer waits in the spool
+    /// file, not in Larder's memory, and the connection is woken as the stream moves on, not
+    /// once more for every time its client read (which once piled up wakes without bound).
+    @Test func aSlowReaderCostsLarderNoMemoryForTheBody() async throws {
+        let size = 48 << 20
+        let body = patternBytes(size)
+        let origin = try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=600")]), body: body) }
+        let directory = FaultSuiteTests.freshDirectory()
+        let (larder, port) = try await FaultSuiteTests.larder(origin, cacheDirectory: directory)
+        let baseline = FaultSuiteTests.residentMiB(larder.pid)
+        let client = try TestClient(port: port)
+        try client.send("GET /b/slow HTTP/1.1\r\nHost: larder\r\n\r\n")
+        let fd = client.fd, pid = larder.pid
+        let (received, peak) = await withCheckedContinuation { continuation in
+            Thread {
+                var chunk = [UInt8](repeating: 0, count: 64 << 10)
+                var received = 0, reads = 0, peak = 0, head: Int?
+                var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                while received < size + (head ?? 1), poll(&pfd, 1, 10_000) > 0 {
+                    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    guard n > 0 else { break }
+                    // The head arrives whole in the first read (it is sent before any body byte).
+                    if head == nil { head = TestClient.find([13, 10, 13, 10], in: Array(chunk[..<n])).map { $0 + 4 } }
+                    received += n
+                    reads += 1
+                    if reads % 16 == 0 { peak = max(peak, FaultSuiteTests.residentMiB(pid)) }
+                    usleep(2_000)
+                }
+                continuation.resume(returning: (received - (head ?? 0), peak))
+            }.start()
+        }
+        #expect(received == size, "\(received) body bytes")
+        #expect(peak - baseline < 32, "RSS \(baseline) MiB before, \(peak) MiB at most while a 48 MiB answer was read slowly")
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+        await origin.stop()
+        try? FileManager.default.removeItem(atPath: directory)
     }
 }
