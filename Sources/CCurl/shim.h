@@ -36,6 +36,12 @@ static inline CURLcode larder_easy_setopt_progress(CURL *easy, larder_progress_c
     return curl_easy_setopt(easy, CURLOPT_XFERINFOFUNCTION, value);
 }
 
+/// What a write callback returns to pause its transfer (the data is delivered again later).
+static inline size_t larder_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
+
+/// Lets a paused transfer go on (`curl_easy_pause` with CURLPAUSE_CONT).
+static inline CURLcode larder_easy_unpause(CURL *easy) { return curl_easy_pause(easy, CURLPAUSE_CONT); }
+
 static inline CURLcode larder_easy_getinfo_long(CURL *easy, CURLINFO info, long *value) {
     return curl_easy_getinfo(easy, info, value);
 }

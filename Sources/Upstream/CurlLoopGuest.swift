@@ -13,6 +13,8 @@ final class CurlLoopGuest: LoopGuest, @unchecked Sendable {
     private let loop: any LoopReactor
     /// The loop ended or the client shut down: the handle is freed.
     private var ended = false
+    /// Paused streams are to be resumed once the loop has served everything else this turn.
+    private var resumeQueued = false
 
     init(loop: any LoopReactor, key: ObjectIdentifier, maxConnectionsPerHost: Int, inFlight: TransferCount) {
         self.loop = loop
@@ -66,6 +68,7 @@ final class CurlLoopGuest: LoopGuest, @unchecked Sendable {
         var running: Int32 = 0
         curl_multi_socket_action(multi.handle, fd, Int32(mask), &running)
         multi.finishCompleted()
+        resumeAfterTurn()
     }
 
     func timerFired() {
@@ -73,6 +76,20 @@ final class CurlLoopGuest: LoopGuest, @unchecked Sendable {
         var running: Int32 = 0
         curl_multi_socket_action(multi.handle, CURL_SOCKET_TIMEOUT, 0, &running)
         multi.finishCompleted()
+        resumeAfterTurn()
+    }
+
+    /// A stream that took in its share of this turn goes on after the loop has served its
+    /// connections (the answer's own head among them); resuming sets libcurl's timer, which
+    /// brings the next turn's share.
+    private func resumeAfterTurn() {
+        guard !resumeQueued, multi.hasPaused else { return }
+        resumeQueued = true
+        loop.afterTurn { [self] in
+            resumeQueued = false
+            guard !ended else { return }
+            multi.resumePaused()
+        }
     }
 
     func loopEnded() { end() }

@@ -48,6 +48,15 @@ final class CurlMulti {
         }
     }
 
+    /// Whether a streaming transfer paused for the rest of the turn (`Transfer.bytesPerTurn`).
+    var hasPaused: Bool { active.values.contains { $0.paused } }
+
+    /// Resumes the paused transfers (each may take in its next turn's share at once).
+    func resumePaused() {
+        for transfer in active.values where transfer.paused { transfer.resume() }
+        finishCompleted()
+    }
+
     /// Fails every transfer with `UpstreamError.shutDown` and frees the handle; the last call.
     func close() {
         for transfer in Array(active.values) { finish(transfer, .failure(UpstreamError.shutDown)) }

@@ -78,6 +78,8 @@ final class CurlThread: @unchecked Sendable {
             if stopping { break }
             curl_multi_perform(multi.handle, &running)
             multi.finishCompleted()
+            // No loop to share with here: a paused stream goes on at once.
+            if multi.hasPaused { multi.resumePaused() }
             // Sleeps until a socket is ready, a curl timer is due, or curl_multi_wakeup.
             curl_multi_poll(multi.handle, nil, 0, 1000, nil)
         }

@@ -202,6 +202,32 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         }
     }
 
+    /// A 200 large enough to stream comes back at its head, its body a stream that the rest
+    /// of the transfer fills, taken a share at a time (paused and resumed) until it is whole.
+    @Test func aLargeAnswerComesBackAsAStreamThatFillsToTheEnd() async throws {
+        let directory = NSTemporaryDirectory() + "larder-stream-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try await withServer(handler: upstreamRouter()) { _, port in
+            try await withClient { client in
+                var request = UpstreamRequest(url: "http://127.0.0.1:\(port)/big")
+                request.spoolDirectory = directory
+                request.streamsFrom = 1000
+                let response = try await client.fetch(request)
+                guard case .stream(let region) = response.body else {
+                    Issue.record("the answer was not streamed")
+                    return
+                }
+                #expect(region.count == 200_000)
+                let whole = await withCheckedContinuation { continuation in region.stream.whenFinished { continuation.resume(returning: $0) } }
+                #expect(whole && region.stream.progress == .complete)
+                var bytes = [UInt8](repeating: 0, count: 200_000)
+                #expect(bytes.withUnsafeMutableBytes { region.stream.file.read(into: $0, at: 0) } == 200_000)
+                #expect(bytes.allSatisfy { $0 == 0x61 })
+            }
+        }
+    }
+
     @Test func silentUpstreamTimesOutWithinTheTimeout() async throws {
         let server = try RawServer { fd, server in
             RawServer.readHead(fd)
