@@ -32,6 +32,24 @@ struct RequestBodyLimitTests {
         await origin.stop()
     }
 
+    /// A 64 MiB upload, on a route whose `max-request-body` allows it, reaches the origin
+    /// byte for byte (held whole until it has arrived, then sent on).
+    @Test func aSixtyFourMebibyteUploadReachesTheOriginIntact() async throws {
+        let origin = try TestOrigin(maxBodyBytes: 64 << 20) { request in HTTPResponse(status: 200, body: "\(request.body.count)") }
+        let upload = patternBytes(64 << 20)
+        var uploads = RouteMount("/up=\(origin.url)")!
+        uploads.rules.maxRequestBody = 64 << 20
+        try await withLarder({ settings in settings.routes = [uploads] }) { h in
+            let client = try TestClient(port: h.port, timeout: .seconds(30))
+            try client.send("PUT /up/big HTTP/1.1\r\nHost: larder\r\nContent-Length: \(upload.count)\r\n\r\n")
+            try client.send(upload)
+            let response = try await client.readResponse()
+            #expect(response.status == 200 && response.text == "\(upload.count)")
+            #expect(sameBytes(origin.requests.last?.body ?? [], upload))
+        }
+        await origin.stop()
+    }
+
     /// A pass-through route's own `max-request-body` takes uploads the top-level limit
     /// refuses, on that route only; read from a configuration file with its line when bad.
     @Test func aRouteTakesLargerUploadsThanTheRestWhenItsLimitSaysSo() async throws {
