@@ -59,6 +59,9 @@ extension Connection {
             /// This connection has output waiting and the server's bound on output waiting
             /// across all connections is reached (`OutputBudget`).
             var budgetSpent = false
+            /// Everything before the next output is sent, and that output is a body still
+            /// arriving from an upstream, none of it in yet.
+            var awaitingBody = false
         }
 
         /// What a tick of the loop's clock asks for.
@@ -158,6 +161,11 @@ extension Connection {
             bodyStartedAt = nil
         }
 
+        /// More of a body the output waited for has arrived: the write-stall clock starts again.
+        mutating func bodyArrived(at now: UInt64) {
+            lastWriteProgress = now
+        }
+
         mutating func bytesWritten(at now: UInt64) {
             lastWriteProgress = now
             lastActivity = now
@@ -192,9 +200,17 @@ extension Connection {
             }
         }
 
+        /// Whether to watch the socket for room to write: not while the output waits for a
+        /// body still arriving (the stream wakes the loop then, not the socket).
+        func wantsWrite(_ load: Load) -> Bool {
+            load.pendingOutput > 0 && !load.awaitingBody
+        }
+
         func tick(at now: UInt64, _ load: Load) -> TickAction {
             if case .lingering(let deadline) = phase { return now >= deadline ? .close : .none }
-            if load.pendingOutput > 0, now &- lastWriteProgress > limits.writeStall { return .close }
+            // Waiting for an upstream's body is not the client's stall: the upstream's own
+            // stall limit ends a transfer that stops.
+            if load.pendingOutput > 0, !load.awaitingBody, now &- lastWriteProgress > limits.writeStall { return .close }
             guard phase == .open else { return .none }
             if let started = headStartedAt, now &- started > limits.headerRead {
                 return .timeout("The request header was not received in time.")

@@ -60,7 +60,7 @@ final class Connection {
         let waiting = pendingOutput
         return State.Load(responsesOwed: responsesOwed, pendingOutput: waiting, renderBacklog: hasRenderBacklog,
                           requestInProgress: parser.inProgress, inputBuffered: !input.isEmpty,
-                          budgetSpent: waiting > 0 && budget.isSpent)
+                          budgetSpent: waiting > 0 && budget.isSpent, awaitingBody: awaitingStream)
     }
 
     var responsesOwed: Int { nextSequence - nextToSend }

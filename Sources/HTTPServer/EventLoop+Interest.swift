@@ -8,9 +8,9 @@ import CLinux
 extension EventLoop {
     func wantedEvents(_ connection: Connection) -> UInt32 {
         var events: UInt32 = 0
-        if connection.state.wantsRead(connection.load) { events |= EPOLLIN.rawValue }
-        // Waiting for a body still arriving, the socket's room is no reason to wake.
-        if connection.pendingOutput > 0, !connection.awaitingStream { events |= EPOLLOUT.rawValue }
+        let load = connection.load
+        if connection.state.wantsRead(load) { events |= EPOLLIN.rawValue }
+        if connection.state.wantsWrite(load) { events |= EPOLLOUT.rawValue }
         return events
     }
 

@@ -24,6 +24,7 @@ extension EventLoop {
         // The connection may have closed meanwhile, and its descriptor been reused.
         guard let connection = connections[fd], connection.token == token, connection.awaitingStream else { return }
         connection.awaitingStream = false
+        connection.state.bodyArrived(at: MonotonicClock.nanoseconds())
         service(connection)
     }
 }

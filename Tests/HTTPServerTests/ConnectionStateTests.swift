@@ -134,4 +134,21 @@ import Testing
         #expect(s.phase == .closing)
         #expect(s.tick(at: 20 * Self.second, State.Load(responsesOwed: 1)) == .none)
     }
+
+    /// Output waiting for a body still arriving from an upstream: the socket is not watched
+    /// for room, the client is not blamed for the wait, and once more arrives the write-stall
+    /// clock starts again from then.
+    @Test func waitingForAnUpstreamsBodyIsNoWriteStall() {
+        var s = state()
+        s.bytesWritten(at: 0)
+        let waiting = State.Load(responsesOwed: 1, pendingOutput: 1 << 20, awaitingBody: true)
+        let sending = State.Load(responsesOwed: 1, pendingOutput: 1 << 20)
+        #expect(!s.wantsWrite(waiting) && s.wantsWrite(sending) && !s.wantsWrite(State.Load()))
+        #expect(s.tick(at: 45 * Self.second, waiting) == .none)
+        #expect(s.tick(at: 45 * Self.second, sending) == .close)
+        s.bodyArrived(at: 45 * Self.second)
+        #expect(s.tick(at: 70 * Self.second, sending) == .none)
+        #expect(s.tick(at: 76 * Self.second, sending) == .close)
+    }
 }
+
