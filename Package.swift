@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: hitPath),
         // HTTP vocabulary shared by the server, the upstream client and the cache: field
         // syntax and field octets. No I/O.
-        .target(name: "HTTPCore", swiftSettings: hitPath),
+        .target(name: "HTTPCore", dependencies: ["Locking"], swiftSettings: hitPath),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // hiredis, for the tier every replica shares.

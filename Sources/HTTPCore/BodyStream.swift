@@ -1,4 +1,4 @@
-import Synchronization
+import Locking
 
 /// An answer's body while it arrives: the upstream transfer appends to a spool file, and
 /// any number of responses send from that file as far as it is written, each from its own
@@ -10,7 +10,7 @@ import Synchronization
 public final class BodyStream: Sendable {
     public let file: BodyFile
     public let length: Int
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     private struct State {
         var written = 0
