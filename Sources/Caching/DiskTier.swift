@@ -230,7 +230,7 @@ public final class DiskTier: Sendable {
         // would otherwise run on the loop between the upstream's answer and the caller's.
         let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
         // A body in a file waits there, not in memory: the line is charged what is in memory.
-        let queued = size - (entry.body.memoryBytes == entry.body.count ? 0 : entry.body.count)
+        let queued = size - (entry.body.isInMemory ? 0 : entry.body.count)
         // An entry the budget cannot hold would only evict everything else, then itself.
         guard Self.charge(size) <= budget else {
             index.withLock { $0.skippedWrites += 1 }

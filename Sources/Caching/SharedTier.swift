@@ -99,7 +99,7 @@ public final class SharedTier: Sendable {
     /// tags. Nobody waits for it but the release of the key's lock, which follows every write
     /// of that key started before it, so a replica woken by the release finds the entry.
     func write(_ key: CacheKey, _ entry: CacheEntry, expiry: Duration) {
-        guard entry.body.inMemory != nil else { return }  // a body in a file is past `largestValue`
+        guard entry.body.isInMemory else { return }  // a body in a file is past `largestValue`
         let name = Self.name(key)
         let primary = Self.name(key.primary)
         let sets = entry.status == VariantIndex.diskStatus ? [] : [underSet(primary)] + CacheTags.of(key.primary, entry).map(tagSet)

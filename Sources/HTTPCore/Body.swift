@@ -26,6 +26,12 @@ public enum Body: Sendable {
         return nil
     }
 
+    /// Whether the bytes are in memory (without copying the array out, as `inMemory` does).
+    public var isInMemory: Bool {
+        if case .bytes = self { return true }
+        return false
+    }
+
     /// Bytes of memory the content holds (a file region holds none).
     public var memoryBytes: Int { inMemory?.count ?? 0 }
 

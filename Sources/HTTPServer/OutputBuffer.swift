@@ -51,7 +51,7 @@ struct OutputBuffer: ~Copyable {
     /// region is sent from the file).
     mutating func share(_ body: Body, _ range: Range<Int>) {
         guard !range.isEmpty else { return }
-        let inFile = body.inMemory == nil
+        let inFile = !body.isInMemory
         splices.append(Splice(at: bytes.count, body: body, range: range, inFile: inFile))
         splicedPending += range.count
         if inFile { filePending += range.count }
