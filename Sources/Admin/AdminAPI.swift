@@ -66,7 +66,7 @@ public struct AdminAPI: Sendable {
         case (.other("PURGE"), _):
             return await purge(target: request.target)
         case (.post, "/purge"):
-            return await purge(body: request.body)
+            return await purge(body: request.body.inMemory ?? [])  // the admin listener spools nothing
         case (.post, "/reload"):
             return await reloadConfiguration()
         case (_, "/reload"):

@@ -39,6 +39,17 @@ static inline CURLcode larder_easy_setopt_progress(CURL *easy, larder_progress_c
 /// What a write callback returns to pause its transfer (the data is delivered again later).
 static inline size_t larder_write_pause(void) { return CURL_WRITEFUNC_PAUSE; }
 
+/// What a read callback returns to pause its transfer until more of the body is there, or to abort it.
+static inline size_t larder_read_pause(void) { return CURL_READFUNC_PAUSE; }
+static inline size_t larder_read_abort(void) { return CURL_READFUNC_ABORT; }
+
+typedef int (*larder_seek_callback)(void *context, curl_off_t offset, int origin);
+
+/// How curl rewinds a request body it must send again (CURLOPT_SEEKFUNCTION).
+static inline CURLcode larder_easy_setopt_seek(CURL *easy, larder_seek_callback value) {
+    return curl_easy_setopt(easy, CURLOPT_SEEKFUNCTION, value);
+}
+
 /// Lets a paused transfer go on (`curl_easy_pause` with CURLPAUSE_CONT).
 static inline CURLcode larder_easy_unpause(CURL *easy) { return curl_easy_pause(easy, CURLPAUSE_CONT); }
 

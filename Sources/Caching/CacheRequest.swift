@@ -12,7 +12,8 @@ public struct CacheRequest: Sendable {
     /// The fields sent on to the upstream, and the ones `Vary` selects by: a pass-through
     /// route's end-to-end fields (hop-by-hop ones removed); none for a built-in route.
     public var headers: HTTPHeaders
-    public var body: [UInt8]?
+    /// The client's content, sent on as it is: in memory, a file, or a stream still arriving.
+    public var body: Body?
     /// The client's `Cache-Control` (and `Pragma`) directives.
     public var directives: RequestDirectives
     /// Whether the client sent `Authorization` (RFC 9111 §3.5).
@@ -30,7 +31,7 @@ public struct CacheRequest: Sendable {
 // once more there (a retain and a release of each field) on every request.
 extension CacheRequest {
     /// A request relayed as the client sent it; its directives are read from its fields.
-    public init(method: HTTPMethod, resource: String, url: String, headers: HTTPHeaders, body: [UInt8]? = nil) {
+    public init(method: HTTPMethod, resource: String, url: String, headers: HTTPHeaders, body: Body? = nil) {
         self.init(method: method, resource: resource, url: url, headers: headers, body: body,
                   directives: RequestDirectives(cacheControl: headers.values("cache-control"), pragma: headers.values("pragma")),
                   hasAuthorization: headers.contains("authorization"))

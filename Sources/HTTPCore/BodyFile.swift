@@ -2,10 +2,10 @@
 import Glibc
 #endif
 
-/// An open file that holds an answer's body too large to keep in memory, closed when the
-/// last response sending from it lets go. Either a spool file (`spool(in:)`), which the
-/// upstream client writes as the answer arrives and which has no name, so a crash leaves
-/// nothing to clean up; or a disk entry's file, opened for one hit.
+/// An open file that holds a body too large to keep in memory, closed when the last user
+/// lets go. Either a spool file (`spool(in:)`), which the upstream client writes as an
+/// answer arrives (or the server as a request body does) and which has no name, so a crash
+/// leaves nothing to clean up; or a disk entry's file, opened for one hit.
 public final class BodyFile: Sendable {
     public let descriptor: Int32
 

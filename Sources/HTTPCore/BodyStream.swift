@@ -1,12 +1,13 @@
 import Locking
 
-/// An answer's body while it arrives: the upstream transfer appends to a spool file, and
-/// any number of responses send from that file as far as it is written, each from its own
-/// position, so a miss reaches its clients as the origin sends it. A client that reads more
-/// slowly than the origin sends costs disk, not memory: nothing is buffered per reader.
+/// A body while it arrives: the writer appends to a spool file, and any number of readers
+/// send from that file as far as it is written, each from its own position. An answer's
+/// (written by its transfer) reaches its clients as the origin sends it; a request body's
+/// (written by its connection's loop) reaches the origin as the client sends it. A reader
+/// slower than the writer costs disk, not memory: nothing is buffered per reader.
 ///
-/// The length is the origin's `Content-Length`, known before the first byte: a response can
-/// state it at once. The writer is one thread (the transfer's); readers are any.
+/// The length is the sender's `Content-Length`, known before the first byte: a message can
+/// state it at once. The writer is one thread; readers are any.
 public final class BodyStream: Sendable {
     public let file: BodyFile
     public let length: Int

@@ -62,6 +62,9 @@ extension Connection {
             /// Everything before the next output is sent, and that output is a body still
             /// arriving from an upstream, none of it in yet.
             var awaitingBody = false
+            /// The body of a request already dispatched is arriving (`RequestParser.streamingBody`):
+            /// its answer may wait for it, and it goes to a file, so it is read whatever else waits.
+            var streamingBody = false
         }
 
         /// What a tick of the loop's clock asks for.
@@ -185,10 +188,11 @@ extension Connection {
         /// No further request may be parsed or started: the output (written or waiting to be
         /// rendered) is at its bound, or it waits while the server's output across all
         /// connections is at its bound, too many answers are owed, or an answer of unknown
-        /// size is still being made (so only one runs at a time).
+        /// size is still being made (so only one runs at a time). Never while a dispatched
+        /// request's body streams in: its answer may wait for the rest of it.
         func isBackPressured(_ load: Load) -> Bool {
-            load.responsesOwed >= limits.maxPipelinedRequests || load.pendingOutput >= limits.maxOutputBytes
-                || asyncInFlight > 0 || load.renderBacklog || load.budgetSpent
+            !load.streamingBody && (load.responsesOwed >= limits.maxPipelinedRequests || load.pendingOutput >= limits.maxOutputBytes
+                || asyncInFlight > 0 || load.renderBacklog || load.budgetSpent)
         }
 
         /// Whether to watch the socket for reading.
@@ -196,7 +200,7 @@ extension Connection {
             switch phase {
             case .open: !peerClosedWrite && !isBackPressured(load)
             case .lingering: true
-            case .closing: false
+            case .closing: !peerClosedWrite && load.streamingBody
             }
         }
 
@@ -211,13 +215,13 @@ extension Connection {
             // Waiting for an upstream's body is not the client's stall: the upstream's own
             // stall limit ends a transfer that stops.
             if load.pendingOutput > 0, !load.awaitingBody, now &- lastWriteProgress > limits.writeStall { return .close }
-            guard phase == .open else { return .none }
+            guard phase == .open || load.streamingBody else { return .none }
             if let started = headStartedAt, now &- started > limits.headerRead {
                 return .timeout("The request header was not received in time.")
             }
             // While back-pressured nothing is read, so a body cannot make progress: not its fault.
             if let started = bodyStartedAt, !isBackPressured(load),
-               now &- lastBodyProgress > limits.bodyGap || now &- started > limits.bodyTotal {
+               now &- lastBodyProgress > limits.bodyGap || (now &- started > limits.bodyTotal && !load.streamingBody) {
                 return .timeout("The request body did not keep arriving.")
             }
             if load.responsesOwed == 0, load.pendingOutput == 0, headStartedAt == nil, bodyStartedAt == nil,

@@ -60,7 +60,8 @@ final class Connection {
         let waiting = pendingOutput
         return State.Load(responsesOwed: responsesOwed, pendingOutput: waiting, renderBacklog: hasRenderBacklog,
                           requestInProgress: parser.inProgress, inputBuffered: !input.isEmpty,
-                          budgetSpent: waiting > 0 && budget.isSpent, awaitingBody: awaitingStream)
+                          budgetSpent: waiting > 0 && budget.isSpent, awaitingBody: awaitingStream,
+                          streamingBody: parser.streamingBody)
     }
 
     var responsesOwed: Int { nextSequence - nextToSend }

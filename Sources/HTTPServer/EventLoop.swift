@@ -280,7 +280,8 @@ final class EventLoop: @unchecked Sendable {
 
     /// Parses and dispatches buffered requests, at most `share` of them.
     private func parseAndDispatch(_ connection: Connection, share: inout Int) -> ParseStop {
-        while connection.state.isOpen, !connection.input.isEmpty || connection.parser.inProgress {
+        // A closing connection still takes in the body of the request it last dispatched.
+        while connection.state.isOpen || connection.parser.streamingBody, !connection.input.isEmpty || connection.parser.inProgress {
             if connection.state.isBackPressured(connection.load) {
                 connection.input.compact()
                 return .backPressured
@@ -291,10 +292,9 @@ final class EventLoop: @unchecked Sendable {
             }
             switch connection.parser.next(&connection.input) {
             case .needMore:
-                if connection.parser.wantsContinue, connection.responsesOwed == 0 {
-                    connection.parser.wantsContinue = false
-                    connection.output.bytes.append("HTTP/1.1 100 Continue\r\n\r\n")
-                }
+                continueIfAsked(connection)
+                // The client stopped sending before a streamed body was whole: it never will be.
+                if connection.parser.streamingBody, connection.state.peerClosedWrite { connection.parser.abandonBody() }
                 connection.state.parserWaiting(readingHead: connection.parser.readingHead, readingBody: connection.parser.readingBody,
                                                at: turnTime)
                 connection.input.compact()
@@ -304,6 +304,8 @@ final class EventLoop: @unchecked Sendable {
                 request.clientAddress = connection.clientAddress
                 share -= 1
                 dispatch(request, on: connection)
+            case .bodyEnded:
+                continue
             case .failure(let error):
                 fail(connection, status: error.status, detail: error.detail)
             }
@@ -312,8 +314,17 @@ final class EventLoop: @unchecked Sendable {
         return .needMore
     }
 
+    /// Answers `100 Continue` to a request that asked (RFC 9110 §10.1.1) once it is next in
+    /// line: a request whose body streams is already dispatched, and owed.
+    private func continueIfAsked(_ connection: Connection) {
+        guard connection.parser.wantsContinue, connection.responsesOwed == (connection.parser.streamingBody ? 1 : 0) else { return }
+        connection.parser.wantsContinue = false
+        connection.output.bytes.append("HTTP/1.1 100 Continue\r\n\r\n")
+    }
+
     /// Queues an error response as the connection's last and stops reading requests.
     func fail(_ connection: Connection, status: Int, detail: String) {
+        connection.parser.abandonBody()
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
         connection.state.failed()
         connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date)
@@ -352,12 +363,14 @@ final class EventLoop: @unchecked Sendable {
         }
         shutdown(connection.fd, Int32(SHUT_WR))
         connection.state.lingerStarted(at: MonotonicClock.nanoseconds())
+        connection.parser.abandonBody()
         connection.input = InputBuffer()
         updateInterest(connection)
     }
 
     func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
+        connection.parser.abandonBody()
         account(connection)
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
         System.close(connection.fd)

@@ -23,7 +23,9 @@ public struct HTTPRequest: Sendable {
     }
     public var version: HTTPVersion
     public var headers: HTTPHeaders
-    public var body: [UInt8]
+    /// In memory up to the server's held limit; past it (with a spool directory set) a file,
+    /// or a stream still arriving when the request was dispatched at the end of its head.
+    public var body: Body
     /// The client's IP address (for access logs); empty when it is not known.
     public var clientAddress = ""
 
@@ -55,13 +57,13 @@ public enum HTTPVersion: Sendable, Equatable {
 // was copied once more there (a retain and a release of each field) on every request.
 extension HTTPRequest {
     public init(method: HTTPMethod, target: String, version: HTTPVersion = .http11,
-                headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+                headers: HTTPHeaders = HTTPHeaders(), body: Body = .empty) {
         self = .parsed(method: method, target: target, version: version, headers: headers, body: body,
                        keepAlive: Self.keepAlive(version: version, headers: headers))
     }
 
     /// A parsed request, whose connection rule the parser has already read from its fields.
-    static func parsed(method: HTTPMethod, target: String, version: HTTPVersion, headers: HTTPHeaders, body: [UInt8], keepAlive: Bool) -> HTTPRequest {
+    static func parsed(method: HTTPMethod, target: String, version: HTTPVersion, headers: HTTPHeaders, body: Body, keepAlive: Bool) -> HTTPRequest {
         let (path, query) = split(target)
         return HTTPRequest(method: method, target: target, path: path, query: query, version: version, headers: headers, body: body,
                            keepAlive: keepAlive)

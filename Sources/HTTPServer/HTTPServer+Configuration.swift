@@ -25,7 +25,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerReadTimeout: Duration = .seconds(10)
     /// Longest pause in the arrival of a request body (408, then close): a body must keep coming.
     public var bodyProgressTimeout: Duration = .seconds(10)
-    /// Time allowed for a whole request body, however steadily it drips in (408, then close).
+    /// Where request bodies over 1 MiB go instead of memory (`RequestParser.Limits.spoolDirectory`):
+    /// one with a `Content-Length` streams on to its handler as it arrives, a chunked one is
+    /// kept in an unnamed file until whole. Nil: bodies are held in memory, up to their limit.
+    public var requestSpoolDirectory: String?
+    /// Time allowed for a whole request body held in memory, however steadily it drips in
+    /// (408, then close); a streamed body need only keep arriving (`bodyProgressTimeout`).
     public var bodyReadTimeout: Duration = .seconds(60)
     /// Time an idle keep-alive connection is kept open (then closed silently).
     public var idleTimeout: Duration = .seconds(60)

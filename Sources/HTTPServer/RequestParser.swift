@@ -11,11 +11,13 @@ struct RequestParser {
     enum Step: Equatable {
         case needMore
         case request(HTTPRequest)
+        /// The body of a request dispatched before it (`streamingBody`) has arrived whole.
+        case bodyEnded
         case failure(HTTPParseError)
 
         static func == (a: Step, b: Step) -> Bool {
             switch (a, b) {
-            case (.needMore, .needMore): true
+            case (.needMore, .needMore), (.bodyEnded, .bodyEnded): true
             case (.failure(let x), .failure(let y)): x == y
             case (.request(let x), .request(let y)):
                 x.method == y.method && x.target == y.target && x.version == y.version
@@ -33,6 +35,8 @@ struct RequestParser {
         case chunkData(remaining: Int)
         case chunkDataEnd
         case trailers
+        /// The request has been dispatched; its body goes on into `upload`.
+        case streamedBody(remaining: Int)
     }
 
     struct Limits {
@@ -41,6 +45,13 @@ struct RequestParser {
         var maxHeaderCount: Int
         var maxBodyBytes: Int
         var bodyLimit: (@Sendable (Substring) -> Int)? = nil
+        /// Where a body larger than `heldBodyBytes` goes: a request with a `Content-Length`
+        /// is dispatched once its head is in, its body a `BodyStream` that fills as the client
+        /// sends it; a chunked one goes on into a file and is dispatched whole. Nil: every
+        /// body is held in memory (up to its limit).
+        var spoolDirectory: String? = nil
+        /// The most of a request body held in memory when it may be spooled.
+        var heldBodyBytes = 1 << 20
     }
 
     let limits: Limits
@@ -52,7 +63,7 @@ struct RequestParser {
     private var version = HTTPVersion.http11
     private var headers = HTTPHeaders()
     private var headerBytes = 0
-    private var body: [UInt8] = []
+    private var body: RequestBodyStore
     /// The current request's body limit (`Limits.bodyLimit` for its path, else `maxBodyBytes`).
     private var maxBody = 0
     private var keepAlive = true
@@ -62,11 +73,29 @@ struct RequestParser {
     /// True once any byte of a request has been consumed and the request is not complete.
     private(set) var inProgress = false
 
-    init(limits: Limits) { self.limits = limits }
+    init(limits: Limits) {
+        self.limits = limits
+        body = RequestBodyStore(directory: limits.spoolDirectory, held: limits.heldBodyBytes)
+    }
 
     init(configuration c: HTTPServerConfiguration) {
         self.init(limits: Limits(maxRequestLineBytes: c.maxRequestLineBytes, maxHeaderBytes: c.maxHeaderBytes,
-                                 maxHeaderCount: c.maxHeaderCount, maxBodyBytes: c.maxBodyBytes, bodyLimit: c.bodyLimit))
+                                 maxHeaderCount: c.maxHeaderCount, maxBodyBytes: c.maxBodyBytes, bodyLimit: c.bodyLimit,
+                                 spoolDirectory: c.requestSpoolDirectory))
+    }
+
+    /// True while the body of a request already dispatched is arriving. Its bytes go to a
+    /// file, not memory, and its answer may wait for them: they are read whatever else the
+    /// connection waits for.
+    var streamingBody: Bool { body.upload != nil }
+
+    /// The client is gone or the connection is failing: a streamed body ends short, so the
+    /// transfer sending it on stops.
+    mutating func abandonBody() {
+        guard streamingBody else { return }
+        body.abandon()
+        state = .requestLine
+        inProgress = false
     }
 
     /// True while a request's head is incomplete (its header-read timeout is running).
@@ -128,6 +157,7 @@ struct RequestParser {
                         buffer.consume(2)
                         if case .trailers = state { return .request(finish()) }
                         if let error = startBody() { return .failure(error) }
+                        if let upload = body.upload { return .request(takeRequest(body: .stream(StreamRegion(stream: upload, count: upload.length)))) }
                         continue
                     }
                     headerBytes += length + 2
@@ -142,9 +172,27 @@ struct RequestParser {
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
                 wantsContinue = false
-                body.append(contentsOf: buffer.slice(0..<n))
+                _ = buffer.withUnsafeBytes { body.keep(UnsafeBufferPointer(rebasing: $0[..<n])) }  // within `held`: memory
                 buffer.consume(n)
                 state = .fixedBody(remaining: remaining - n)
+
+            case .streamedBody(let remaining):
+                let n = min(remaining, buffer.count)
+                if n == 0 { return .needMore }
+                wantsContinue = false
+                let stored = buffer.withUnsafeBytes { body.relay(UnsafeBufferPointer(rebasing: $0[..<n])) }
+                buffer.consume(n)
+                guard stored else {
+                    abandonBody()
+                    return .failure(.bodyNotStored)
+                }
+                guard remaining == n else {
+                    state = .streamedBody(remaining: remaining - n)
+                    continue
+                }
+                state = .requestLine
+                inProgress = false
+                return .bodyEnded
 
             case .chunkSize:
                 // A chunk-size line with extensions; 4 KiB is far beyond any honest one.
@@ -170,7 +218,7 @@ struct RequestParser {
             case .chunkData(let remaining):
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
-                body.append(contentsOf: buffer.slice(0..<n))
+                guard buffer.withUnsafeBytes({ body.keep(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(.bodyNotStored) }
                 buffer.consume(n)
                 state = remaining == n ? .chunkDataEnd : .chunkData(remaining: remaining - n)
 
@@ -231,55 +279,17 @@ struct RequestParser {
 
     // MARK: Request line (RFC 9112 §3)
 
-    /// On the line's raw bytes, as every request runs it: no slice bookkeeping, no closure
-    /// per byte; the only String made is the target's.
     private mutating func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) -> HTTPParseError? {
-        // method SP request-target SP HTTP-version, with exactly one space between (RFC 9112 §3).
-        let n = line.count
-        var firstSpace = 0
-        while firstSpace < n, line[firstSpace] != 0x20 { firstSpace += 1 }
-        // The target's bytes are checked in the same pass; a fault is told after the shape's.
-        // A `#` starts a fragment, which no request target has (RFC 9112 §3.2).
-        var secondSpace = firstSpace + 1, targetIsVisible = true
-        while secondSpace < n, line[secondSpace] != 0x20 {
-            if line[secondSpace] < 0x20 || line[secondSpace] >= 0x7F || line[secondSpace] == 0x23 { targetIsVisible = false }
-            secondSpace += 1
+        let parsed: RequestLine
+        switch RequestLine.parse(line) {
+        case .failure(let error): return error
+        case .success(let line): parsed = line
         }
-        var thirdSpace = secondSpace + 1
-        while thirdSpace < n, line[thirdSpace] != 0x20 { thirdSpace += 1 }
-        // A missing space leaves an index past the end; a third space leaves one before it.
-        guard secondSpace < n, thirdSpace == n, firstSpace > 0, secondSpace > firstSpace + 1 else {
-            return .bad("The request line is not `method SP target SP version`.")
-        }
-        for i in 0..<firstSpace where !FieldSyntax.isTokenByte(line[i]) { return .bad("The method is not a token.") }
-        guard targetIsVisible else { return .bad("The request target contains a byte that is not allowed.") }
-        let o = secondSpace + 1
-        guard n - o == 8, line[o] == 0x48, line[o + 1] == 0x54, line[o + 2] == 0x54, line[o + 3] == 0x50, line[o + 4] == 0x2F,  // "HTTP/"
-              FieldSyntax.isDigit(line[o + 5]), line[o + 6] == 0x2E, FieldSyntax.isDigit(line[o + 7]) else {
-            return .bad("The HTTP version is malformed.")
-        }
-        switch (line[o + 5], line[o + 7]) {
-        case (0x31, 0x31): version = .http11
-        case (0x31, 0x30): version = .http10
-        default: return .versionNotSupported
-        }
-        method = HTTPMethod(bytes: line[..<firstSpace])
-        // A tunnel is no resource: Larder neither serves nor forwards CONNECT.
-        if method == .connect { return .connectNotImplemented }
-        let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
-        let rawTarget = String(decoding: targetBytes, as: UTF8.self)
-        if targetBytes[0] == 0x2F {
-            target = rawTarget
-        } else if targetBytes.count == 1, targetBytes[0] == 0x2A, method == .options {
-            target = rawTarget
-        } else if let absolute = WebScheme.originForm(ofAbsolute: rawTarget) {
-            target = absolute.target
-            headers.add("Host", absolute.authority)  // RFC 9112 §3.2.2: the target's authority wins.
-            framing.hosts = 1
-            absoluteAuthority = true
-        } else {
-            return .bad("The request target is not in origin-form or absolute-form.")
-        }
+        (method, version, target) = (parsed.method, parsed.version, parsed.target)
+        guard let authority = parsed.authority else { return nil }
+        headers.add("Host", authority)  // RFC 9112 §3.2.2: the target's authority wins.
+        framing.hosts = 1
+        absoluteAuthority = true
         return nil
     }
 
@@ -352,6 +362,9 @@ struct RequestParser {
         switch framing.body(version: version, maxBody: maxBody) {
         case .failure(let error): return error
         case .success(.chunked): state = .chunkSize
+        case .success(.length(let length)) where body.streams(length: length):
+            guard body.startUpload(length: length) else { return .bodyNotStored }
+            state = .streamedBody(remaining: length)
         case .success(.length(let length)): state = .fixedBody(remaining: length)
         }
         if framing.expectContinue {
@@ -360,17 +373,22 @@ struct RequestParser {
         return nil
     }
 
-    /// The request, its target, fields and body moved out of the parser rather than copied
-    /// (a copy cost a retain and a release for each string and array), leaving it empty for the next.
+    /// The whole request, leaving the parser empty for the next.
     private mutating func finish() -> HTTPRequest {
         state = .requestLine
+        wantsContinue = false
+        inProgress = false
+        return takeRequest(body: body.take())
+    }
+
+    /// The request, its target and fields moved out of the parser rather than copied (a copy
+    /// cost a retain and a release for each string and array); a streamed body still arrives.
+    private mutating func takeRequest(body content: Body) -> HTTPRequest {
         framing = RequestFraming()
         headerBytes = 0
         absoluteAuthority = false
-        wantsContinue = false
-        inProgress = false
         return .parsed(method: method, target: Self.take(&target, leaving: ""), version: version,
-                       headers: Self.take(&headers, leaving: HTTPHeaders()), body: Self.take(&body, leaving: []), keepAlive: keepAlive)
+                       headers: Self.take(&headers, leaving: HTTPHeaders()), body: content, keepAlive: keepAlive)
     }
 
     private static func take<Value>(_ value: inout Value, leaving empty: Value) -> Value {

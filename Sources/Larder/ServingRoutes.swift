@@ -98,11 +98,13 @@ final class ServingRoutes: Sendable {
     }
 
     /// The largest body a request to `path` may carry: the limit of the pass-through route
-    /// that serves it when that route sets one, else the top-level `max-request-body`.
+    /// that serves it (its own, else `ForwardingRules.defaultMaxRequestBody`), else the
+    /// top-level `max-request-body`.
     func requestBodyLimit(_ path: Substring) -> Int {
-        guard !settings.servedPaths.contains(String(path)), let route = passThrough?.routes.first(where: { $0.mount.covers(path) }),
-              let limit = route.mount.rules.maxRequestBody else { return settings.maxRequestBody }
-        return limit
+        guard !settings.servedPaths.contains(String(path)), let route = passThrough?.routes.first(where: { $0.mount.covers(path) }) else {
+            return settings.maxRequestBody
+        }
+        return route.mount.rules.maxRequestBody ?? ForwardingRules.defaultMaxRequestBody
     }
 
     /// A request no path of the router's own matched: an aggregate (one a reload added),

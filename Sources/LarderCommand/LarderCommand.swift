@@ -69,7 +69,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Disk tier directory (LARDER_CACHE_DIR, default .larder-cache).") var cacheDir: String?
     @Option(help: "Memory tier budget: bytes or B, KiB, MiB, GiB (LARDER_MEMORY_LIMIT, default 64MiB).") var memoryLimit: String?
     @Option(help: "Disk tier budget (LARDER_DISK_LIMIT, default 1GiB).") var diskLimit: String?
-    @Option(help: "Largest request body, held in memory until it has arrived; 413 past it (LARDER_MAX_REQUEST_BODY, default 1MiB, at most 1GiB).") var maxRequestBody: String?
+    @Option(help: "Largest request body on the built-in routes; 413 past it (LARDER_MAX_REQUEST_BODY, default 1MiB, at most 1GiB). Pass-through routes take 64MiB unless they set their own.") var maxRequestBody: String?
     @Option(help: "Largest answer stored; a larger one is relayed and not stored (LARDER_MAX_OBJECT_SIZE, default and at most 1GiB).") var maxObjectSize: String?
     @Option(help: "Weather upstream (LARDER_WEATHER_URL, default https://api.open-meteo.com/v1/forecast).") var weatherUrl: String?
     @Option(help: "Balance upstream (LARDER_BALANCE_URL); unset: /balance answers 503.") var balanceUrl: String?

@@ -118,7 +118,7 @@ public final class Aggregate: Sendable {
         }
         var base = request
         base.method = .get
-        base.body = []
+        base.body = .empty
         func answeredHere(_ field: HTTPHeaders.Element) -> Bool {
             AggregatePart.aggregateOnlyFields.contains { HTTPHeaders.namesEqual(field.name, $0) }
         }

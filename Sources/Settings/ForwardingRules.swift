@@ -17,8 +17,11 @@ public struct ForwardingRules: Sendable, Equatable {
     /// Whether the client's address is added to `X-Forwarded-For`. Off by default: it makes
     /// requests of different clients differ, so they no longer share one upstream fetch.
     public var forwardedFor = false
-    /// The largest request body this route takes; nil for the top-level `max-request-body`.
+    /// The largest request body this route takes; nil for `defaultMaxRequestBody`.
     public var maxRequestBody: Int?
+    /// A pass-through route's body limit unless it sets one: uploads are relayed as they
+    /// arrive, through a file, so a large limit costs disk while an upload lasts, not memory.
+    public static let defaultMaxRequestBody = 64 << 20
 
     public init() {}
 

@@ -158,6 +158,7 @@ public struct ServeSettings: Sendable, Equatable {
         var configuration = HTTPServerConfiguration(host: host, port: port)
         if let eventLoops { configuration.eventLoops = eventLoops }
         configuration.maxBodyBytes = maxRequestBody
+        configuration.requestSpoolDirectory = cacheDirectory
         return configuration
     }
 }

@@ -36,6 +36,14 @@ final class CurlLoopGuest: LoopGuest, @unchecked Sendable {
     /// Starts the transfer; on the loop's thread. Returns false when the guest has ended.
     func submit(_ transfer: Transfer) -> Bool {
         guard !ended, loop.isCurrent else { return false }
+        let id = transfer.id
+        transfer.wakeUpload = { [weak self] in
+            guard let self else { return }
+            Task(executorPreference: loop) { [self] in
+                guard loop.isCurrent, !ended else { return }
+                multi.resumeUpload(id: id)
+            }
+        }
         // curl asks for a timer of 0 ms to start it: the loop calls back before it next sleeps.
         multi.add(transfer)
         return true

@@ -48,6 +48,11 @@ final class CurlMulti {
         }
     }
 
+    /// More of a transfer's streamed request body has arrived.
+    func resumeUpload(id: Int) {
+        active[id]?.resumeUpload()
+    }
+
     /// Whether a streaming transfer paused for the rest of the turn (`Transfer.bytesPerTurn`).
     var hasPaused: Bool { active.values.contains { $0.paused } }
 

@@ -11,6 +11,7 @@ final class CurlThread: @unchecked Sendable {
     private enum Command {
         case add(Transfer)
         case cancel(id: Int)
+        case resumeUpload(id: Int)
     }
 
     private let multi: CurlMulti
@@ -29,6 +30,12 @@ final class CurlThread: @unchecked Sendable {
     var isAlive: Bool { alive.load(ordering: .acquiring) }
 
     func submit(_ transfer: Transfer) {
+        let id = transfer.id
+        transfer.wakeUpload = { [weak self] in
+            guard let self else { return }
+            commands.withLock { $0.queue.append(.resumeUpload(id: id)) }
+            curl_multi_wakeup(multi.handle)
+        }
         let accepted = commands.withLock { state in
             guard !state.stopping else { return false }
             state.queue.append(.add(transfer))
@@ -73,6 +80,7 @@ final class CurlThread: @unchecked Sendable {
                 switch command {
                 case .add(let transfer): multi.add(transfer)
                 case .cancel(let id): multi.cancel(id: id)
+                case .resumeUpload(let id): multi.resumeUpload(id: id)
                 }
             }
             if stopping { break }

@@ -47,6 +47,16 @@ final class Transfer: @unchecked Sendable {
     fileprivate var headTimedOut = false
     /// When the head must have arrived by, on `MonotonicClock`; nil: curl's own timeout applies.
     private var headDeadline: UInt64?
+    /// A request body libcurl reads as it sends (a file, or a stream still arriving), and how
+    /// much of it has gone; nil when the body is in memory, or there is none.
+    private var upload: Body?
+    private var uploaded = 0
+    /// Paused until more of a streamed request body arrives (`resumeUpload`).
+    private var uploadWaiting = false
+    private var uploadFailure: String?
+    /// Set by the driver before submission: from any thread, has it call `resumeUpload` on
+    /// its own once more of the body has arrived.
+    var wakeUpload: (@Sendable () -> Void)?
 
     private let handles: EasyHandles
 
@@ -80,15 +90,18 @@ final class Transfer: @unchecked Sendable {
         // The path is normalised once, by Larder, before it is matched and keyed; curl must
         // not remove dot segments again (that could move it out of its route).
         _ = larder_easy_setopt_long(easy, CURLOPT_PATH_AS_IS, 1)
-        if streamsFrom == nil {
+        let sendsAsItArrives = !(request.body?.isInMemory ?? true)
+        if streamsFrom == nil, !sendsAsItArrives {
             _ = larder_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, Self.milliseconds(request.timeout))
         } else {
-            // A streamed body may take longer than any head should: the timeout bounds the wait
-            // for the head (checked in the progress callback) and any stall as long as itself
-            // (less than a byte a second), not the whole transfer.
-            headDeadline = MonotonicClock.nanoseconds() + UInt64(Self.milliseconds(request.timeout)) * 1_000_000
+            // A streamed body, either way, may take longer than any head should: the timeout
+            // bounds any stall as long as itself (less than a byte a second) and the wait for
+            // an answer's head (checked in the progress callback), not the whole transfer.
             _ = larder_easy_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1)
             _ = larder_easy_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, (Self.milliseconds(request.timeout) + 999) / 1000))
+        }
+        if streamsFrom != nil {
+            headDeadline = MonotonicClock.nanoseconds() + UInt64(Self.milliseconds(request.timeout)) * 1_000_000
             _ = larder_easy_setopt_progress(easy) { context, _, _, _, _ in
                 Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().checkHeadDeadline()
             }
@@ -128,8 +141,21 @@ final class Transfer: @unchecked Sendable {
         }
         if let body = request.body {
             _ = larder_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            body.withUnsafeBytes { bytes in
-                _ = larder_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
+            if let bytes = body.inMemory {
+                bytes.withUnsafeBytes { bytes in
+                    _ = larder_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
+                }
+            } else {
+                upload = body
+                _ = larder_easy_setopt_long(easy, CURLOPT_POST, 1)
+                _ = larder_easy_setopt_callback(easy, CURLOPT_READFUNCTION, { data, size, count, context in
+                    Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().sendBody(data, size * count)
+                })
+                _ = larder_easy_setopt_pointer(easy, CURLOPT_READDATA, context)
+                _ = larder_easy_setopt_seek(easy) { context, offset, origin in
+                    Unmanaged<Transfer>.fromOpaque(context!).takeUnretainedValue().rewindBody(to: Int(offset), origin)
+                }
+                _ = larder_easy_setopt_pointer(easy, CURLOPT_SEEKDATA, context)
             }
             // curl would add a form Content-Type and Expect: 100-continue of its own; a blank value removes them.
             if !request.headers.contains("content-type") { fields.append(Self.curlDirective("Content-Type:")) }
@@ -248,6 +274,61 @@ final class Transfer: @unchecked Sendable {
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 
+    /// Fills libcurl's buffer with the next bytes of the request body: from its file, or from
+    /// a stream as far as the client has sent it (then it pauses until `wakeUpload`).
+    private func sendBody(_ data: UnsafeMutablePointer<CChar>?, _ room: Int) -> Int {
+        guard let upload, let data, room > 0, uploaded < upload.count else { return 0 }
+        let file: BodyFile, start: Int
+        var available = upload.count - uploaded
+        switch upload {
+        case .bytes: return 0
+        case .file(let region): (file, start) = (region.file, region.offset)
+        case .stream(let region):
+            (file, start) = (region.stream.file, region.offset)
+            waiting: while true {
+                switch region.stream.progress {
+                case .complete:
+                    break waiting
+                case .written(let written) where written - start > uploaded:
+                    available = min(available, written - start - uploaded)
+                    break waiting
+                case .written:
+                    guard let wakeUpload else { fallthrough }
+                    if region.stream.wait(beyond: start + uploaded, wakeUpload) {
+                        uploadWaiting = true
+                        return larder_read_pause()
+                    }  // it moved on meanwhile: look again
+                case .failed:
+                    uploadFailure = "the client's body ended short"
+                    return larder_read_abort()
+                }
+            }
+        }
+        guard available > 0 else { return 0 }
+        let n = file.read(into: UnsafeMutableRawBufferPointer(start: data, count: min(room, available)), at: start + uploaded)
+        guard n > 0 else {
+            uploadFailure = "the request body's file could not be read"
+            return larder_read_abort()
+        }
+        uploaded += n
+        return n
+    }
+
+    /// Moves back to `offset` of the request body, for libcurl to send it again (on a new
+    /// connection after a reused one closed).
+    private func rewindBody(to offset: Int, _ origin: Int32) -> Int32 {
+        guard origin == SEEK_SET, let upload, offset >= 0, offset <= upload.count else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
+        uploaded = offset
+        return Int32(CURL_SEEKFUNC_OK)
+    }
+
+    /// More of a streamed request body has arrived: the transfer sends on; on the driver's thread.
+    func resumeUpload() {
+        guard uploadWaiting else { return }
+        uploadWaiting = false
+        _ = larder_easy_unpause(easy)
+    }
+
     /// Lets a paused stream go on, with a new turn's budget; on the driver's thread.
     func resume() {
         turnBudget = Self.bytesPerTurn
@@ -278,6 +359,9 @@ final class Transfer: @unchecked Sendable {
     private func error(for code: CURLcode) -> UpstreamError {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         switch code {
+        // Waiting on the client, or its body ended short: Larder's side, not the upstream's.
+        case _ where uploadFailure != nil: return .requestBodyIncomplete(uploadFailure!)
+        case CURLE_OPERATION_TIMEDOUT where uploadWaiting: return .requestBodyIncomplete("the client's body stopped arriving")
         case CURLE_OPERATION_TIMEDOUT: return .timeout
         case CURLE_ABORTED_BY_CALLBACK where headTimedOut: return .timeout
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .cannotResolve(detail)

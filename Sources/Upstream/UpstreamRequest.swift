@@ -6,7 +6,8 @@ public struct UpstreamRequest: Sendable {
     public var method: HTTPMethod
     /// Extra header fields, such as `If-None-Match` when revalidating.
     public var headers: HTTPHeaders
-    public var body: [UInt8]?
+    /// Sent as it is; a file or a stream is read as libcurl asks (a stream waits for the rest).
+    public var body: Body?
     /// Whole exchange: connect, send, wait, receive.
     public var timeout: Duration
     public var connectTimeout: Duration
@@ -25,7 +26,7 @@ public struct UpstreamRequest: Sendable {
     public var streamsFrom: Int?
 
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [],
-                body: [UInt8]? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),
+                body: Body? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),
                 maxBodyBytes: Int = HeldAnswer.largestBody) {
         self.url = url
         self.method = method

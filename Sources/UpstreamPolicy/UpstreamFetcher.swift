@@ -92,6 +92,10 @@ public struct UpstreamFetcher: CacheFetcher {
             // Larder's own disk, not the upstream: no backoff.
             _ = backoff.record(nil, probe: probe, now: clock.now())
             throw UpstreamFailure(detail: "the upstream's answer was too large to hold in memory and could not be written to disk")
+        } catch UpstreamError.requestBodyIncomplete(let why) {
+            // The client's doing: no backoff.
+            _ = backoff.record(nil, probe: probe, now: clock.now())
+            throw UpstreamFailure(detail: "the request body did not reach the upstream whole: \(why)")
         } catch {
             settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
             // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.

@@ -47,7 +47,7 @@ final class ScriptedUpstream: CacheFetcher {
     func openGate() { gate.open() }
 
     func fetch(_ request: CacheRequest) async throws -> CacheEntry {
-        let sent = Sent(method: request.method, url: request.url, headers: request.headers, body: request.body)
+        let sent = Sent(method: request.method, url: request.url, headers: request.headers, body: request.body?.inMemory)
         let reply = state.withLock { state in
             state.sent.append(sent)
             return state.reply(sent)

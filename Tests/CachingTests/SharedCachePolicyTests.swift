@@ -23,7 +23,7 @@ struct SharedHarness {
     @discardableResult
     func send(_ method: String = "GET", _ target: String = "/r", _ headers: [(String, String)] = [], body: String? = nil) async throws -> CacheAnswer {
         let request = CacheRequest(method: HTTPMethod(token: method), resource: target, url: "http://origin.test" + target,
-                                   headers: HTTPHeaders(headers), body: body.map { Array($0.utf8) })
+                                   headers: HTTPHeaders(headers), body: body.map { .bytes(Array($0.utf8)) })
         switch await cache.answer(request) {
         case .success(let answer): return answer
         case .failure(let failure): throw failure

@@ -150,5 +150,26 @@ import Testing
         #expect(s.tick(at: 70 * Self.second, sending) == .none)
         #expect(s.tick(at: 76 * Self.second, sending) == .close)
     }
-}
 
+    /// A dispatched request's body still streaming in is read whatever else waits (its answer
+    /// may wait for it), even once the connection is closing, and only its gaps are timed.
+    @Test func aStreamingBodyIsReadWhileItsAnswerIsAwaited() {
+        var s = state()
+        s.asyncStarted()
+        let streaming = State.Load(responsesOwed: 1, pendingOutput: 1 << 20, requestInProgress: true, streamingBody: true)
+        #expect(s.isBackPressured(State.Load(responsesOwed: 1, requestInProgress: true)))
+        #expect(!s.isBackPressured(streaming) && s.wantsRead(streaming))
+        s.requestAdmitted(keepAlive: false)
+        #expect(s.wantsRead(streaming) && !s.wantsRead(State.Load(responsesOwed: 1)))
+        // Arriving steadily, it is not cut off at the whole-body limit; a pause still ends it.
+        let arriving = State.Load(responsesOwed: 1, requestInProgress: true, streamingBody: true)
+        var now: UInt64 = 0
+        while now < 120 * Self.second {
+            now += 3 * Self.second
+            s.bytesRead(at: now)
+            s.parserWaiting(readingHead: false, readingBody: true, at: now)
+            #expect(s.tick(at: now, arriving) == .none)
+        }
+        #expect(s.tick(at: now + 11 * Self.second, arriving) != .none)
+    }
+}

@@ -195,7 +195,7 @@ struct PassThroughTests {
                 #expect(response.header("Cache-Status")?.contains("fwd=method") == true)
             }
             #expect(origin.requests.count == 2)
-            #expect(origin.requests.allSatisfy { $0.method == .other("M-SEARCH") && $0.body == Array("abc".utf8) })
+            #expect(origin.requests.allSatisfy { $0.method == .other("M-SEARCH") && $0.body == .bytes(Array("abc".utf8)) })
         }
     }
 

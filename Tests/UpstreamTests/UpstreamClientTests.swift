@@ -122,7 +122,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
                 #expect(try await client.fetch(forwarded).status == 406)
                 let decoded = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/gzip"))
                 #expect(String(decoding: decoded.body.inMemory ?? [], as: UTF8.self) == gzipDecoded)
-                _ = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post, body: Array("x".utf8)))
+                _ = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post, body: .bytes(Array("x".utf8))))
                 let agent = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/agent"))
                 #expect(agent.status == 200 && String(decoding: agent.body.inMemory ?? [], as: UTF8.self) == "larder/\(Version.current)")
                 #expect(try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/ok", method: .head)).body.isEmpty)
@@ -155,7 +155,7 @@ private func expectFailure(_ kind: Kind, _ fetch: @autoclosure () async throws -
         try await withServer(handler: upstreamRouter()) { _, port in
             try await withClient { client in
                 let response = try await client.fetch(UpstreamRequest(
-                    url: "http://127.0.0.1:\(port)/echo", method: .post, body: Array(String(repeating: "x", count: 5000).utf8)))
+                    url: "http://127.0.0.1:\(port)/echo", method: .post, body: .bytes(Array(String(repeating: "x", count: 5000).utf8))))
                 #expect(response.status == 200)
                 #expect(response.body.count == 5000)
                 #expect(response.header("x-content-type") == "none")

@@ -52,6 +52,55 @@ struct UpstreamSpoolTests {
         }
     }
 
+    /// A request body in a file is sent from it; one still arriving as a stream is sent as
+    /// far as it is written, the transfer pausing until more comes, and reaches the origin whole.
+    @Test func aRequestBodyIsSentFromItsFileOrAsItArrives() async throws {
+        try await withSpoolDirectory { directory, port, client in
+            let body = patternBytes(300_000)
+            let file = try #require(BodyFile.spool(in: directory))
+            #expect(body.withUnsafeBytes { file.write($0, at: 0) })
+            let fromFile = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post,
+                                                                   body: .file(FileRegion(file: file, offset: 0, count: body.count))))
+            #expect(fromFile.status == 200 && sameBytes(fromFile.body.inMemory ?? [], body))
+
+            let stream = BodyStream(file: try #require(BodyFile.spool(in: directory)), length: body.count)
+            // The first part now, the rest from another thread a while after the transfer began.
+            #expect(body[..<100_000].withUnsafeBytes { stream.append($0) })
+            let writer = Thread {
+                usleep(200_000)
+                for start in stride(from: 100_000, to: body.count, by: 50_000) {
+                    _ = body[start..<min(start + 50_000, body.count)].withUnsafeBytes { stream.append($0) }
+                    usleep(20_000)
+                }
+                stream.finish(succeeded: true)
+            }
+            writer.start()
+            let streamed = try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post,
+                                                                   body: .stream(StreamRegion(stream: stream, count: body.count))))
+            #expect(streamed.status == 200 && sameBytes(streamed.body.inMemory ?? [], body))
+        }
+    }
+
+    /// A streamed request body that ends short stops the transfer: Larder's side, not the upstream's.
+    @Test func aRequestBodyThatEndsShortFailsTheTransfer() async throws {
+        try await withSpoolDirectory { directory, port, client in
+            let stream = BodyStream(file: try #require(BodyFile.spool(in: directory)), length: 100_000)
+            #expect([UInt8](repeating: 1, count: 10_000).withUnsafeBytes { stream.append($0) })
+            let ender = Thread {
+                usleep(200_000)
+                stream.finish(succeeded: false)
+            }
+            ender.start()
+            await #expect {
+                try await client.fetch(UpstreamRequest(url: "http://127.0.0.1:\(port)/echo", method: .post,
+                                                       body: .stream(StreamRegion(stream: stream, count: 100_000))))
+            } throws: { error in
+                if case .requestBodyIncomplete = error as? UpstreamError { return true }
+                return false
+            }
+        }
+    }
+
     /// Runs `body` with a new directory to spool into (removed after), an upstream serving
     /// `upstreamRouter()` on `port`, and a client.
     private func withSpoolDirectory(_ body: (String, Int, UpstreamClient) async throws -> Void) async throws {

@@ -1,0 +1,99 @@
+import Foundation
+import HTTPCore
+import Testing
+@testable import HTTPServer
+
+/// Request bodies past what is held in memory, with a spool directory: one of known length
+/// is dispatched at the end of its head and streams into a file; a chunked one goes on into
+/// a file and is dispatched whole.
+@Suite struct RequestBodySpoolTests {
+    static let held = 8
+
+    /// A body of 20 bytes, over the 8 held: the request comes at its head, its body a stream
+    /// that fills as bytes are parsed; the next request follows once the body has ended.
+    @Test func aBodyOfKnownLengthStreamsAfterItsRequest() throws {
+        try withParser { parser in
+            var buffer = InputBuffer()
+            buffer.append(Array("PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\n\r\n0123456789".utf8))
+            guard case .request(let request) = parser.next(&buffer), case .stream(let region) = request.body else {
+                Issue.record("not dispatched at its head with a stream")
+                return
+            }
+            #expect(region.count == 20 && parser.streamingBody && parser.readingBody)
+            #expect(parser.next(&buffer) == .needMore && region.stream.progress == .written(10))
+            buffer.append(Array("abcdefghijGET /next HTTP/1.1\r\nHost: a\r\n\r\n".utf8))
+            #expect(parser.next(&buffer) == .bodyEnded)
+            #expect(region.stream.progress == .complete && !parser.streamingBody)
+            #expect(Self.contents(region.stream.file, 20) == Array("0123456789abcdefghij".utf8))
+            guard case .request(let next) = parser.next(&buffer) else {
+                Issue.record("the next request was not parsed")
+                return
+            }
+            #expect(next.path == "/next" && next.body.isEmpty)
+        }
+    }
+
+    /// A connection that fails or closes mid-body ends the stream short.
+    @Test func anAbandonedBodyEndsItsStreamShort() throws {
+        try withParser { parser in
+            var buffer = InputBuffer()
+            buffer.append(Array("POST /u HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\nabc".utf8))
+            guard case .request(let request) = parser.next(&buffer), case .stream(let region) = request.body else {
+                Issue.record("not streamed")
+                return
+            }
+            _ = parser.next(&buffer)
+            parser.abandonBody()
+            #expect(region.stream.progress == .failed && !parser.streamingBody && !parser.inProgress)
+        }
+    }
+
+    /// A chunked body past what is held goes on into a file and comes whole; one within it stays in memory.
+    @Test func aLargeChunkedBodyIsKeptInAFile() throws {
+        try withParser { parser in
+            var buffer = InputBuffer()
+            buffer.append(Array("POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n".utf8))
+            guard case .request(let request) = parser.next(&buffer), case .file(let region) = request.body else {
+                Issue.record("not kept in a file")
+                return
+            }
+            #expect(region.count == 11 && Self.contents(region.file, 11) == Array("hello world".utf8))
+            buffer.append(Array("POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n".utf8))
+            guard case .request(let small) = parser.next(&buffer) else {
+                Issue.record("no second request")
+                return
+            }
+            #expect(small.body == .bytes(Array("hello".utf8)))
+        }
+    }
+
+    /// Without a spool directory every body is held, as large as its limit allows.
+    @Test func withoutASpoolDirectoryBodiesAreHeld() {
+        var parser = RequestParser(limits: RequestParser.Limits(maxRequestLineBytes: 8192, maxHeaderBytes: 16384, maxHeaderCount: 100,
+                                                                maxBodyBytes: 1 << 20, heldBodyBytes: Self.held))
+        var buffer = InputBuffer()
+        buffer.append(Array("PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\n\r\n0123456789abcdefghij".utf8))
+        guard case .request(let request) = parser.next(&buffer) else {
+            Issue.record("no request")
+            return
+        }
+        #expect(request.body == .bytes(Array("0123456789abcdefghij".utf8)))
+    }
+
+    private func withParser(_ body: (inout RequestParser) throws -> Void) throws {
+        let directory = NSTemporaryDirectory() + "larder-request-spool-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var parser = RequestParser(limits: RequestParser.Limits(maxRequestLineBytes: 8192, maxHeaderBytes: 16384, maxHeaderCount: 100,
+                                                                maxBodyBytes: 1 << 20, spoolDirectory: directory, heldBodyBytes: Self.held))
+        try body(&parser)
+        // Spool files have no name: nothing is left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
+    }
+
+    private static func contents(_ file: BodyFile, _ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let n = bytes.withUnsafeMutableBytes { file.read(into: $0, at: 0) }
+        return Array(bytes[..<max(0, n)])
+    }
+}

@@ -1,0 +1,119 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+@testable import Larder
+@testable import Settings
+
+/// Uploads through a pass-through route relayed as the client sends them: a real Larder in
+/// this process in front of an origin that counts the body bytes it has received, so a test
+/// can see them arrive while the client still holds the rest back.
+@Suite(.timeLimit(.minutes(1)))
+struct UploadStreamingTests {
+    static let size = 4 << 20
+    static let first = 2 << 20
+    static let body = patternBytes(size)
+
+    /// Reads a request's head and `Content-Length` bytes of body, counting them as they come,
+    /// then answers 200 with the count and whether they were the expected bytes; or notes
+    /// that the body ended short.
+    final class Origin: Sendable {
+        final class Counts: Sendable {
+            let received = Atomic<Int>(0)
+            let cutShort = Atomic<Int>(0)
+        }
+        let counts = Counts()
+        let server: RawServer
+        var url: String { "http://127.0.0.1:\(server.port)" }
+        var received: Int { counts.received.load(ordering: .relaxed) }
+        var cutShort: Int { counts.cutShort.load(ordering: .relaxed) }
+
+        init() throws {
+            let counts = self.counts
+            server = try RawServer { fd, _ in
+                // The head and the first body bytes may come in one read.
+                var bytes: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 64 << 10)
+                func more() -> Bool {
+                    var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+                    guard poll(&pfd, 1, 10_000) > 0 else { return false }
+                    let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    guard n > 0 else { return false }
+                    bytes += chunk[..<n]
+                    return true
+                }
+                while TestClient.find([13, 10, 13, 10], in: bytes) == nil { guard more() else { return } }
+                let end = TestClient.find([13, 10, 13, 10], in: bytes)!
+                let text = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
+                guard let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                      let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) else { return }
+                bytes.removeFirst(end + 4)
+                counts.received.store(bytes.count, ordering: .relaxed)
+                while bytes.count < length, more() { counts.received.store(bytes.count, ordering: .relaxed) }
+                guard bytes.count == length else {
+                    counts.cutShort.add(1, ordering: .relaxed)
+                    return
+                }
+                let verdict = "\(length) " + (sameBytes(bytes, UploadStreamingTests.body.prefix(length)) ? "same" : "different")
+                RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: \(verdict.utf8.count)\r\n\r\n\(verdict)")
+            }
+        }
+    }
+
+    static func route(_ origin: Origin) -> (inout ServeSettings) -> Void {
+        { settings in
+            var route = RouteMount("/up=\(origin.url)")!
+            route.caching.timeout = .seconds(30)
+            settings.routes = [route]
+        }
+    }
+
+    /// Waits (up to 10 s) until the origin has received at least `count` body bytes.
+    static func wait(for origin: Origin, toReceive count: Int) async throws -> Int {
+        for _ in 0..<1000 where origin.received < count { try await Task.sleep(for: .milliseconds(10)) }
+        return origin.received
+    }
+
+    /// The first half of a 4 MiB upload reaches the origin while the client still holds the
+    /// rest back; then the whole arrives, byte for byte. Asked to, Larder says `100 Continue`.
+    @Test func anUploadReachesTheOriginAsTheClientSendsIt() async throws {
+        let origin = try Origin()
+        defer { origin.server.stop() }
+        try await withLarder(Self.route(origin)) { larder in
+            let client = try TestClient(port: larder.port, timeout: .seconds(20))
+            try client.send("PUT /up/file HTTP/1.1\r\nHost: larder\r\nExpect: 100-continue\r\nContent-Length: \(Self.size)\r\n\r\n")
+            #expect(try await client.readResponse().status == 100)
+            try client.send(Array(Self.body[..<Self.first]))
+            #expect(try await Self.wait(for: origin, toReceive: Self.first) == Self.first)
+            try client.send(Array(Self.body[Self.first...]))
+            let response = try await client.readResponse()
+            #expect(response.status == 200 && response.text == "\(Self.size) same")
+        }
+    }
+
+    /// A client that goes away mid-upload cuts the origin's request short; the origin is not
+    /// blamed (the next upload goes through, no backoff) and Larder answers on.
+    @Test func aClientLeavingMidUploadCutsTheOriginsRequestShort() async throws {
+        let origin = try Origin()
+        defer { origin.server.stop() }
+        try await withLarder(Self.route(origin)) { larder in
+            let client = try TestClient(port: larder.port)
+            try client.send("POST /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(Self.size)\r\n\r\n")
+            try client.send(Array(Self.body[..<Self.first]))
+            _ = try await Self.wait(for: origin, toReceive: Self.first)
+            client.shutdownWrite()
+            for _ in 0..<1000 where origin.cutShort == 0 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(origin.cutShort == 1)
+            for _ in 0..<3 {
+                let next = try TestClient(port: larder.port, timeout: .seconds(20))
+                try next.send("POST /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(Self.size)\r\n\r\n")
+                try next.send(Self.body)
+                let response = try await next.readResponse()
+                #expect(response.status == 200 && response.text == "\(Self.size) same")
+            }
+        }
+    }
+}
