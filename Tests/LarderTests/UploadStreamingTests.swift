@@ -31,7 +31,9 @@ struct UploadStreamingTests {
         var received: Int { counts.received.load(ordering: .relaxed) }
         var cutShort: Int { counts.cutShort.load(ordering: .relaxed) }
 
-        init() throws {
+        /// `expected`: what the body should be; `slowly`: a pause after each read, so the
+        /// origin takes the body more slowly than a client sends it.
+        init(expected: [UInt8] = UploadStreamingTests.body, slowly: Bool = false) throws {
             let counts = self.counts
             server = try RawServer { fd, _ in
                 // The head and the first body bytes may come in one read.
@@ -43,6 +45,7 @@ struct UploadStreamingTests {
                     let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                     guard n > 0 else { return false }
                     bytes += chunk[..<n]
+                    if slowly { usleep(2_000) }
                     return true
                 }
                 while TestClient.find([13, 10, 13, 10], in: bytes) == nil { guard more() else { return } }
@@ -57,7 +60,7 @@ struct UploadStreamingTests {
                     counts.cutShort.add(1, ordering: .relaxed)
                     return
                 }
-                let verdict = "\(length) " + (sameBytes(bytes, UploadStreamingTests.body.prefix(length)) ? "same" : "different")
+                let verdict = "\(length) " + (sameBytes(bytes, expected.prefix(length)) ? "same" : "different")
                 RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: \(verdict.utf8.count)\r\n\r\n\(verdict)")
             }
         }
@@ -115,5 +118,41 @@ struct UploadStreamingTests {
                 #expect(response.status == 200 && response.text == "\(Self.size) same")
             }
         }
+    }
+
+    /// A 48 MiB upload sent fast to an origin that takes it slowly waits in the spool file,
+    /// not in Larder's memory (a separate process, so its RSS is its own).
+    @Test func aFastUploadToASlowOriginCostsLarderNoMemoryForTheBody() async throws {
+        let size = 48 << 20
+        let upload = patternBytes(size)
+        let origin = try Origin(expected: upload, slowly: true)
+        defer { origin.server.stop() }
+        let directory = FaultSuiteTests.freshDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let larder = try LarderProcess(["serve", "--port", "0", "--log-level", "warning", "--route", "/up=\(origin.url)"],
+                                       environment: ["LARDER_CACHE_DIR": directory])
+        let port = try await larder.waitForPort()
+        let baseline = FaultSuiteTests.residentMiB(larder.pid)
+        final class Sampling: Sendable { let on = Atomic<Bool>(true) }
+        let sampling = Sampling()
+        let pid = larder.pid
+        let peak = Task.detached {
+            var peak = 0
+            while sampling.on.load(ordering: .relaxed) {
+                peak = max(peak, FaultSuiteTests.residentMiB(pid))
+                try? await Task.sleep(for: .milliseconds(20))
+            }
+            return peak
+        }
+        let client = try TestClient(port: port, timeout: .seconds(40))
+        try client.send("PUT /up/big HTTP/1.1\r\nHost: larder\r\nContent-Length: \(size)\r\n\r\n")
+        try client.send(upload)
+        let response = try await client.readResponse()
+        sampling.on.store(false, ordering: .relaxed)
+        let highest = await peak.value
+        #expect(response.status == 200 && response.text == "\(size) same")
+        #expect(highest - baseline < 32, "RSS \(baseline) MiB before, \(highest) MiB at most while a 48 MiB upload went to a slow origin")
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
     }
 }
