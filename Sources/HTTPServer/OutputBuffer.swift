@@ -29,6 +29,14 @@ struct OutputBuffer: ~Copyable {
         let range: Range<Int>
         /// Sent from a file (a file or stream region), holding no memory.
         let inFile: Bool
+
+        /// Whether what comes before it may wait for it (`MSG_MORE`): not for a body still
+        /// arriving, since the kernel holds a partial segment sent with `MSG_MORE` until more
+        /// is sent (or 200 ms pass), so a head would wait for the origin's first body bytes.
+        var isReadyToFollow: Bool {
+            if case .stream = body { return false }
+            return true
+        }
     }
     /// Bytes of `splicedPending` sent from files.
     private var filePending = 0
@@ -84,7 +92,8 @@ struct OutputBuffer: ~Copyable {
         }
         let end = nextSplice < splices.count ? splices[nextSplice].at : bytes.count
         return try bytes.withBytes(from: sent) { rest throws(E) in
-            try body(.bytes(UnsafeRawBufferPointer(rebasing: rest[..<(end - sent)])), end < bytes.count || nextSplice < splices.count)
+            try body(.bytes(UnsafeRawBufferPointer(rebasing: rest[..<(end - sent)])),
+                     end < bytes.count || (nextSplice < splices.count && splices[nextSplice].isReadyToFollow))
         }
     }
 

@@ -129,6 +129,21 @@ extension OutputPiece {
         #expect(received + rest == expected)
     }
 
+    /// A head says more follows (`MSG_MORE`) before a body in memory or a file, not before
+    /// a body still arriving: the kernel would hold it until the first body bytes came.
+    @Test func aHeadDoesNotWaitInTheKernelForABodyStillArriving() throws {
+        let directory = NSTemporaryDirectory()
+        let stream = BodyStream(file: try #require(BodyFile.spool(in: directory)), length: 10)
+        for (body, holds) in [(Body.bytes([UInt8](repeating: 0x61, count: OutputBuffer.sharedBodyMinimum)), true),
+                              (.stream(StreamRegion(stream: stream, count: 10)), false)] {
+            var buffer = OutputBuffer()
+            buffer.bytes.append("head")
+            buffer.share(body, 0..<body.count)
+            let more = buffer.withNextPiece { _, more in more }
+            #expect(more == holds)
+        }
+    }
+
     @Test func aSharedBodyAtTheEndIsSentLast() {
         var buffer = OutputBuffer()
         let body = [UInt8](repeating: 0x63, count: 10)
