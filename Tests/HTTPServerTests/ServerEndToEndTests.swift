@@ -141,8 +141,11 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
     @Test func connectionThatStopsReadingIsClosedAfterTheWriteStallTimeout() async throws {
         try await withServer({ $0.writeStallTimeout = .milliseconds(300) }, handler: testRouter()) { server, port in
             let client = try TestClient(port: port)
-            // Far more than the socket buffers hold; the client never reads.
-            try client.send(String(repeating: "GET /big HTTP/1.1\r\nHost: t\r\n\r\n", count: 60))
+            // Far more than the socket buffers hold (the sending one alone grows to 4 MiB here:
+            // 60 answers of 64 KiB once all fitted, and nothing stalled); the client never reads.
+            try client.send(String(repeating: "GET /big HTTP/1.1\r\nHost: t\r\n\r\n", count: 300))
+            // Open first (else a count of 0 before the accept would pass), then closed.
+            #expect(await eventually { server.openConnections == 1 })
             #expect(await eventually { server.openConnections == 0 })
         }
     }
