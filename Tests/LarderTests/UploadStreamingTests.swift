@@ -120,10 +120,10 @@ struct UploadStreamingTests {
         }
     }
 
-    /// A 48 MiB upload sent fast to an origin that takes it slowly waits in the spool file,
+    /// A 32 MiB upload sent fast to an origin that takes it slowly waits in the spool file,
     /// not in Larder's memory (a separate process, so its RSS is its own).
     @Test func aFastUploadToASlowOriginCostsLarderNoMemoryForTheBody() async throws {
-        let size = 48 << 20
+        let size = 32 << 20
         let upload = patternBytes(size)
         let origin = try Origin(expected: upload, slowly: true)
         defer { origin.server.stop() }
@@ -151,7 +151,7 @@ struct UploadStreamingTests {
         sampling.on.store(false, ordering: .relaxed)
         let highest = await peak.value
         #expect(response.status == 200 && response.text == "\(size) same")
-        #expect(highest - baseline < 32, "RSS \(baseline) MiB before, \(highest) MiB at most while a 48 MiB upload went to a slow origin")
+        #expect(highest - baseline < 16, "RSS \(baseline) MiB before, \(highest) MiB at most while a 32 MiB upload went to a slow origin")
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
     }
