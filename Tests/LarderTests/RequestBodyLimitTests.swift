@@ -18,7 +18,7 @@ struct RequestBodyLimitTests {
         try await withLarder({ settings in settings.routes = [uploads] }) { h in
             let client = try TestClient(port: h.port)
             try client.send("POST /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(upload.count)\r\n\r\n")
-            try client.send(upload)
+            try await client.sendOffPool(upload)
             let response = try await client.readResponse()
             #expect(response.status == 200 && response.text == "\(upload.count)")
             #expect(origin.requests.last?.body.inMemory == upload)
@@ -40,7 +40,7 @@ struct RequestBodyLimitTests {
         try await withLarder({ settings in settings.routes = [RouteMount("/up=\(origin.url)")!] }) { h in
             let client = try TestClient(port: h.port, timeout: .seconds(30))
             try client.send("PUT /up/big HTTP/1.1\r\nHost: larder\r\nContent-Length: \(upload.count)\r\n\r\n")
-            try client.send(upload)
+            try await client.sendOffPool(upload)
             let response = try await client.readResponse()
             #expect(response.status == 200 && response.text == "\(upload.count)")
             #expect(sameBytes(origin.requests.last?.body.inMemory ?? [], upload))
@@ -58,7 +58,7 @@ struct RequestBodyLimitTests {
             for (path, status) in [("/elsewhere", 200), ("/up/file", 413), ("/weather", 413)] {
                 let client = try TestClient(port: h.port)
                 try client.send("POST \(path) HTTP/1.1\r\nHost: larder\r\nContent-Length: \(2 << 20)\r\n\r\n")
-                if status == 200 { try client.send([UInt8](repeating: 0x75, count: 2 << 20)) }
+                if status == 200 { try await client.sendOffPool([UInt8](repeating: 0x75, count: 2 << 20)) }
                 #expect(try await client.readResponse().status == status, "\(path)")
             }
             #expect(origin.requests.map(\.body.count) == [2 << 20])
@@ -81,10 +81,10 @@ struct RequestBodyLimitTests {
                 let client = try TestClient(port: h.port)
                 try client.send("POST \(path) HTTP/1.1\r\nHost: larder\r\nTransfer-Encoding: chunked\r\n\r\n")
                 try client.send("100000\r\n")
-                try client.send(chunk)
+                try await client.sendOffPool(chunk)
                 try client.send("\r\n100000\r\n")
                 if status == 200 {
-                    try client.send(chunk)
+                    try await client.sendOffPool(chunk)
                     try client.send("\r\n0\r\n\r\n")
                 }
                 #expect(try await client.readResponse().status == status, "\(path)")

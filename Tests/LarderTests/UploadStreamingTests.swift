@@ -89,9 +89,9 @@ struct UploadStreamingTests {
             let client = try TestClient(port: larder.port, timeout: .seconds(20))
             try client.send("PUT /up/file HTTP/1.1\r\nHost: larder\r\nExpect: 100-continue\r\nContent-Length: \(Self.size)\r\n\r\n")
             #expect(try await client.readResponse().status == 100)
-            try client.send(Array(Self.body[..<Self.first]))
+            try await client.sendOffPool(Array(Self.body[..<Self.first]))
             #expect(try await Self.wait(for: origin, toReceive: Self.first) == Self.first)
-            try client.send(Array(Self.body[Self.first...]))
+            try await client.sendOffPool(Array(Self.body[Self.first...]))
             let response = try await client.readResponse()
             #expect(response.status == 200 && response.text == "\(Self.size) same")
         }
@@ -105,7 +105,7 @@ struct UploadStreamingTests {
         try await withLarder(Self.route(origin)) { larder in
             let client = try TestClient(port: larder.port)
             try client.send("POST /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(Self.size)\r\n\r\n")
-            try client.send(Array(Self.body[..<Self.first]))
+            try await client.sendOffPool(Array(Self.body[..<Self.first]))
             _ = try await Self.wait(for: origin, toReceive: Self.first)
             client.shutdownWrite()
             for _ in 0..<1000 where origin.cutShort == 0 { try await Task.sleep(for: .milliseconds(10)) }
@@ -113,7 +113,7 @@ struct UploadStreamingTests {
             for _ in 0..<3 {
                 let next = try TestClient(port: larder.port, timeout: .seconds(20))
                 try next.send("POST /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(Self.size)\r\n\r\n")
-                try next.send(Self.body)
+                try await next.sendOffPool(Self.body)
                 let response = try await next.readResponse()
                 #expect(response.status == 200 && response.text == "\(Self.size) same")
             }
@@ -146,7 +146,7 @@ struct UploadStreamingTests {
         }
         let client = try TestClient(port: port, timeout: .seconds(40))
         try client.send("PUT /up/big HTTP/1.1\r\nHost: larder\r\nContent-Length: \(size)\r\n\r\n")
-        try client.send(upload)
+        try await client.sendOffPool(upload)
         let response = try await client.readResponse()
         sampling.on.store(false, ordering: .relaxed)
         let highest = await peak.value

@@ -70,6 +70,10 @@ public final class TestClient: @unchecked Sendable {
         }
     }
 
+    /// `send` on a thread of its own: a large body blocks until the server has read it, and
+    /// the pool's few threads must stay free for the servers' handlers and other tests.
+    public func sendOffPool(_ bytes: [UInt8]) async throws { try await offPool { try self.send(bytes) } }
+
     /// Shuts down the write side (the server sees end of input).
     public func shutdownWrite() { shutdown(fd, Int32(SHUT_WR)) }
 
