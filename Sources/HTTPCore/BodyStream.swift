@@ -7,10 +7,13 @@ import Locking
 /// slower than the writer costs disk, not memory: nothing is buffered per reader.
 ///
 /// The length is the sender's `Content-Length`, known before the first byte: a message can
-/// state it at once. The writer is one thread; readers are any.
+/// state it at once. A chunked request body's is not known: its stream is open-ended, the
+/// length only a bound, and it ends when the writer says. The writer is one thread; readers are any.
 public final class BodyStream: Sendable {
     public let file: BodyFile
     public let length: Int
+    /// `length` is only the most the body may be (a chunked request body's limit).
+    public let isOpenEnded: Bool
     private let state = Locked(State())
 
     private struct State {
@@ -32,10 +35,14 @@ public final class BodyStream: Sendable {
         case failed
     }
 
-    public init(file: BodyFile, length: Int) {
+    public init(file: BodyFile, length: Int, openEnded: Bool = false) {
         self.file = file
         self.length = length
+        self.isOpenEnded = openEnded
     }
+
+    /// Bytes in the file so far: the whole body once it is `.complete`.
+    public var written: Int { state.withLock { $0.written } }
 
     public var progress: Progress {
         state.withLock { state in
@@ -84,11 +91,12 @@ public final class BodyStream: Sendable {
         return true
     }
 
-    /// Ends the stream (once): whole when the transfer succeeded and `length` bytes arrived.
+    /// Ends the stream (once): whole when the writer succeeded and `length` bytes arrived
+    /// (any number, for an open-ended stream).
     public func finish(succeeded: Bool) {
         let ended: (Bool, [(until: Int, wake: @Sendable () -> Void)], [@Sendable (Bool) -> Void])? = state.withLock { state in
             guard state.outcome == nil else { return nil }
-            let whole = succeeded && state.written == length
+            let whole = succeeded && (isOpenEnded || state.written == length)
             state.outcome = whole
             defer {
                 state.waiters = []

@@ -25,9 +25,9 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerReadTimeout: Duration = .seconds(10)
     /// Longest pause in the arrival of a request body (408, then close): a body must keep coming.
     public var bodyProgressTimeout: Duration = .seconds(10)
-    /// Where request bodies over 1 MiB go instead of memory (`RequestParser.Limits.spoolDirectory`):
-    /// one with a `Content-Length` streams on to its handler as it arrives, a chunked one is
-    /// kept in an unnamed file until whole. Nil: bodies are held in memory, up to their limit.
+    /// Where request bodies over 1 MiB (and chunked ones whose limit is larger) go instead of
+    /// memory: an unnamed file, handed to the handler with the request at the end of its head
+    /// and filled as the body arrives (`RequestBodyStore`). Nil: bodies are held in memory.
     public var requestSpoolDirectory: String?
     /// Time allowed for a whole request body held in memory, however steadily it drips in
     /// (408, then close); a streamed body need only keep arriving (`bodyProgressTimeout`).

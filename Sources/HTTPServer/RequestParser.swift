@@ -45,10 +45,9 @@ struct RequestParser {
         var maxHeaderCount: Int
         var maxBodyBytes: Int
         var bodyLimit: (@Sendable (Substring) -> Int)? = nil
-        /// Where a body larger than `heldBodyBytes` goes: a request with a `Content-Length`
-        /// is dispatched once its head is in, its body a `BodyStream` that fills as the client
-        /// sends it; a chunked one goes on into a file and is dispatched whole. Nil: every
-        /// body is held in memory (up to its limit).
+        /// Where a body larger than `heldBodyBytes`, or chunked, goes: the request is dispatched
+        /// once its head is in, its body a `BodyStream` that fills as the client sends it
+        /// (`RequestBodyStore`). Nil: every body is held in memory (up to its limit).
         var spoolDirectory: String? = nil
         /// The most of a request body held in memory when it may be spooled.
         var heldBodyBytes = 1 << 20
@@ -84,9 +83,7 @@ struct RequestParser {
                                  spoolDirectory: c.requestSpoolDirectory))
     }
 
-    /// True while the body of a request already dispatched is arriving. Its bytes go to a
-    /// file, not memory, and its answer may wait for them: they are read whatever else the
-    /// connection waits for.
+    /// A dispatched request's body is arriving; its answer may wait for it (`Connection.State.Load`).
     var streamingBody: Bool { body.upload != nil }
 
     /// The client is gone or the connection is failing: a streamed body ends short, so the
@@ -94,8 +91,7 @@ struct RequestParser {
     mutating func abandonBody() {
         guard streamingBody else { return }
         body.abandon()
-        state = .requestLine
-        inProgress = false
+        _ = endStreamedBody()
     }
 
     /// True while a request's head is incomplete (its header-read timeout is running).
@@ -155,13 +151,14 @@ struct RequestParser {
                 case .line(let length):
                     if length == 0 {
                         buffer.consume(2)
-                        if case .trailers = state { return .request(finish()) }
+                        if case .trailers = state { return streamingBody ? endStreamedBody() : .request(finish()) }
                         if let error = startBody() { return .failure(error) }
                         if let upload = body.upload { return .request(takeRequest(body: .stream(StreamRegion(stream: upload, count: upload.length)))) }
                         continue
                     }
                     headerBytes += length + 2
-                    let keep = !inTrailers
+                    // Trailer fields are checked like header fields and then dropped: nothing here needs them.
+                    let keep = { if case .trailers = state { false } else { true } }()
                     let error = buffer.withUnsafeBytes { parseField(UnsafeBufferPointer(rebasing: $0[..<length]), keep: keep) }
                     if let error { return .failure(error) }
                     buffer.consume(length + 2)
@@ -172,7 +169,7 @@ struct RequestParser {
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
                 wantsContinue = false
-                _ = buffer.withUnsafeBytes { body.keep(UnsafeBufferPointer(rebasing: $0[..<n])) }  // within `held`: memory
+                _ = buffer.withUnsafeBytes { body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }  // within `held`: memory
                 buffer.consume(n)
                 state = .fixedBody(remaining: remaining - n)
 
@@ -180,19 +177,14 @@ struct RequestParser {
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
                 wantsContinue = false
-                let stored = buffer.withUnsafeBytes { body.relay(UnsafeBufferPointer(rebasing: $0[..<n])) }
+                let stored = buffer.withUnsafeBytes { body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }
                 buffer.consume(n)
-                guard stored else {
-                    abandonBody()
-                    return .failure(.bodyNotStored)
-                }
+                guard stored else { return .failure(.bodyNotStored) }
                 guard remaining == n else {
                     state = .streamedBody(remaining: remaining - n)
                     continue
                 }
-                state = .requestLine
-                inProgress = false
-                return .bodyEnded
+                return endStreamedBody()
 
             case .chunkSize:
                 // A chunk-size line with extensions; 4 KiB is far beyond any honest one.
@@ -218,7 +210,7 @@ struct RequestParser {
             case .chunkData(let remaining):
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
-                guard buffer.withUnsafeBytes({ body.keep(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(.bodyNotStored) }
+                guard buffer.withUnsafeBytes({ body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(.bodyNotStored) }
                 buffer.consume(n)
                 state = remaining == n ? .chunkDataEnd : .chunkData(remaining: remaining - n)
 
@@ -295,11 +287,6 @@ struct RequestParser {
 
     private var absoluteAuthority = false
 
-    /// Trailer fields are checked like header fields and then dropped: nothing here needs them.
-    private var inTrailers: Bool {
-        if case .trailers = state { true } else { false }
-    }
-
     // MARK: Header fields (RFC 9112 §5, RFC 9110 §5.5)
 
     /// On the line's raw bytes, as every request runs it for each field. Framing is noted
@@ -361,9 +348,11 @@ struct RequestParser {
         if framing.announcesBody, let limit = limits.bodyLimit { maxBody = limit(HTTPRequest.split(target).0) }
         switch framing.body(version: version, maxBody: maxBody) {
         case .failure(let error): return error
-        case .success(.chunked): state = .chunkSize
-        case .success(.length(let length)) where body.streams(length: length):
-            guard body.startUpload(length: length) else { return .bodyNotStored }
+        case .success(.chunked):
+            guard !body.streams(length: nil, limit: maxBody) || body.startUpload(length: nil, limit: maxBody) else { return .bodyNotStored }
+            state = .chunkSize
+        case .success(.length(let length)) where body.streams(length: length, limit: maxBody):
+            guard body.startUpload(length: length, limit: length) else { return .bodyNotStored }
             state = .streamedBody(remaining: length)
         case .success(.length(let length)): state = .fixedBody(remaining: length)
         }
@@ -371,6 +360,15 @@ struct RequestParser {
             if case .fixedBody(0) = state {} else { wantsContinue = true }
         }
         return nil
+    }
+
+    /// The end of a body streamed after its request (whole, or abandoned): ready for the next.
+    private mutating func endStreamedBody() -> Step {
+        body.endUpload()
+        state = .requestLine
+        wantsContinue = false
+        inProgress = false
+        return .bodyEnded
     }
 
     /// The whole request, leaving the parser empty for the next.

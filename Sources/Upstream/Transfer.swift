@@ -140,7 +140,12 @@ final class Transfer: @unchecked Sendable {
         default: try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.description), "method")
         }
         if let body = request.body {
-            _ = larder_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            if case .stream(let region) = body, region.stream.isOpenEnded {
+                // A chunked request body goes on chunked: its length is known only at its end.
+                fields.append(Self.curlDirective("Transfer-Encoding: chunked"))
+            } else {
+                _ = larder_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
+            }
             if let bytes = body.inMemory {
                 bytes.withUnsafeBytes { bytes in
                     _ = larder_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
@@ -288,6 +293,7 @@ final class Transfer: @unchecked Sendable {
             waiting: while true {
                 switch region.stream.progress {
                 case .complete:
+                    available = min(available, region.stream.written - start - uploaded)  // an open-ended one ends short of its bound
                     break waiting
                 case .written(let written) where written - start > uploaded:
                     available = min(available, written - start - uploaded)

@@ -51,19 +51,43 @@ struct UploadStreamingTests {
                 while TestClient.find([13, 10, 13, 10], in: bytes) == nil { guard more() else { return } }
                 let end = TestClient.find([13, 10, 13, 10], in: bytes)!
                 let text = String(decoding: bytes[..<end], as: UTF8.self).lowercased()
-                guard let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
-                      let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) else { return }
                 bytes.removeFirst(end + 4)
                 counts.received.store(bytes.count, ordering: .relaxed)
-                while bytes.count < length, more() { counts.received.store(bytes.count, ordering: .relaxed) }
-                guard bytes.count == length else {
-                    counts.cutShort.add(1, ordering: .relaxed)
-                    return
+                if text.contains("transfer-encoding: chunked") {
+                    // Counted as it arrives (framing included), decoded at its last chunk.
+                    while !bytes.suffix(5).elementsEqual(Array("0\r\n\r\n".utf8)), more() { counts.received.store(bytes.count, ordering: .relaxed) }
+                    guard let decoded = UploadStreamingTests.dechunked(bytes) else {
+                        counts.cutShort.add(1, ordering: .relaxed)
+                        return
+                    }
+                    bytes = decoded
+                } else {
+                    guard let line = text.split(separator: "\r\n").first(where: { $0.hasPrefix("content-length:") }),
+                          let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) else { return }
+                    while bytes.count < length, more() { counts.received.store(bytes.count, ordering: .relaxed) }
+                    guard bytes.count == length else {
+                        counts.cutShort.add(1, ordering: .relaxed)
+                        return
+                    }
                 }
+                let length = bytes.count
                 let verdict = "\(length) " + (sameBytes(bytes, expected.prefix(length)) ? "same" : "different")
                 RawServer.send(fd, "HTTP/1.1 200 OK\r\nContent-Length: \(verdict.utf8.count)\r\n\r\n\(verdict)")
             }
         }
+    }
+
+    /// A chunked body's content (no chunk extensions, no trailers), or nil when it is not whole.
+    static func dechunked(_ raw: [UInt8]) -> [UInt8]? {
+        var content: [UInt8] = [], at = 0
+        while let lineEnd = TestClient.find([13, 10], in: Array(raw[at...])).map({ $0 + at }),
+              let size = Int(String(decoding: raw[at..<lineEnd], as: UTF8.self), radix: 16) {
+            if size == 0 { return content }
+            guard lineEnd + 2 + size + 2 <= raw.count else { return nil }
+            content += raw[(lineEnd + 2)..<(lineEnd + 2 + size)]
+            at = lineEnd + 2 + size + 2
+        }
+        return nil
     }
 
     static func route(_ origin: Origin) -> (inout ServeSettings) -> Void {
@@ -92,6 +116,23 @@ struct UploadStreamingTests {
             try await client.sendOffPool(Array(Self.body[..<Self.first]))
             #expect(try await Self.wait(for: origin, toReceive: Self.first) == Self.first)
             try await client.sendOffPool(Array(Self.body[Self.first...]))
+            let response = try await client.readResponse()
+            #expect(response.status == 200 && response.text == "\(Self.size) same")
+        }
+    }
+
+    /// A chunked upload streams too: its first 2 MiB chunk reaches the origin while the
+    /// client holds the rest back, and it goes on chunked (its length is known only at its end).
+    @Test func aChunkedUploadReachesTheOriginAsTheClientSendsIt() async throws {
+        let origin = try Origin()
+        defer { origin.server.stop() }
+        try await withLarder(Self.route(origin)) { larder in
+            let client = try TestClient(port: larder.port, timeout: .seconds(20))
+            try client.send("POST /up/file HTTP/1.1\r\nHost: larder\r\nTransfer-Encoding: chunked\r\n\r\n\(String(Self.first, radix: 16))\r\n")
+            try await client.sendOffPool(Array(Self.body[..<Self.first]) + Array("\r\n".utf8))
+            #expect(try await Self.wait(for: origin, toReceive: Self.first) >= Self.first)
+            try client.send("\(String(Self.size - Self.first, radix: 16))\r\n")
+            try await client.sendOffPool(Array(Self.body[Self.first...]) + Array("\r\n0\r\n\r\n".utf8))
             let response = try await client.readResponse()
             #expect(response.status == 200 && response.text == "\(Self.size) same")
         }
