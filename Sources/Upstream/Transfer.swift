@@ -299,7 +299,10 @@ final class Transfer: @unchecked Sendable {
                     available = min(available, written - start - uploaded)
                     break waiting
                 case .written:
-                    guard let wakeUpload else { fallthrough }
+                    guard let wakeUpload else {
+                        uploadFailure = "no driver to resume the transfer once more arrives"
+                        return larder_read_abort()
+                    }
                     if region.stream.wait(beyond: start + uploaded, wakeUpload) {
                         uploadWaiting = true
                         return larder_read_pause()
