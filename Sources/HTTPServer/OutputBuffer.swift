@@ -28,7 +28,7 @@ struct OutputBuffer: ~Copyable {
         let body: Body
         let range: Range<Int>
         /// Sent from a file (a file or stream region), holding no memory.
-        let inFile: Bool
+        var inFile: Bool { !body.isInMemory }
 
         /// Whether what comes before it may wait for it (`MSG_MORE`): not for a body still
         /// arriving, since the kernel holds a partial segment sent with `MSG_MORE` until more
@@ -59,10 +59,10 @@ struct OutputBuffer: ~Copyable {
     /// region is sent from the file).
     mutating func share(_ body: Body, _ range: Range<Int>) {
         guard !range.isEmpty else { return }
-        let inFile = !body.isInMemory
-        splices.append(Splice(at: bytes.count, body: body, range: range, inFile: inFile))
+        let splice = Splice(at: bytes.count, body: body, range: range)
+        splices.append(splice)
         splicedPending += range.count
-        if inFile { filePending += range.count }
+        if splice.inFile { filePending += range.count }
     }
 
     /// The next run of unsent bytes that lies in one piece of memory or one file, and whether
@@ -189,7 +189,7 @@ struct OutputBuffer: ~Copyable {
         splices.removeFirst(nextSplice)
         for index in splices.indices {
             let splice = splices[index]
-            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range, inFile: splice.inFile)
+            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range)
         }
         nextSplice = 0
         sent = 0

@@ -31,16 +31,13 @@ struct RequestBodyStore {
         return true
     }
 
-    /// Appends to the body: in memory, or to its stream, which ends whole once it has its
-    /// length (an open-ended one ends with `endUpload`). False when the disk refused.
+    /// Appends to the body: in memory, or to its stream. False when the disk refused.
     mutating func append(_ chunk: UnsafeBufferPointer<UInt8>) -> Bool {
         guard let upload else {
             bytes.append(contentsOf: chunk)
             return true
         }
-        guard upload.append(UnsafeRawBufferPointer(chunk)) else { return false }
-        if !upload.isOpenEnded, case .written(upload.length) = upload.progress { endUpload() }
-        return true
+        return upload.append(UnsafeRawBufferPointer(chunk))
     }
 
     /// The streamed body has arrived whole.

@@ -35,8 +35,6 @@ struct RequestParser {
         case chunkData(remaining: Int)
         case chunkDataEnd
         case trailers
-        /// The request has been dispatched; its body goes on into `upload`.
-        case streamedBody(remaining: Int)
     }
 
     struct Limits {
@@ -157,34 +155,21 @@ struct RequestParser {
                         continue
                     }
                     headerBytes += length + 2
-                    // Trailer fields are checked like header fields and then dropped: nothing here needs them.
-                    let keep = { if case .trailers = state { false } else { true } }()
+                    let keep = !inTrailers
                     let error = buffer.withUnsafeBytes { parseField(UnsafeBufferPointer(rebasing: $0[..<length]), keep: keep) }
                     if let error { return .failure(error) }
                     buffer.consume(length + 2)
                 }
 
             case .fixedBody(let remaining):
-                if remaining == 0 { return .request(finish()) }
+                // A streamed body's request went out at the end of its head.
+                if remaining == 0 { return streamingBody ? endStreamedBody() : .request(finish()) }
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
                 wantsContinue = false
-                _ = buffer.withUnsafeBytes { body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }  // within `held`: memory
+                guard buffer.withUnsafeBytes({ body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(.bodyNotStored) }
                 buffer.consume(n)
                 state = .fixedBody(remaining: remaining - n)
-
-            case .streamedBody(let remaining):
-                let n = min(remaining, buffer.count)
-                if n == 0 { return .needMore }
-                wantsContinue = false
-                let stored = buffer.withUnsafeBytes { body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }
-                buffer.consume(n)
-                guard stored else { return .failure(.bodyNotStored) }
-                guard remaining == n else {
-                    state = .streamedBody(remaining: remaining - n)
-                    continue
-                }
-                return endStreamedBody()
 
             case .chunkSize:
                 // A chunk-size line with extensions; 4 KiB is far beyond any honest one.
@@ -287,6 +272,11 @@ struct RequestParser {
 
     private var absoluteAuthority = false
 
+    /// Trailer fields are checked like header fields and then dropped: nothing here needs them.
+    private var inTrailers: Bool {
+        if case .trailers = state { true } else { false }
+    }
+
     // MARK: Header fields (RFC 9112 §5, RFC 9110 §5.5)
 
     /// On the line's raw bytes, as every request runs it for each field. Framing is noted
@@ -351,10 +341,9 @@ struct RequestParser {
         case .success(.chunked):
             guard !body.streams(length: nil, limit: maxBody) || body.startUpload(length: nil, limit: maxBody) else { return .bodyNotStored }
             state = .chunkSize
-        case .success(.length(let length)) where body.streams(length: length, limit: maxBody):
-            guard body.startUpload(length: length, limit: length) else { return .bodyNotStored }
-            state = .streamedBody(remaining: length)
-        case .success(.length(let length)): state = .fixedBody(remaining: length)
+        case .success(.length(let length)):
+            guard !body.streams(length: length, limit: maxBody) || body.startUpload(length: length, limit: length) else { return .bodyNotStored }
+            state = .fixedBody(remaining: length)
         }
         if framing.expectContinue {
             if case .fixedBody(0) = state {} else { wantsContinue = true }

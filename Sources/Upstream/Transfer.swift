@@ -290,28 +290,24 @@ final class Transfer: @unchecked Sendable {
         case .file(let region): (file, start) = (region.file, region.offset)
         case .stream(let region):
             (file, start) = (region.stream.file, region.offset)
-            waiting: while true {
-                switch region.stream.progress {
-                case .complete:
-                    available = min(available, region.stream.written - start - uploaded)  // an open-ended one ends short of its bound
-                    break waiting
-                case .written(let written) where written - start > uploaded:
-                    available = min(available, written - start - uploaded)
-                    break waiting
-                case .written:
-                    guard let wakeUpload else {
-                        uploadFailure = "no driver to resume the transfer once more arrives"
-                        return larder_read_abort()
-                    }
-                    if region.stream.wait(beyond: start + uploaded, wakeUpload) {
-                        uploadWaiting = true
-                        return larder_read_pause()
-                    }  // it moved on meanwhile: look again
-                case .failed:
-                    uploadFailure = "the client's body ended short"
+            // Caught up with the client: wait for more (when the stream moved on meanwhile,
+            // `wait` says so and it is looked at again).
+            while case .written(let written) = region.stream.progress, written - start <= uploaded {
+                guard let wakeUpload else {
+                    uploadFailure = "no driver to resume the transfer once more arrives"
                     return larder_read_abort()
                 }
+                if region.stream.wait(beyond: start + uploaded, wakeUpload) {
+                    uploadWaiting = true
+                    return larder_read_pause()
+                }
             }
+            if region.stream.progress == .failed {
+                uploadFailure = "the client's body ended short"
+                return larder_read_abort()
+            }
+            // An open-ended stream ends short of its bound.
+            available = min(available, region.stream.written - start - uploaded)
         }
         guard available > 0 else { return 0 }
         let n = file.read(into: UnsafeMutableRawBufferPointer(start: data, count: min(room, available)), at: start + uploaded)
