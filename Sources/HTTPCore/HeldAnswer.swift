@@ -1,12 +1,11 @@
 /// How much of one answer Larder takes from an upstream. Up to `largestBody` is held in
 /// memory while it is fetched; a pass-through answer beyond that goes on into a spool file
-/// (`BodyFile.spool`) up to `largestSpooled`; anything larger is refused (502) rather than
-/// allowed to grow a buffer or a file without bound. `max-object-size` cannot pass
-/// `largestBody`: a spooled answer is relayed, not stored.
+/// (`BodyFile.spool`) up to `largestSpooled`, the most `max-object-size` may be; anything
+/// larger taken whole is refused (502) rather than allowed to grow a file without bound.
 ///
 /// A pass-through 200 that states a `Content-Length` of `streamedFrom` or more is relayed as
-/// it arrives instead (`BodyStream`): smaller answers come in a few reads anyway, and are
-/// cheaper sent whole.
+/// it arrives instead (`BodyStream`), of any length (past `max-object-size`, not stored):
+/// smaller answers come in a few reads anyway, and are cheaper sent whole.
 public enum HeldAnswer {
     public static let largestBody = 8 << 20
     public static let largestSpooled = 1 << 30

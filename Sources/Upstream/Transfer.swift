@@ -118,8 +118,10 @@ final class Transfer: @unchecked Sendable {
             // Empty string: offer every encoding this libcurl decodes (gzip among them) and decode it.
             _ = larder_easy_setopt_string(easy, CURLOPT_ACCEPT_ENCODING, "")
         }
-        // A HEAD answer's Content-Length announces a body that never comes: 0 turns curl's check off.
-        _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, request.method == .head ? 0 : curl_off_t(largestBody))
+        // A HEAD answer's Content-Length announces a body that never comes, and an answer that
+        // streams may be of any length: 0 turns curl's check off (`receiveHeaderLine` checks
+        // the length of one that does not stream).
+        _ = larder_easy_setopt_offset(easy, CURLOPT_MAXFILESIZE_LARGE, request.method == .head || streamsFrom != nil ? 0 : curl_off_t(largestBody))
         _ = larder_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = larder_easy_setopt_pointer(easy, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque())
 
@@ -255,6 +257,12 @@ final class Transfer: @unchecked Sendable {
         if streamsFrom != nil, line.allSatisfy({ $0 == 0x0D || $0 == 0x0A }), ReceivedFields.isFinalStatus(head.latestStatus) {
             headDone = true
             startStreamIfLarge()
+            // What curl's own length check (off for this transfer) would have refused at once;
+            // a 304's or 204's length is not of a body that follows.
+            if stream == nil, head.latestStatus != 304, head.latestStatus != 204, let length = head.declaredLength, length > largestBody {
+                bodyTooLarge = true
+                return 0
+            }
         }
         return count
     }
@@ -267,10 +275,11 @@ final class Transfer: @unchecked Sendable {
     }
 
     /// At the end of a head: a final 200 large enough to stream goes to the caller now, its
-    /// body a stream the rest of the transfer fills.
+    /// body a stream the rest of the transfer fills. Of any length: one over the most an
+    /// answer may be stored at (`HeldAnswer.largestSpooled`) is relayed and not stored.
     private func startStreamIfLarge() {
         guard let streamsFrom, let continuation, head.latestStatus == 200, let length = head.declaredLength,
-              length >= streamsFrom, length <= HeldAnswer.largestSpooled,
+              length >= streamsFrom,
               let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else { return }
         let stream = BodyStream(file: file, length: length)
         self.stream = stream

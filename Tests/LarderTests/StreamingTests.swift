@@ -31,12 +31,13 @@ struct StreamingTests {
         var heads: Int { flags.heads.load(ordering: .relaxed) }
         func release(_ released: Bool = true) { flags.released.store(released, ordering: .relaxed) }
 
-        init(dropsMidBody: Bool = false) throws {
+        /// `declaredLength`: the `Content-Length` it states (with `dropsMidBody`, any).
+        init(dropsMidBody: Bool = false, declaredLength: Int = StreamingTests.size) throws {
             let flags = self.flags
             server = try RawServer { fd, _ in
                 RawServer.readHead(fd)
                 flags.heads.add(1, ordering: .relaxed)
-                RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(StreamingTests.size)\r\n\r\n")
+                RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(declaredLength)\r\n\r\n")
                 Self.send(fd, StreamingTests.body[..<StreamingTests.first])
                 for _ in 0..<1000 where !flags.released.load(ordering: .relaxed) { usleep(10_000) }
                 if dropsMidBody { return RawServer.reset(fd) }
@@ -154,6 +155,27 @@ struct StreamingTests {
             let heads = origin.heads
             #expect(heads == 2)
             origin.release()
+        }
+    }
+
+    /// An answer larger than any Larder stores (over 1 GiB) is relayed all the same, as it
+    /// arrives, and says it is not stored; it was a 502 once (only taking it whole was
+    /// possible). The origin stops after its first part, so the client is closed short.
+    @Test func anAnswerOverTheLargestStoredIsRelayedAsItArrives() async throws {
+        let length = HeldAnswer.largestSpooled + (1 << 20)
+        let origin = try Origin(dropsMidBody: true, declaredLength: length)
+        defer { origin.server.stop() }
+        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+            let client = try TestClient(port: larder.port)
+            try client.send("GET /s/huge HTTP/1.1\r\nHost: larder\r\n\r\n")
+            let early = try await Self.read(client, bodyBytes: Self.first)
+            let head = String(decoding: early.prefix((TestClient.find([13, 10, 13, 10], in: early) ?? 0) + 2), as: UTF8.self)
+            #expect(head.hasPrefix("HTTP/1.1 200 "))
+            #expect(head.contains("Content-Length: \(length)\r\n"))
+            #expect(head.contains("detail=too-large"))
+            #expect(sameBytes(Self.bodyBytes(early).prefix(Self.first), Self.body[..<Self.first]))
+            origin.release()
+            #expect(await client.waitForClose(within: .seconds(10)))
         }
     }
 

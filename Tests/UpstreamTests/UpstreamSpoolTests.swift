@@ -52,6 +52,24 @@ struct UpstreamSpoolTests {
         }
     }
 
+    /// A transfer that may stream takes any length it streams, so curl's own length check is
+    /// off for it; an answer that will not stream (not a 200) and states more than can be
+    /// taken whole still fails at its head, not after a gigabyte.
+    @Test func anAnswerThatCannotStreamAndIsTooLargeFailsAtItsHead() async throws {
+        let origin = try RawServer { fd, _ in
+            RawServer.readHead(fd)
+            RawServer.send(fd, "HTTP/1.1 404 Not Found\r\nContent-Length: \(HeldAnswer.largestSpooled + 1)\r\n\r\nnot here")
+            usleep(200_000)
+        }
+        defer { origin.stop() }
+        try await withSpoolDirectory { directory, _, client in
+            var request = UpstreamRequest(url: "http://127.0.0.1:\(origin.port)/missing")
+            request.spoolDirectory = directory
+            request.streamsFrom = 1000
+            await #expect(throws: UpstreamError.bodyTooLarge(limit: HeldAnswer.largestSpooled)) { try await client.fetch(request) }
+        }
+    }
+
     /// A request body in a file is sent from it; one still arriving as a stream is sent as
     /// far as it is written, the transfer pausing until more comes, and reaches the origin whole.
     @Test func aRequestBodyIsSentFromItsFileOrAsItArrives() async throws {
