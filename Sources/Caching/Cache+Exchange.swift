@@ -112,7 +112,8 @@ extension Cache {
         case .success(let made): response = made
         case .failure(let failure): return failed(failure, stored: stored)
         }
-        guard entry.body.count <= policy.maxObjectSize else {
+        // An open-ended body's size is known only at its end (`put` checks it then).
+        guard entry.body.isOpenEnded || entry.body.count <= policy.maxObjectSize else {
             // The newer answer supersedes what was stored before, as when it forbids storing.
             await invalidate(request.resource)
             return .answer(response, forwardStatus: forwardStatus, stored: false, detail: .tooLarge)
@@ -150,7 +151,9 @@ extension Cache {
         if case .stream(let region) = entry.body, case .response(let response) = item {
             memory.set(key, item)
             region.stream.whenFinished { [self] whole in
-                guard whole, let body = Self.settled(region) else { return memory.remove(key, ifStill: response) }
+                guard whole, let body = Self.settled(region), body.count <= policy.maxObjectSize else {
+                    return memory.remove(key, ifStill: response)
+                }
                 let entry = entry.with(body: body)
                 put(key, .response(StoredResponse(entry: entry, rendered: response.rendered.with(body: body))), entry, expiry: expiry)
             }
@@ -165,12 +168,13 @@ extension Cache {
     /// A whole stream's body as a tier keeps it: read into memory when a memory hit may hold
     /// it (up to `HeldAnswer.largestBody`), else its spool file's region; nil when the read fails.
     private static func settled(_ region: StreamRegion) -> Body? {
-        guard region.count <= HeldAnswer.largestBody else {
-            return .file(FileRegion(file: region.stream.file, offset: region.offset, count: region.count))
+        let count = region.countSoFar
+        guard count <= HeldAnswer.largestBody else {
+            return .file(FileRegion(file: region.stream.file, offset: region.offset, count: count))
         }
-        var bytes = [UInt8](repeating: 0, count: region.count)
-        let read = bytes.withUnsafeMutableBytes { region.stream.file.read(into: $0, at: region.offset) }
-        return read == region.count ? .bytes(bytes) : nil
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = count == 0 ? 0 : bytes.withUnsafeMutableBytes { region.stream.file.read(into: $0, at: region.offset) }
+        return read == count ? .bytes(bytes) : nil
     }
 
     /// RFC 9111 §4.3.4: whether a 304 selects the stored response: by its `ETag` (a strong

@@ -38,7 +38,7 @@ extension Cache {
                           age: Freshness.ageHeader(Freshness.currentAge(of: stored.entry, now: now)),
                           lifetime: Freshness.wholeSeconds(Freshness.lifetime(of: stored.entry, policy: policy)),
                           etag: stored.entry.etag, lastModified: stored.entry.lastModified, tags: CacheTags.of(key, stored.entry),
-                          size: stored.entry.body.count, isVariant: key.isVariant)
+                          size: stored.entry.body.countSoFar, isVariant: key.isVariant)
         }
     }
 }

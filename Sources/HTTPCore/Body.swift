@@ -20,6 +20,19 @@ public enum Body: Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
+    /// `count`, or for an open-ended body, what of it has arrived so far.
+    public var countSoFar: Int {
+        if case .stream(let region) = self { return region.countSoFar }
+        return count
+    }
+
+    /// A body whose length is not known until it has arrived (`StreamRegion.toTheEnd`):
+    /// `count` says nothing about it, and it is sent chunked.
+    public var isOpenEnded: Bool {
+        if case .stream(let region) = self { return region.runsToTheEnd }
+        return false
+    }
+
     /// The bytes, when they are in memory; nil for a file region.
     public var inMemory: [UInt8]? {
         if case .bytes(let bytes) = self { return bytes }
@@ -89,6 +102,13 @@ public struct StreamRegion: Sendable {
     public let stream: BodyStream
     public let offset: Int
     public let count: Int
+
+    /// The `count` of a region that runs to wherever its open-ended stream ends (an answer
+    /// without a `Content-Length`); what it holds is known once the stream is `.complete`.
+    public static let toTheEnd = Int.max
+    public var runsToTheEnd: Bool { count == Self.toTheEnd }
+    /// `count`, or for a region that runs to the end, what of it has arrived so far.
+    public var countSoFar: Int { runsToTheEnd ? stream.written - offset : count }
 
     public init(stream: BodyStream, offset: Int = 0, count: Int) {
         self.stream = stream

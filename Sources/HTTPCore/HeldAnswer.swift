@@ -3,9 +3,10 @@
 /// (`BodyFile.spool`) up to `largestSpooled`, the most `max-object-size` may be; anything
 /// larger taken whole is refused (502) rather than allowed to grow a file without bound.
 ///
-/// A pass-through 200 that states a `Content-Length` of `streamedFrom` or more is relayed as
-/// it arrives instead (`BodyStream`), of any length (past `max-object-size`, not stored):
-/// smaller answers come in a few reads anyway, and are cheaper sent whole.
+/// A pass-through 200 that states a `Content-Length` of `streamedFrom` or more, or states no
+/// length and passes `streamedFrom` while arriving, is relayed as it arrives instead
+/// (`BodyStream`), of any length (past `max-object-size`, not stored): smaller answers come
+/// in a few reads anyway, are cheaper sent whole, and fail whole (a 502, not a body cut short).
 public enum HeldAnswer {
     public static let largestBody = 8 << 20
     public static let largestSpooled = 1 << 30

@@ -93,9 +93,22 @@ final class Connection {
         }
     }
 
+    /// A response only the connection's close can end went out (an open-ended body to an
+    /// HTTP/1.0 client): nothing may follow it, so later responses are dropped, and the
+    /// connection closes once it is sent.
+    private var endedByClose = false
+
     /// Writes the next owed response into `output`.
     private func render(_ response: HTTPResponse, date: inout DateHeaderCache) {
-        ResponseSerializer.write(response, context: owed[owedFront], date: date.current(), into: &output)
+        var context = owed[owedFront]
+        if !endedByClose {
+            if context.version == .http10, !context.isHead, response.allowsBody, response.body.isOpenEnded {
+                context.keepAlive = false
+                state.closeAfterOwed()
+                endedByClose = true
+            }
+            ResponseSerializer.write(response, context: context, date: date.current(), into: &output)
+        }
         owedFront += 1
         nextToSend += 1
         if owedFront == owed.count {

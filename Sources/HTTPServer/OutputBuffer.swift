@@ -27,6 +27,9 @@ struct OutputBuffer: ~Copyable {
         let at: Int
         let body: Body
         let range: Range<Int>
+        /// For a body that runs to the end of an open-ended stream (`range` unused): whether
+        /// it is framed as chunks (HTTP/1.1) or sent as it is, ended by the close (HTTP/1.0).
+        var chunked: Bool? = nil
         /// Sent from a file (a file or stream region), holding no memory.
         var inFile: Bool { !body.isInMemory }
 
@@ -40,6 +43,13 @@ struct OutputBuffer: ~Copyable {
     }
     /// Bytes of `splicedPending` sent from files.
     private var filePending = 0
+    /// The open-ended body under way, when the splice at `nextSplice` is one (`spliceSent`
+    /// counts its data sent): framing not yet sent (a chunk's size line, the CRLF closing a
+    /// chunk, the last chunk), and bytes of the current chunk still to go.
+    private var framing: [UInt8] = []
+    private var framingSent = 0
+    private var chunkLeft = 0
+    private var lastChunkQueued = false
 
     /// Storage beyond this is given back once everything in it is sent. Small, because every
     /// connection keeps what it kept: 300 connections at 256 KiB each held 75 MB, and bodies
@@ -65,10 +75,30 @@ struct OutputBuffer: ~Copyable {
         if splice.inFile { filePending += range.count }
     }
 
+    /// Queues a body that runs to the end of an open-ended stream, its length not known yet:
+    /// it counts as one byte pending (in a file) until its end has been sent.
+    mutating func shareToTheEnd(_ region: StreamRegion, chunked: Bool) {
+        splices.append(Splice(at: bytes.count, body: .stream(region), range: 0..<0, chunked: chunked))
+        splicedPending += 1
+        filePending += 1
+    }
+
     /// The next run of unsent bytes that lies in one piece of memory or one file, and whether
     /// more follows it (then a sender says `MSG_MORE`, so a head and its shared body share
-    /// packets). Empty when nothing is pending.
-    func withNextPiece<R, E: Error>(_ body: (OutputPiece, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
+    /// packets). Empty when nothing is pending. Mutating only to frame an open-ended body:
+    /// a chunk's size is fixed when its size line is first offered.
+    mutating func withNextPiece<R, E: Error>(_ body: (OutputPiece, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
+        if nextSplice < splices.count, splices[nextSplice].at == sent, let chunked = splices[nextSplice].chunked,
+           case .stream(let region) = splices[nextSplice].body {
+            if let piece = nextOpenEndedPiece(region, chunked: chunked) { return try body(piece, false) }
+            if framingSent < framing.count {
+                // A size line is followed by its data at once; the rest need not wait for more.
+                let more = chunkLeft > 0 || sent < bytes.count || nextSplice + 1 < splices.count
+                return try Self.withPiece(of: framing, framingSent..<framing.count, more: more, body)
+            }
+            // It ended just now (sent as it is, up to the close): on to what follows.
+            return try withNextPiece(body)
+        }
         if nextSplice < splices.count, splices[nextSplice].at == sent {
             let splice = splices[nextSplice]
             let more = sent < bytes.count || nextSplice + 1 < splices.count
@@ -79,15 +109,7 @@ struct OutputBuffer: ~Copyable {
             case .stream(let region):
                 return try body(Self.streamPiece(region, from: region.offset + start, to: region.offset + splice.range.upperBound), more)
             case .bytes(let shared):
-                // Array's closure throws untyped errors: the typed one is carried out in a Result.
-                let outcome: Result<R, E> = shared.withUnsafeBytes { all in
-                    do throws(E) {
-                        return .success(try body(.bytes(UnsafeRawBufferPointer(rebasing: all[start..<splice.range.upperBound])), more))
-                    } catch {
-                        return .failure(error)
-                    }
-                }
-                return try outcome.get()
+                return try Self.withPiece(of: shared, start..<splice.range.upperBound, more: more, body)
             }
         }
         let end = nextSplice < splices.count ? splices[nextSplice].at : bytes.count
@@ -95,6 +117,20 @@ struct OutputBuffer: ~Copyable {
             try body(.bytes(UnsafeRawBufferPointer(rebasing: rest[..<(end - sent)])),
                      end < bytes.count || (nextSplice < splices.count && splices[nextSplice].isReadyToFollow))
         }
+    }
+
+    /// `range` of `bytes` as a piece.
+    private static func withPiece<R, E: Error>(of bytes: [UInt8], _ range: Range<Int>, more: Bool,
+                                               _ body: (OutputPiece, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
+        // Array's closure throws untyped errors: the typed one is carried out in a Result.
+        let outcome: Result<R, E> = bytes.withUnsafeBytes { all in
+            do throws(E) {
+                return .success(try body(.bytes(UnsafeRawBufferPointer(rebasing: all[range])), more))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try outcome.get()
     }
 
     /// Every unsent piece in order, nothing marked sent (for tests).
@@ -112,6 +148,7 @@ struct OutputBuffer: ~Copyable {
                 case .file(let region):
                     Self.read(region.file, at: region.offset + range.lowerBound, count: range.count, body)
                 case .stream(let region):
+                    // An open-ended body's pieces exist only as it is sent (`withNextPiece`).
                     Self.read(region.stream.file, at: region.offset + range.lowerBound, count: range.count, body)
                 }
                 splice += 1
@@ -123,6 +160,69 @@ struct OutputBuffer: ~Copyable {
             bytes.withBytes(from: position) { body(UnsafeRawBufferPointer(rebasing: $0[..<(end - position)])) }
             position = end
         }
+    }
+
+    /// The open-ended body's next piece: its data as far as written, or a wait, or a failure;
+    /// nil when framing is to go next (queued here), or when the body has just ended.
+    private mutating func nextOpenEndedPiece(_ region: StreamRegion, chunked: Bool) -> OutputPiece? {
+        guard framingSent == framing.count else { return nil }
+        let position = region.offset + spliceSent
+        let descriptor = region.stream.file.descriptor
+        if chunkLeft > 0 { return .file(descriptor: descriptor, offset: position, count: chunkLeft) }
+        let available: Int
+        switch region.stream.progress {
+        case .failed:
+            return .failed
+        case .written(let written):
+            guard written > position else { return .waiting(region.stream, position: position) }
+            available = written - position
+        case .complete:
+            available = region.stream.written - position
+            guard available == 0 else { break }
+            if chunked, !lastChunkQueued {
+                queueFraming(Array("0\r\n\r\n".utf8))
+                lastChunkQueued = true
+            } else if !chunked {
+                endOpenEnded()
+            }
+            return nil
+        }
+        chunkLeft = available
+        guard chunked else { return .file(descriptor: descriptor, offset: position, count: available) }
+        queueFraming(Array(String(available, radix: 16).utf8) + [13, 10])
+        return nil
+    }
+
+    private mutating func queueFraming(_ bytes: [UInt8]) {
+        framing = bytes
+        framingSent = 0
+    }
+
+    /// `n` bytes of the open-ended body under way went out (framing or data).
+    private mutating func markOpenEndedSent(_ n: Int, chunked: Bool) {
+        if framingSent < framing.count {
+            precondition(n <= framing.count - framingSent, "more bytes sent than were offered")
+            framingSent += n
+            if framingSent == framing.count, lastChunkQueued { endOpenEnded() }
+            return
+        }
+        precondition(n <= chunkLeft, "more bytes sent than were offered")
+        spliceSent += n
+        chunkLeft -= n
+        if chunkLeft == 0, chunked { queueFraming([13, 10]) }
+    }
+
+    /// The open-ended body under way has gone whole: on to what follows it.
+    private mutating func endOpenEnded() {
+        nextSplice += 1
+        spliceSent = 0
+        splicedPending -= 1
+        filePending -= 1
+        framing = []
+        framingSent = 0
+        chunkLeft = 0
+        lastChunkQueued = false
+        resetIfAllSent()
     }
 
     /// What of a stream's region `start..<end` can be sent now.
@@ -146,6 +246,9 @@ struct OutputBuffer: ~Copyable {
 
     /// `n` more bytes went out. Once all have, writing starts again at the front.
     mutating func markSent(_ n: Int) {
+        if nextSplice < splices.count, splices[nextSplice].at == sent, let chunked = splices[nextSplice].chunked {
+            return markOpenEndedSent(n, chunked: chunked)
+        }
         precondition(n >= 0 && n <= pending, "more bytes sent than were pending")
         var left = n
         while left > 0 {
@@ -167,6 +270,12 @@ struct OutputBuffer: ~Copyable {
                 left -= taken
             }
         }
+        resetIfAllSent()
+    }
+
+    /// Once everything is sent, writing starts again at the front; meanwhile a large sent
+    /// part is dropped from the front.
+    private mutating func resetIfAllSent() {
         // A splice at the very end is sent once its bytes are; then everything is.
         guard sent == bytes.count, nextSplice == splices.count else {
             if sent >= Self.compactionThreshold, sent >= bytes.count / 2 { dropSent() }
@@ -189,7 +298,7 @@ struct OutputBuffer: ~Copyable {
         splices.removeFirst(nextSplice)
         for index in splices.indices {
             let splice = splices[index]
-            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range)
+            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range, chunked: splice.chunked)
         }
         nextSplice = 0
         sent = 0

@@ -17,7 +17,13 @@ enum ResponseSerializer {
         var copied: [UInt8]?
         if sendsBody, case .bytes(let bytes) = response.body, bytes.count < OutputBuffer.sharedBodyMinimum { copied = bytes }
         write(response, context: context, date: date, copying: copied, into: &output.bytes)
-        if sendsBody, copied == nil { output.share(response.body, 0..<response.body.count) }
+        if sendsBody, copied == nil {
+            if case .stream(let region) = response.body, region.runsToTheEnd {
+                output.shareToTheEnd(region, chunked: context.version == .http11)
+            } else {
+                output.share(response.body, 0..<response.body.count)
+            }
+        }
     }
 
     private static func write(_ response: HTTPResponse, context: Context, date: [UInt8], copying body: [UInt8]?, into out: inout ByteBuffer) {
@@ -30,7 +36,11 @@ enum ResponseSerializer {
         out.append(response.headers.lines.bytes)
         if let shared = response.headers.shared { out.append(shared.bytes) }
         if !response.headers.hasDate { out.append(date) }
-        if response.allowsBody {
+        if response.body.isOpenEnded {
+            // Its length is known only at its end: chunked to HTTP/1.1; to HTTP/1.0 it ends
+            // with the connection (`Connection` closes after it). A HEAD answer states neither.
+            if response.allowsBody, !context.isHead, context.version == .http11 { out.append("Transfer-Encoding: chunked\r\n") }
+        } else if response.allowsBody {
             out.append("Content-Length: ")
             out.append(decimal: context.isHead && response.body.isEmpty ? response.headContentLength ?? 0 : response.body.count)
             out.append("\r\n")

@@ -63,7 +63,8 @@ public struct AccessLog: Sendable {
         // swift-log would otherwise work it out from the file's name on every line.
         logger.log(level: level, "\(request.method.description) \(request.target) \(response.status)", metadata: {
             var fields: Logger.Metadata = [
-                "bytes": .stringConvertible(request.method == .head ? 0 : response.body.count),
+                // An open-ended body's length is not known when the line is written.
+                "bytes": request.method == .head ? .stringConvertible(0) : response.body.isOpenEnded ? .string("-") : .stringConvertible(response.body.count),
                 // Both are this answer's own fields, never among those rendered ahead of time.
                 "cache_status": .string(response.headers.lines.value("cache-status") ?? "-"),
                 "client": .string(request.clientAddress),

@@ -18,7 +18,8 @@ enum CachedResponse {
             response.note(answer)
             return response
         }
-        if ranges, request.method == .get, rendered.status == 200, let range = request.headers["range"],
+        // A body still arriving with no stated length has no ranges yet: it is sent whole.
+        if ranges, request.method == .get, rendered.status == 200, !rendered.body.isOpenEnded, let range = request.headers["range"],
            rangeApplies(request, answer.entry) {
             let length = rendered.body.count
             switch ByteRange.select(range, length: length) {

@@ -22,14 +22,14 @@ final class Transfer: @unchecked Sendable {
     var requestTime = Date()
 
     private var headerList: UnsafeMutablePointer<curl_slist>?
-    private let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-    fileprivate var head = ReceivedFields()
-    fileprivate var body: [UInt8] = []
-    fileprivate var bodyTooLarge = false
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    private(set) var head = ReceivedFields()
+    private(set) var body: [UInt8] = []
+    private(set) var bodyTooLarge = false
     /// The file the body went on into once it passed `maxBodyBytes`, and how much is in it.
-    fileprivate var spool: BodyFile?
-    fileprivate var spooled = 0
-    fileprivate var spoolFailure: String?
+    private(set) var spool: BodyFile?
+    private(set) var spooled = 0
+    private(set) var spoolFailure: String?
     /// The body being relayed as it arrives; the caller already has the response.
     fileprivate var stream: BodyStream?
     /// Bytes of a streamed body this transfer may still take before it pauses for the rest
@@ -44,7 +44,7 @@ final class Transfer: @unchecked Sendable {
     /// A final head has arrived (for the head deadline of a transfer that may stream).
     fileprivate var headDone = false
     /// The head deadline passed first (`CURLE_ABORTED_BY_CALLBACK` is then a timeout).
-    fileprivate var headTimedOut = false
+    private(set) var headTimedOut = false
     /// When the head must have arrived by, on `MonotonicClock`; nil: curl's own timeout applies.
     private var headDeadline: UInt64?
     /// A request body libcurl reads as it sends (a file, or a stream still arriving), and how
@@ -52,8 +52,8 @@ final class Transfer: @unchecked Sendable {
     private var upload: Body?
     private var uploaded = 0
     /// Paused until more of a streamed request body arrives (`resumeUpload`).
-    private var uploadWaiting = false
-    private var uploadFailure: String?
+    private(set) var uploadWaiting = false
+    private(set) var uploadFailure: String?
     /// Set by the driver before submission: from any thread, has it call `resumeUpload` on
     /// its own once more of the body has arrived.
     var wakeUpload: (@Sendable () -> Void)?
@@ -204,7 +204,7 @@ final class Transfer: @unchecked Sendable {
     // MARK: Callbacks (multi thread)
 
     /// The largest body this transfer takes, held or spooled.
-    private var largestBody: Int { spoolDirectory == nil ? maxBodyBytes : max(maxBodyBytes, HeldAnswer.largestSpooled) }
+    var largestBody: Int { spoolDirectory == nil ? maxBodyBytes : max(maxBodyBytes, HeldAnswer.largestSpooled) }
 
     private func receiveBody(_ data: UnsafeMutablePointer<CChar>?, _ count: Int) -> Int {
         guard let data, count > 0 else { return count }
@@ -217,6 +217,7 @@ final class Transfer: @unchecked Sendable {
             turnBudget -= count
             return stream.append(chunk) ? count : 0  // past its length, or the disk refused: the transfer fails
         }
+        if startOpenEndedStream(adding: count) { return receiveBody(data, count) }
         guard body.count + spooled + count <= largestBody else {
             bodyTooLarge = true
             return 0  // curl aborts with CURLE_WRITE_ERROR
@@ -288,6 +289,26 @@ final class Transfer: @unchecked Sendable {
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 
+    /// An answer with no `Content-Length` (chunked, or ended by the origin's close): once more
+    /// than `streamsFrom` of it would be held, it goes to the caller now, its body an
+    /// open-ended stream (`StreamRegion.toTheEnd`) that begins with what was held and that
+    /// the rest fills, however long. Smaller ones are still taken whole, so that an origin
+    /// failing before their end is still a 502 rather than a body cut short.
+    private func startOpenEndedStream(adding count: Int) -> Bool {
+        guard stream == nil, let streamsFrom, let continuation, headDone, head.latestStatus == 200, head.declaredLength == nil,
+              spool == nil, body.count + count > streamsFrom,
+              let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else { return false }
+        let stream = BodyStream(file: file, length: StreamRegion.toTheEnd, openEnded: true)
+        guard body.withUnsafeBytes({ stream.append($0) }) else { return false }
+        body = []
+        self.stream = stream
+        self.continuation = nil
+        continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields,
+                                                        body: .stream(StreamRegion(stream: stream, count: StreamRegion.toTheEnd)),
+                                                        requestTime: requestTime, responseTime: Date(), interim: head.interim))
+        return true
+    }
+
     /// Fills libcurl's buffer with the next bytes of the request body: from its file, or from
     /// a stream as far as the client has sent it (then it pauses until `wakeUpload`).
     private func sendBody(_ data: UnsafeMutablePointer<CChar>?, _ room: Int) -> Int {
@@ -354,39 +375,6 @@ final class Transfer: @unchecked Sendable {
     /// The transfer is over: a stream ends, whole only when it succeeded.
     func ended(succeeded: Bool) {
         stream?.finish(succeeded: succeeded)
-    }
-
-    // MARK: Outcome (multi thread)
-
-    /// The response or error for a finished easy handle.
-    func outcome(_ code: CURLcode) -> Result<UpstreamResponse, UpstreamError> {
-        if let violation = head.violation { return .failure(.protocolError("malformed response head: \(violation)")) }
-        guard code == CURLE_OK else { return .failure(error(for: code)) }
-        var status = 0
-        _ = larder_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
-        guard ReceivedFields.isFinalStatus(status) else { return .failure(.protocolError("status \(status) is not a final HTTP status")) }
-        let content: Body = spool.map { .file(FileRegion(file: $0, offset: 0, count: spooled)) } ?? .bytes(body)
-        return .success(UpstreamResponse(status: status, headers: head.fields, body: content,
-                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
-    }
-
-    private func error(for code: CURLcode) -> UpstreamError {
-        let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
-        switch code {
-        // Waiting on the client, or its body ended short: Larder's side, not the upstream's.
-        case _ where uploadFailure != nil: return .requestBodyIncomplete(uploadFailure!)
-        case CURLE_OPERATION_TIMEDOUT where uploadWaiting: return .requestBodyIncomplete("the client's body stopped arriving")
-        case CURLE_OPERATION_TIMEDOUT: return .timeout
-        case CURLE_ABORTED_BY_CALLBACK where headTimedOut: return .timeout
-        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .cannotResolve(detail)
-        case CURLE_COULDNT_CONNECT, CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION: return .cannotConnect(detail)
-        case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: return .connectionLost(detail)
-        case CURLE_FILESIZE_EXCEEDED: return .bodyTooLarge(limit: largestBody)
-        case CURLE_WRITE_ERROR where bodyTooLarge: return .bodyTooLarge(limit: largestBody)
-        case CURLE_WRITE_ERROR where spoolFailure != nil: return .spoolFailed(spoolFailure!)
-        case CURLE_URL_MALFORMAT: return .invalidRequest(detail)
-        default: return .protocolError(detail)
-        }
     }
 
     /// Gives the easy handle back and frees everything it pointed at; called once, on the

@@ -20,9 +20,10 @@ public struct UpstreamRequest: Sendable {
     /// Where a body larger than `maxBodyBytes` goes on being written (`BodyFile.spool`), up
     /// to `HeldAnswer.largestSpooled`; nil: such a body fails with `bodyTooLarge`.
     public var spoolDirectory: String?
-    /// A 200 to a GET whose `Content-Length` is at least this (of any length) is
-    /// returned as soon as its head is in, its body a `BodyStream` in `spoolDirectory` that
-    /// fills as the answer arrives; nil: every answer is returned whole.
+    /// A 200 to a GET whose `Content-Length` is at least this (of any length) is returned as
+    /// soon as its head is in, and one with no `Content-Length` once more than this has
+    /// arrived (an open-ended stream): its body a `BodyStream` in `spoolDirectory` that fills
+    /// as the answer arrives. nil: every answer is returned whole.
     public var streamsFrom: Int?
 
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [],

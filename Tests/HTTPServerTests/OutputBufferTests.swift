@@ -144,6 +144,47 @@ extension OutputPiece {
         }
     }
 
+    /// An open-ended body (no length known) goes out as chunks of what has arrived whenever
+    /// it is looked at, each chunk's size fixed once its size line is offered however little
+    /// each send takes, then the last chunk; to HTTP/1.0 it goes as it is (the close ends it).
+    @Test(arguments: [(true, 1), (true, 4), (true, 100_000), (false, 3), (false, 100_000)])
+    func anOpenEndedBodyIsSentAsChunksOfWhatHasArrived(chunked: Bool, room: Int) throws {
+        let file = try #require(BodyFile.spool(in: NSTemporaryDirectory()))
+        let stream = BodyStream(file: file, length: StreamRegion.toTheEnd, openEnded: true)
+        var buffer = OutputBuffer()
+        buffer.bytes.append("head\r\n\r\n")
+        buffer.shareToTheEnd(StreamRegion(stream: stream, count: StreamRegion.toTheEnd), chunked: chunked)
+        buffer.bytes.append("next")
+        var sent = drainUntilWaiting(&buffer, room: room)
+        #expect(sent == Array("head\r\n\r\n".utf8) && buffer.pending > 0)
+        for part in ["hello", " world, at more length"] {
+            #expect(Array(part.utf8).withUnsafeBytes { stream.append($0) })
+            sent += drainUntilWaiting(&buffer, room: room)
+        }
+        stream.finish(succeeded: true)
+        sent += drainUntilWaiting(&buffer, room: room)
+        let expected = chunked ? "head\r\n\r\n5\r\nhello\r\n16\r\n world, at more length\r\n0\r\n\r\nnext" : "head\r\n\r\nhello world, at more lengthnext"
+        #expect(String(decoding: sent, as: UTF8.self) == expected)
+        #expect(buffer.pending == 0)
+    }
+
+    /// Sends pieces, at most `room` bytes each, until everything is sent or a body waits.
+    private func drainUntilWaiting(_ buffer: inout OutputBuffer, room: Int) -> [UInt8] {
+        var sent: [UInt8] = []
+        while buffer.pending > 0 {
+            var waiting = false
+            let n = buffer.withNextPiece { piece, _ in
+                if case .waiting = piece { waiting = true }
+                let contents = piece.contents.prefix(room)
+                sent += contents
+                return contents.count
+            }
+            if waiting { break }
+            buffer.markSent(n)
+        }
+        return sent
+    }
+
     @Test func aSharedBodyAtTheEndIsSentLast() {
         var buffer = OutputBuffer()
         let body = [UInt8](repeating: 0x63, count: 10)

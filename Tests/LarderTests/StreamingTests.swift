@@ -59,8 +59,8 @@ struct StreamingTests {
 
     /// Larder's route to the origin, with room for a loaded machine between the origin's
     /// first part and the rest (a stall as long as the timeout fails the transfer).
-    static func route(_ origin: Origin, into settings: inout ServeSettings) {
-        var route = RouteMount("/s=\(origin.url)")!
+    static func route(_ url: String, into settings: inout ServeSettings) {
+        var route = RouteMount("/s=\(url)")!
         route.caching.timeout = .seconds(30)
         settings.routes = [route]
     }
@@ -85,7 +85,7 @@ struct StreamingTests {
     @Test func aLargeMissReachesTheClientAsTheOriginSendsItAndIsStoredOnceWhole() async throws {
         let origin = try Origin()
         defer { origin.server.stop() }
-        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+        try await withLarder({ Self.route(origin.url, into: &$0) }) { larder in
             let client = try TestClient(port: larder.port)
             try client.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n")
             // The head and the first part arrive while the origin still holds the rest back.
@@ -115,7 +115,7 @@ struct StreamingTests {
     @Test func collapsedRequestsEachGetTheWholeBodyFromOneFetch() async throws {
         let origin = try Origin()
         defer { origin.server.stop() }
-        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+        try await withLarder({ Self.route(origin.url, into: &$0) }) { larder in
             let clients = try (0..<3).map { _ in try TestClient(port: larder.port) }
             for client in clients { try client.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n") }
             for client in clients {
@@ -140,7 +140,7 @@ struct StreamingTests {
     @Test func anOriginDroppingMidStreamClosesTheClientAndStoresNothing() async throws {
         let origin = try Origin(dropsMidBody: true)
         defer { origin.server.stop() }
-        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+        try await withLarder({ Self.route(origin.url, into: &$0) }) { larder in
             let client = try TestClient(port: larder.port)
             try client.send("GET /s/big HTTP/1.1\r\nHost: larder\r\n\r\n")
             _ = try await Self.read(client, bodyBytes: Self.first)
@@ -165,7 +165,7 @@ struct StreamingTests {
         let length = HeldAnswer.largestSpooled + (1 << 20)
         let origin = try Origin(dropsMidBody: true, declaredLength: length)
         defer { origin.server.stop() }
-        try await withLarder({ Self.route(origin, into: &$0) }) { larder in
+        try await withLarder({ Self.route(origin.url, into: &$0) }) { larder in
             let client = try TestClient(port: larder.port)
             try client.send("GET /s/huge HTTP/1.1\r\nHost: larder\r\n\r\n")
             let early = try await Self.read(client, bodyBytes: Self.first)

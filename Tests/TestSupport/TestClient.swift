@@ -140,12 +140,43 @@ public final class TestClient: @unchecked Sendable {
             }
             response.body = Array(buffer[0..<length])
             buffer.removeFirst(length)
+        } else if response.header("transfer-encoding")?.lowercased() == "chunked" {
+            response.body = try readChunkedBody(deadline: deadline)
         } else {
             while try fill(deadline: deadline) > 0 {}
             response.body = buffer
             buffer = []
         }
         return response
+    }
+
+    /// A chunked body, decoded (RFC 9112 §7.1); throws when the connection closes before its
+    /// last chunk, as it does when the body was cut short.
+    private func readChunkedBody(deadline: ContinuousClock.Instant) throws -> [UInt8] {
+        func line() throws -> String {
+            while true {
+                if let end = Self.find([13, 10], in: buffer) {
+                    defer { buffer.removeFirst(end + 2) }
+                    return String(decoding: buffer[0..<end], as: UTF8.self)
+                }
+                if try fill(deadline: deadline) == 0 { throw TestClientError("connection closed mid-body (chunked)") }
+            }
+        }
+        var body: [UInt8] = []
+        while true {
+            let sizeLine = try line()
+            guard let size = Int(sizeLine.prefix { $0 != ";" }, radix: 16) else { throw TestClientError("bad chunk size line: \(sizeLine)") }
+            if size == 0 {
+                while try !line().isEmpty {}  // trailer fields, up to the empty line
+                return body
+            }
+            while buffer.count < size + 2 {
+                if try fill(deadline: deadline) == 0 { throw TestClientError("connection closed mid-body (chunked)") }
+            }
+            guard buffer[size] == 13, buffer[size + 1] == 10 else { throw TestClientError("a chunk of \(size) bytes not followed by CRLF") }
+            body += buffer[0..<size]
+            buffer.removeFirst(size + 2)
+        }
     }
 
     /// Reads until at least `count` bytes have arrived in all (none consumed: `readResponse`
