@@ -34,11 +34,7 @@ extension Cache {
             // Range request then goes to the origin as the client sent it, and the part it
             // answers is relayed.
             guard failure.tooLarge, request.headers.contains("range") else { return failed(failure, stored: stored, noAnswer: true) }
-            do {
-                return pass(try await fetcher.fetch(request), request, stored: stored)
-            } catch {
-                return failed(UpstreamFailure(noAnswer: error), stored: stored, noAnswer: true)
-            }
+            return await rangeFromOrigin(request, stored: stored)
         }
         if fetched.status == 304 {
             // Not Modified answers a conditional request; passed on, it would tell a client
@@ -63,7 +59,25 @@ extension Cache {
         }
         // A 206 answers a Range request; it neither replaces nor removes the whole response.
         if fetched.status == 206 { return pass(fetched, request, stored: stored) }
+        // Streaming and too large to store, an answer would reach a range only as fast as the
+        // origin sends all before it: the origin answers the range itself, and this transfer,
+        // read by nobody, stops (`StreamInterest`).
+        if case .stream = fetched.body, !fetched.body.isOpenEnded, fetched.body.count > policy.maxObjectSize,
+           request.headers.contains("range") {
+            fetched = fetched.with(body: .empty)  // this exchange's hold on the stream, let go now
+            return await rangeFromOrigin(request, stored: stored)
+        }
         return await keep(fetched, forwardStatus: fetched.status, request: request, key: key, stored: stored)
+    }
+
+    /// The client's request as it came, `Range` and all, for an answer too large to be
+    /// ranged here; the part the origin answers is relayed.
+    private func rangeFromOrigin(_ request: CacheRequest, stored: StoredResponse?) async -> Outcome {
+        do {
+            return pass(try await fetcher.fetch(request), request, stored: stored)
+        } catch {
+            return failed(UpstreamFailure(noAnswer: error), stored: stored, noAnswer: true)
+        }
     }
 
     private func freshen(_ entry: CacheEntry, by fetched: CacheEntry) -> CacheEntry {

@@ -53,7 +53,8 @@ public enum Body: Sendable {
         switch self {
         case .bytes(let bytes): .bytes(Array(bytes[range]))
         case .file(let region): .file(FileRegion(file: region.file, offset: region.offset + range.lowerBound, count: range.count))
-        case .stream(let region): .stream(StreamRegion(stream: region.stream, offset: region.offset + range.lowerBound, count: range.count))
+        case .stream(let region):
+            .stream(StreamRegion(stream: region.stream, offset: region.offset + range.lowerBound, count: range.count, interest: region.interest))
         }
     }
 
@@ -109,10 +110,27 @@ public struct StreamRegion: Sendable {
     public var runsToTheEnd: Bool { count == Self.toTheEnd }
     /// `count`, or for a region that runs to the end, what of it has arrived so far.
     public var countSoFar: Int { runsToTheEnd ? stream.written - offset : count }
+    /// Held by every copy of the region a transfer handed out, and of its parts.
+    public let interest: StreamInterest?
 
-    public init(stream: BodyStream, offset: Int = 0, count: Int) {
+    public init(stream: BodyStream, offset: Int = 0, count: Int, interest: StreamInterest? = nil) {
         self.stream = stream
         self.offset = offset
         self.count = count
+        self.interest = interest
     }
+}
+
+/// Someone may still read a stream. Every copy of the region its writer handed out holds
+/// this; when the last is gone (each connection sending it done or closed, no tier waiting
+/// to store it) a stream still arriving is abandoned, so its writer stops: a transfer
+/// nobody reads would otherwise go on filling its file to the end of an answer of any size.
+public final class StreamInterest: Sendable {
+    public let stream: BodyStream
+
+    public init(_ stream: BodyStream) {
+        self.stream = stream
+    }
+
+    deinit { stream.abandon() }
 }

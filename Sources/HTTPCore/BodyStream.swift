@@ -76,10 +76,11 @@ public final class BodyStream: Sendable {
 
     // MARK: The writer
 
-    /// Appends `bytes`; false when the file refused them or they pass `length`.
+    /// Appends `bytes`; false when the file refused them, they pass `length`, or the stream
+    /// has ended (abandoned: nobody will read them).
     public func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
-        let at = state.withLock { $0.written }
-        guard at + bytes.count <= length, file.write(bytes, at: at) else { return false }
+        let at: Int? = state.withLock { $0.outcome == nil ? $0.written : nil }
+        guard let at, at + bytes.count <= length, file.write(bytes, at: at) else { return false }
         let due = state.withLock { state -> [@Sendable () -> Void] in
             state.written += bytes.count
             guard state.waiters.contains(where: { $0.until <= state.written }) else { return [] }
@@ -89,6 +90,12 @@ public final class BodyStream: Sendable {
         }
         due.forEach { $0() }
         return true
+    }
+
+    /// Nobody will read the rest (`StreamInterest`): the stream ends as failed, if it has not
+    /// ended, and the writer's next `append` is refused.
+    public func abandon() {
+        finish(succeeded: false)
     }
 
     /// Ends the stream (once): whole when the writer succeeded and `length` bytes arrived

@@ -215,7 +215,8 @@ final class Transfer: @unchecked Sendable {
                 return larder_write_pause()  // delivered again once resumed
             }
             turnBudget -= count
-            return stream.append(chunk) ? count : 0  // past its length, or the disk refused: the transfer fails
+            // Past its length, refused by the disk, or read by nobody any more: the transfer fails.
+            return stream.append(chunk) ? count : 0
         }
         if startOpenEndedStream(adding: count) { return receiveBody(data, count) }
         guard body.count + spooled + count <= largestBody else {
@@ -285,7 +286,7 @@ final class Transfer: @unchecked Sendable {
         let stream = BodyStream(file: file, length: length)
         self.stream = stream
         self.continuation = nil
-        continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields, body: .stream(StreamRegion(stream: stream, count: length)),
+        continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields, body: .stream(StreamRegion(stream: stream, count: length, interest: StreamInterest(stream))),
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 
@@ -304,7 +305,7 @@ final class Transfer: @unchecked Sendable {
         self.stream = stream
         self.continuation = nil
         continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields,
-                                                        body: .stream(StreamRegion(stream: stream, count: StreamRegion.toTheEnd)),
+                                                        body: .stream(StreamRegion(stream: stream, count: StreamRegion.toTheEnd, interest: StreamInterest(stream))),
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
         return true
     }
