@@ -96,8 +96,7 @@ struct OutputBuffer: ~Copyable {
                 let more = chunkLeft > 0 || sent < bytes.count || nextSplice + 1 < splices.count
                 return try Self.withPiece(of: framing, framingSent..<framing.count, more: more, body)
             }
-            // It ended just now (sent as it is, up to the close): on to what follows.
-            return try withNextPiece(body)
+            // It ended just now (sent as it is, up to the close; nothing but bytes follows it).
         }
         if nextSplice < splices.count, splices[nextSplice].at == sent {
             let splice = splices[nextSplice]
@@ -275,6 +274,7 @@ struct OutputBuffer: ~Copyable {
 
     /// Once everything is sent, writing starts again at the front; meanwhile a large sent
     /// part is dropped from the front.
+    @inline(__always)
     private mutating func resetIfAllSent() {
         // A splice at the very end is sent once its bytes are; then everything is.
         guard sent == bytes.count, nextSplice == splices.count else {
