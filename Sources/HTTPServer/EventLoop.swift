@@ -136,6 +136,10 @@ final class EventLoop: @unchecked Sendable {
                 // A job that began a fetch set libcurl's timer to fire at once: fired now, the
                 // request goes out in this turn rather than after one more look at epoll.
                 fireDueTimers(now: MonotonicClock.nanoseconds())
+                // libcurl may read the answer's head in that same call (a fast origin): the job
+                // it resumed runs now, so the head goes out before the after-turn work lets the
+                // paused stream take its next share (strace: 512 KiB read ahead of the head).
+                if queuedFromLoop { drainInbox(woken: false) }
             }
             if !afterTurnWork.isEmpty { runAfterTurnWork() }
             if !resumeQueue.isEmpty { resumeConnections() }

@@ -141,4 +141,48 @@ import Locking
         }
         guestBox.withLock { $0 = nil }  // the handler holds the box, the guest its loop: let go
     }
+
+    /// Resumes what waits for its timer (as libcurl's callbacks resume a fetch).
+    final class ResumingGuest: LoopGuest, @unchecked Sendable {
+        let events = Locked<[String]>([])
+        var onTimer: (() -> Void)?
+        func ready(_ fd: Int32, readable: Bool, writable: Bool, failed: Bool) {}
+        func timerFired() { onTimer?() }
+        func loopEnded() {}
+    }
+
+    /// A job resumed by a timer's work in a Task's turn (libcurl reading an answer's head in
+    /// the call that sent the request) runs in that turn before the put-off work, which
+    /// would otherwise let a paused stream read on before its head went out.
+    @Test func aJobResumedByATimerRunsBeforeTheTurnsPutOffWork() async throws {
+        let guestBox = Locked<ResumingGuest?>(nil)
+        let handler: HTTPHandler = { _ in
+            .later {
+                guard let loop = LoopExecutor.reactor else { return HTTPResponse(status: 500, body: "not on a loop") }
+                let key = ObjectIdentifier(ResumingGuest.self)
+                let guest = loop.guest(for: key) { ResumingGuest() } as! ResumingGuest
+                guestBox.withLock { $0 = guest }
+                await withCheckedContinuation { continuation in
+                    guest.onTimer = {
+                        guest.events.withLock { $0.append("timer") }
+                        continuation.resume()
+                        loop.afterTurn { guest.events.withLock { $0.append("after the turn") } }
+                    }
+                    loop.setTimer(milliseconds: 0, for: key)
+                }
+                guest.events.withLock { $0.append("job") }
+                return HTTPResponse(status: 200, body: "resumed")
+            }
+        }
+        try await withServer({ $0.eventLoops = 1 }, handler: handler) { _, port in
+            let client = try TestClient(port: port)
+            try client.send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try await client.readResponse().text == "resumed")
+            let guest = try #require(guestBox.withLock { $0 })
+            #expect(await eventually { guest.events.withLock { $0 }.count == 3 })
+            #expect(guest.events.withLock { $0 } == ["timer", "job", "after the turn"])
+            guest.onTimer = nil
+        }
+        guestBox.withLock { $0 = nil }
+    }
 }
