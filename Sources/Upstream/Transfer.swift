@@ -283,11 +283,7 @@ final class Transfer: @unchecked Sendable {
         guard let streamsFrom, let continuation, head.latestStatus == 200, let length = head.declaredLength,
               length >= streamsFrom,
               let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else { return }
-        let stream = BodyStream(file: file, length: length)
-        self.stream = stream
-        self.continuation = nil
-        continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields, body: .stream(StreamRegion(stream: stream, count: length, interest: StreamInterest(stream))),
-                                                        requestTime: requestTime, responseTime: Date(), interim: head.interim))
+        hand(BodyStream(file: file, length: length), count: length, to: continuation)
     }
 
     /// An answer with no `Content-Length` (chunked, or ended by the origin's close): once more
@@ -302,12 +298,17 @@ final class Transfer: @unchecked Sendable {
         let stream = BodyStream(file: file, length: StreamRegion.toTheEnd, openEnded: true)
         guard body.withUnsafeBytes({ stream.append($0) }) else { return false }
         body = []
+        hand(stream, count: StreamRegion.toTheEnd, to: continuation)
+        return true
+    }
+
+    /// The caller gets the answer now, its body `stream`, which the rest of the transfer fills.
+    private func hand(_ stream: BodyStream, count: Int, to continuation: CheckedContinuation<UpstreamResponse, any Error>) {
         self.stream = stream
         self.continuation = nil
         continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields,
-                                                        body: .stream(StreamRegion(stream: stream, count: StreamRegion.toTheEnd, interest: StreamInterest(stream))),
+                                                        body: .stream(StreamRegion(stream: stream, count: count, interest: StreamInterest(stream))),
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
-        return true
     }
 
     /// Fills libcurl's buffer with the next bytes of the request body: from its file, or from

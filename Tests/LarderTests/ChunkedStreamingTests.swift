@@ -1,9 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
-import HTTPCore
-import Synchronization
 import Testing
 import TestSupport
 @testable import Larder
@@ -16,44 +11,13 @@ import TestSupport
 /// first part arrive (or 10 s pass).
 @Suite(.timeLimit(.minutes(1)))
 struct ChunkedStreamingTests {
-    static let size = 4 << 20
+    static let size = StreamingTests.size
     static let first = 2 << 20
-    static let body = patternBytes(size)
+    static let body = StreamingTests.body
 
-    /// The held-back chunked origin: `release()` lets it send the rest; `dropsMidBody` resets instead.
-    final class Origin: Sendable {
-        let flags = StreamingTests.Origin.Flags()
-        let server: RawServer
-        var url: String { "http://127.0.0.1:\(server.port)" }
-        var heads: Int { flags.heads.load(ordering: .relaxed) }
-        var released: Bool { flags.released.load(ordering: .relaxed) }
-        func release() { flags.released.store(true, ordering: .relaxed) }
-
-        init(dropsMidBody: Bool = false) throws {
-            let flags = self.flags
-            server = try RawServer { fd, _ in
-                RawServer.readHead(fd)
-                flags.heads.add(1, ordering: .relaxed)
-                RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nTransfer-Encoding: chunked\r\n\r\n")
-                Self.sendChunks(fd, ChunkedStreamingTests.body[..<ChunkedStreamingTests.first])
-                for _ in 0..<1000 where !flags.released.load(ordering: .relaxed) { usleep(10_000) }
-                if dropsMidBody { return RawServer.reset(fd) }
-                Self.sendChunks(fd, ChunkedStreamingTests.body[ChunkedStreamingTests.first...])
-                RawServer.send(fd, "0\r\n\r\n")
-            }
-        }
-
-        /// `bytes` as 64 KiB chunks.
-        static func sendChunks(_ fd: Int32, _ bytes: ArraySlice<UInt8>) {
-            var start = bytes.startIndex
-            while start < bytes.endIndex {
-                let end = min(start + (64 << 10), bytes.endIndex)
-                RawServer.send(fd, String(end - start, radix: 16) + "\r\n")
-                StreamingTests.Origin.send(fd, bytes[start..<end])
-                RawServer.send(fd, "\r\n")
-                start = end
-            }
-        }
+    /// The held-back origin, chunked: 2 MiB first, past what Larder holds before streaming.
+    static func origin(dropsMidBody: Bool = false) throws -> StreamingTests.Origin {
+        try StreamingTests.Origin(dropsMidBody: dropsMidBody, chunked: true, first: first)
     }
 
     /// Sends a GET for `/s/chunked` and returns, once the first part has arrived (what a
@@ -66,7 +30,7 @@ struct ChunkedStreamingTests {
     }
 
     @Test func aChunkedMissIsRelayedAsItArrivesAndStoredWithItsLengthOnceWhole() async throws {
-        let origin = try Origin()
+        let origin = try Self.origin()
         defer { origin.server.stop() }
         try await withLarder({ StreamingTests.route(origin.url, into: &$0) }) { larder in
             let client = try TestClient(port: larder.port)
@@ -94,7 +58,7 @@ struct ChunkedStreamingTests {
     /// Reading along one fetch, an HTTP/1.1 client reads it chunked and an HTTP/1.0 client
     /// as it is, ended by the connection's close; a `Range` is answered whole (no length yet).
     @Test func clientsReadingAlongEachGetItFramedForTheirVersion() async throws {
-        let origin = try Origin()
+        let origin = try Self.origin()
         defer { origin.server.stop() }
         try await withLarder({ StreamingTests.route(origin.url, into: &$0) }) { larder in
             let current = try TestClient(port: larder.port), old = try TestClient(port: larder.port)
@@ -120,7 +84,7 @@ struct ChunkedStreamingTests {
     /// The origin drops its connection mid-body: the client's chunked body ends without its
     /// last chunk (the connection closes), so it can tell; nothing is stored.
     @Test func anOriginDroppingMidBodyLeavesTheChunkedBodyUnfinished() async throws {
-        let origin = try Origin(dropsMidBody: true)
+        let origin = try Self.origin(dropsMidBody: true)
         defer { origin.server.stop() }
         try await withLarder({ StreamingTests.route(origin.url, into: &$0) }) { larder in
             let client = try TestClient(port: larder.port)

@@ -19,7 +19,8 @@ struct StreamingTests {
     static let first = 64 << 10
     static let body = patternBytes(size)
 
-    /// The held-back origin: `released` lets it send the rest; `dropsMidBody` resets instead.
+    /// The held-back origin: it sends `first` bytes of `body`, then `released` lets it send the
+    /// rest; `dropsMidBody` resets instead. `chunked`: no length stated, the body in 64 KiB chunks.
     final class Origin: Sendable {
         final class Flags: Sendable {
             let released = Atomic<Bool>(false)
@@ -32,16 +33,32 @@ struct StreamingTests {
         func release(_ released: Bool = true) { flags.released.store(released, ordering: .relaxed) }
 
         /// `declaredLength`: the `Content-Length` it states (with `dropsMidBody`, any).
-        init(dropsMidBody: Bool = false, declaredLength: Int = StreamingTests.size) throws {
+        init(dropsMidBody: Bool = false, declaredLength: Int = StreamingTests.size, chunked: Bool = false,
+             first: Int = StreamingTests.first) throws {
             let flags = self.flags
+            let framing = chunked ? "Transfer-Encoding: chunked" : "Content-Length: \(declaredLength)"
+            let send: @Sendable (Int32, ArraySlice<UInt8>) -> Void = chunked ? Self.sendChunks : Self.send
             server = try RawServer { fd, _ in
                 RawServer.readHead(fd)
                 flags.heads.add(1, ordering: .relaxed)
-                RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\nContent-Length: \(declaredLength)\r\n\r\n")
-                Self.send(fd, StreamingTests.body[..<StreamingTests.first])
+                RawServer.send(fd, "HTTP/1.1 200 OK\r\nCache-Control: max-age=600\r\n\(framing)\r\n\r\n")
+                send(fd, StreamingTests.body[..<first])
                 for _ in 0..<1000 where !flags.released.load(ordering: .relaxed) { usleep(10_000) }
                 if dropsMidBody { return RawServer.reset(fd) }
-                Self.send(fd, StreamingTests.body[StreamingTests.first...])
+                send(fd, StreamingTests.body[first...])
+                if chunked { RawServer.send(fd, "0\r\n\r\n") }
+            }
+        }
+
+        /// `bytes` as 64 KiB chunks.
+        static func sendChunks(_ fd: Int32, _ bytes: ArraySlice<UInt8>) {
+            var start = bytes.startIndex
+            while start < bytes.endIndex {
+                let end = min(start + (64 << 10), bytes.endIndex)
+                RawServer.send(fd, String(end - start, radix: 16) + "\r\n")
+                send(fd, bytes[start..<end])
+                RawServer.send(fd, "\r\n")
+                start = end
             }
         }
 
