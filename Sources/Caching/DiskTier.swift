@@ -12,8 +12,8 @@ import Locking
 /// The second tier: one file per key under the cache directory, named by the SHA-256 of
 /// the key in two-character subfolders, bounded by bytes, surviving restarts.
 ///
-/// Writes go to a temporary file renamed into place, so a reader sees a whole old entry or a
-/// whole new one. Every read checks the checksum; a bad file is deleted and reported as a
+/// Writes fill an unnamed or temporary file and name it once whole, so a reader sees a whole
+/// old entry or a whole new one. Every read checks the checksum; a bad file is deleted and reported as a
 /// miss. Files found at start are indexed in the background (`DiskTier+Loading`). Writes,
 /// removals and any read that would wait for the disk run on Dispatch queues of its own,
 /// never on an event loop or Swift's cooperative pool; an event loop reads only what the
@@ -89,6 +89,10 @@ public final class DiskTier: Sendable {
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = OrderedWork(label: "larder.disk.write")
     let temporaryNames = TemporaryNames()
+    /// Whether entries are written as unnamed files named once whole (`DiskTier+Writes`):
+    /// the file system must allow `O_TMPFILE` and `/proc` must be mounted, which a container
+    /// may not have.
+    let makesUnnamedFiles: Bool
 
     /// Opens (creating if needed) the directory and drops leftover temporary files. The index
     /// of the files already there is built in the background (`DiskTier+Loading`): the tier
@@ -103,7 +107,7 @@ public final class DiskTier: Sendable {
     /// `loadsIndex` false: the load is left to the caller (tests drive its steps).
     init(directory: String, budget: Int, writeQueueLimit: Int = DiskTier.defaultWriteQueueLimit,
          openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in },
-         inform: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool) throws {
+         inform: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool, unnamedFiles: Bool = true) throws {
         self.directory = directory
         self.budget = budget
         self.writeQueueLimit = writeQueueLimit
@@ -112,6 +116,7 @@ public final class DiskTier: Sendable {
         self.inform = inform
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         identity.withLock { $0 = DirectoryIdentity(directory) }
+        makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory + "/tmp")
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }

@@ -24,7 +24,7 @@ public final class BodyFile: Sendable {
     /// A new, empty file in `directory`: unnamed (`O_TMPFILE`) where the file system allows,
     /// else made with a unique name and unlinked at once. Nil when neither works.
     public static func spool(in directory: String) -> BodyFile? {
-        var fd = open(directory, Self.unnamed | O_RDWR | O_CLOEXEC, 0o600)
+        var fd = open(directory, Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o600)
         if fd < 0 {
             var template = Array((directory.hasSuffix("/") ? directory : directory + "/").utf8CString.dropLast()) + Array("larder-spool-XXXXXX".utf8CString)
             fd = mkstemp(&template)
@@ -37,7 +37,7 @@ public final class BodyFile: Sendable {
     }
 
     /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.
-    private static let unnamed: Int32 = 0o20000000 | O_DIRECTORY
+    public static let unnamedFileFlag: Int32 = 0o20000000 | O_DIRECTORY
 
     /// Reads up to `buffer.count` bytes at `offset`; how many (0 at the end, -1 on failure).
     public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int) -> Int {

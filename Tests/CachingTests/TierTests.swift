@@ -138,6 +138,26 @@ private struct SeededRandom {
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/tmp").isEmpty)
     }
 
+    /// Both ways a file is written (unnamed, then linked to its name; or a named temporary
+    /// file, renamed): a new entry and its replacement read back whole, and nothing else stays.
+    @Test(arguments: [true, false])
+    func anEntryIsWrittenAndReplacedWithNoOtherFileLeft(unnamed: Bool) async throws {
+        let directory = temporaryDirectory()
+        let disk = try DiskTier(directory: directory, budget: 1 << 20, loadsIndex: true, unnamedFiles: unnamed)
+        #expect(disk.makesUnnamedFiles == unnamed)  // this machine's file system makes unnamed files
+        disk.write("key", sample)
+        await disk.waitForWrites()
+        let newer = entry([("ETag", "\"b\"")], requested: 20, received: 21, body: "{\"temperature\":4.0}")
+        disk.write("key", newer)
+        await disk.waitForWrites()
+
+        #expect(await disk.read("key") == newer)
+        let hash = DiskTier.name("key").hex
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/\(hash.prefix(2))") == [hash])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: "\(directory)/tmp").isEmpty)
+        #expect(await (try DiskTier(directory: directory, budget: 1 << 20)).read("key") == newer)
+    }
+
     /// The path is written byte by byte into one string: it must read as the plain joining.
     @Test func aFilePathIsTheFolderTheTwoDigitSubfolderAndTheName() {
         let name = DiskTier.name("balance")
