@@ -125,12 +125,16 @@ extension DiskTier {
         return 0
     }
 
-    /// Whether an unnamed file can be made in `folder` and named through `/proc/self/fd`.
-    static func canMakeUnnamedFiles(in folder: String) -> Bool {
-        let fd = open(folder, BodyFile.unnamedFileFlag | O_WRONLY | O_CLOEXEC, 0o644)
+    /// Whether an unnamed file can be made in the temporary folder and named through
+    /// `/proc/self/fd`: tried once, the name removed again.
+    static func canMakeUnnamedFiles(in directory: String) -> Bool {
+        let fd = open(directory + "/tmp", BodyFile.unnamedFileFlag | O_WRONLY | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return access("/proc/self/fd/\(fd)", F_OK) == 0
+        let name = "\(directory)/tmp/probe-\(String(UInt64.random(in: .min ... .max), radix: 16))"
+        guard linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0 else { return false }
+        unlink(name)
+        return true
     }
 
     private static func isFull(_ error: Int32) -> Bool { error == ENOSPC || error == EDQUOT }

@@ -116,10 +116,10 @@ public final class DiskTier: Sendable {
         self.inform = inform
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         identity.withLock { $0 = DirectoryIdentity(directory) }
-        makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory + "/tmp")
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
+        makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory)
         if loadsIndex { DispatchQueue(label: "larder.disk.load", qos: .utility).async { [self] in loadIndex() } }
     }
 
