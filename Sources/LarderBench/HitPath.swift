@@ -34,8 +34,8 @@ enum HitPath {
         var settings = try ServeSettings.resolve(flags: flags, environment: [:])
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
         // Kept running until the process exits, like the service.
-        let simulator = settings.demo ? try DemoUpstreams.start(for: &settings, logger: Logger(label: "larder")) : nil
-        defer { withExtendedLifetime(simulator) {} }
+        let demo = settings.demo ? try DemoUpstreams.start(for: &settings, logger: Logger(label: "larder")) : nil
+        defer { withExtendedLifetime(demo) {} }
         let service = LarderService(settings: settings)
         try service.start()
         guard let port = service.server?.port else { fatalError("no port") }
