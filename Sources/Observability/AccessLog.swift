@@ -82,11 +82,16 @@ public struct AccessLog: Sendable {
         }(), source: "larder")
     }
 
-    /// The `dur` of the `upstream` metric in a Server-Timing value.
+    /// The `dur` of the `upstream` metric in a Server-Timing value. Split on its bytes: split
+    /// by Characters it cost 27,600 instructions per logged miss, three quarters of the access
+    /// line, and on its bytes 9,800 (callgrind, `larder-bench miss-path` 300 and 900 at `info`).
     static func upstreamMilliseconds(_ timing: String) -> Double? {
-        guard let metric = timing.split(separator: ",").first(where: { $0.trimmingOWS().hasPrefix("upstream;") }),
-              let duration = metric.split(separator: ";").first(where: { $0.trimmingOWS().hasPrefix("dur=") }) else { return nil }
-        return Double(duration.trimmingOWS().dropFirst(4))
+        func members(_ text: Substring, _ separator: UInt8) -> LazyMapSequence<[Substring.UTF8View], Substring> {
+            text.utf8.split(separator: separator).lazy.map { Substring($0).trimmingOWS() }
+        }
+        guard let metric = members(timing[...], UInt8(ascii: ",")).first(where: { $0.utf8.starts(with: "upstream;".utf8) }),
+              let duration = members(metric, UInt8(ascii: ";")).first(where: { $0.utf8.starts(with: "dur=".utf8) }) else { return nil }
+        return Double(Substring(duration.utf8.dropFirst(4)))
     }
 }
 
