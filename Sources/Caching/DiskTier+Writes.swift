@@ -56,16 +56,19 @@ extension DiskTier {
         guard fd >= 0 else { return Self.isFull(errno) ? .full : nil }
         defer { close(fd) }
         var failure = fill(fd)
-        let link = "/proc/self/fd/\(fd)"
-        if failure == 0, linkat(AT_FDCWD, link, AT_FDCWD, path, AT_SYMLINK_FOLLOW) != 0 {
-            failure = errno
-            if failure == EEXIST {
-                let temporary = "\(directory)/tmp/\(temporaryNames.next())"
-                failure = linkat(AT_FDCWD, link, AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) != 0 ? errno : rename(temporary, path) != 0 ? errno : 0
-                if failure != 0 { unlink(temporary) }
-            }
+        if failure == 0 { failure = Self.name(fd, path) }
+        if failure == EEXIST {
+            let temporary = "\(directory)/tmp/\(temporaryNames.next())"
+            failure = Self.name(fd, temporary)
+            if failure == 0, rename(temporary, path) != 0 { failure = errno }
+            if failure != 0 { unlink(temporary) }
         }
         return failure == 0 ? .written : Self.isFull(failure) ? .full : .failed
+    }
+
+    /// Gives the unnamed file `fd` the name `path`: 0, or the errno it failed with.
+    private static func name(_ fd: Int32, _ path: String) -> Int32 {
+        linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 ? 0 : errno
     }
 
     /// temp file → `fill` → rename.
@@ -126,14 +129,13 @@ extension DiskTier {
     }
 
     /// Whether an unnamed file can be made in the temporary folder and named through
-    /// `/proc/self/fd`: tried once, the name removed again.
-    static func canMakeUnnamedFiles(in directory: String) -> Bool {
+    /// `/proc/self/fd`: tried once, as `temporary`, which is removed again.
+    static func canMakeUnnamedFiles(in directory: String, as temporary: String) -> Bool {
         let fd = open(directory + "/tmp", BodyFile.unnamedFileFlag | O_WRONLY | O_CLOEXEC, 0o644)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        let name = "\(directory)/tmp/probe-\(String(UInt64.random(in: .min ... .max), radix: 16))"
-        guard linkat(AT_FDCWD, "/proc/self/fd/\(fd)", AT_FDCWD, name, AT_SYMLINK_FOLLOW) == 0 else { return false }
-        unlink(name)
+        guard name(fd, temporary) == 0 else { return false }
+        unlink(temporary)
         return true
     }
 

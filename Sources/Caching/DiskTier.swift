@@ -13,8 +13,8 @@ import Locking
 /// the key in two-character subfolders, bounded by bytes, surviving restarts.
 ///
 /// Writes fill an unnamed or temporary file and name it once whole, so a reader sees a whole
-/// old entry or a whole new one. Every read checks the checksum; a bad file is deleted and reported as a
-/// miss. Files found at start are indexed in the background (`DiskTier+Loading`). Writes,
+/// old entry or a whole new one. Every read checks the checksum; a bad file is deleted and
+/// reported as a miss. Files found at start are indexed in the background (`DiskTier+Loading`). Writes,
 /// removals and any read that would wait for the disk run on Dispatch queues of its own,
 /// never on an event loop or Swift's cooperative pool; an event loop reads only what the
 /// page cache holds, from a file it keeps open between reads (`DiskTier+Files`).
@@ -119,7 +119,7 @@ public final class DiskTier: Sendable {
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
-        makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory)
+        makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory, as: "\(directory)/tmp/\(temporaryNames.next())")
         if loadsIndex { DispatchQueue(label: "larder.disk.load", qos: .utility).async { [self] in loadIndex() } }
     }
 
