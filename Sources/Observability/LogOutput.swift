@@ -63,18 +63,34 @@ public struct LogOutput: LogHandler {
             for field in own { line.append(rendered: field.rendered) }
             return line.finish(into: sink)
         }
-        // The event's fields in key order (positions, so no key is hashed again), merged with
-        // the handler's, already sorted.
-        var order = Array(fields.indices)
-        order.sort { fields[$0].key < fields[$1].key }
+        // The event's fields in key order, merged with the handler's, already sorted. Their
+        // keys and indices are sorted in place on the stack, each value read once as it is
+        // written: sorting the dictionary's indices, each comparison reading both entries
+        // back, cost 2,700 instructions per access line (callgrind toggled on
+        // `EventLoop.service`, `larder-bench hit-path` at `info`).
         var next = 0
-        for index in order {
-            let (key, value) = fields[index]
-            while next < own.count, own[next].key <= key {
-                if own[next].key != key { line.append(rendered: own[next].rendered) }
-                next += 1
+        withUnsafeTemporaryAllocation(of: (key: String, index: Logger.Metadata.Index).self, capacity: fields.count) { sorted in
+            let entries = sorted.baseAddress!
+            var count = 0
+            var index = fields.startIndex
+            while index != fields.endIndex {
+                let key = fields.keys[index]
+                // Insertion sort: a line has tens of fields at most.
+                var place = count
+                while place > 0, entries[place - 1].key > key { place -= 1 }
+                (entries + place + 1).moveInitialize(from: entries + place, count: count - place)
+                (entries + place).initialize(to: (key, index))
+                count += 1
+                fields.formIndex(after: &index)
             }
-            line.field(key, value)
+            defer { entries.deinitialize(count: count) }
+            for (key, index) in sorted {
+                while next < own.count, own[next].key <= key {
+                    if own[next].key != key { line.append(rendered: own[next].rendered) }
+                    next += 1
+                }
+                line.field(key, fields.values[index])
+            }
         }
         for field in own[next...] { line.append(rendered: field.rendered) }
         line.finish(into: sink)

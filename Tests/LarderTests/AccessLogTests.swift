@@ -44,6 +44,20 @@ import TestSupport
         #expect(written(json: true, .stringConvertible(200)) == "200")
         #expect(written(json: true, .stringConvertible(0.25)) == "0.25")
         #expect(written(json: true, .string("200")) == "\"200\"")
+        // Whole thousandths are written without `description`, and must read as it does.
+        let thousandths = [0, 1, 5, 10, 23, 100, 250, 999, 1_000, 1_005, 1_050, 1_500, 12_500, 999_999_999_999_999]
+            + (0..<2_000).map { _ in Int.random(in: 0..<1_000_000_000) }
+        for whole in thousandths {
+            let number = Double(whole) / 1000
+            #expect(LogLine.thousandths(number) == whole)
+            #expect(written(json: false, .stringConvertible(number)) == number.description)
+            #expect(written(json: true, .stringConvertible(number)) == number.description)
+        }
+        for other in [0.0005, 1.0 / 3, -0.0, -1.5, 1e13, .infinity, .nan] {
+            #expect(LogLine.thousandths(other) == nil, "\(other)")
+        }
+        #expect(written(json: false, .stringConvertible(-0.0)) == "-0.0" && written(json: true, .stringConvertible(1e13)) == (1e13).description)
+        #expect(written(json: false, .stringConvertible(-42)) == "-42" && written(json: true, .stringConvertible(Int.min)) == "\(Int.min)")
         var quoted = LogLine(json: false, level: .warning, label: "t", message: "larder; fwd=miss")
         let line = String(decoding: quoted.finish(), as: UTF8.self)
         #expect(line.hasPrefix("time=") && line.hasSuffix("Z level=warning msg=\"larder; fwd=miss\"\n"))
