@@ -93,7 +93,7 @@ public struct AccessLog: Sendable {
                 var end = out.initialize(fromContentsOf: method.utf8)
                 out[end] = 0x20
                 end += 1
-                end = out[end...].initialize(fromContentsOf: target) 
+                end = out[end...].initialize(fromContentsOf: target)
                 out[end] = 0x20
                 end += 1
                 return DecimalText.withDigits(status) { out[end...].initialize(fromContentsOf: $0) }

@@ -84,7 +84,7 @@ public struct LogOutput: LogHandler {
                 fields.formIndex(after: &index)
             }
             defer { entries.deinitialize(count: count) }
-            for (key, index) in sorted {
+            for (key, index) in UnsafeBufferPointer(start: entries, count: count) {
                 while next < own.count, own[next].key <= key {
                     if own[next].key != key { line.append(rendered: own[next].rendered) }
                     next += 1
