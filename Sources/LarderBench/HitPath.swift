@@ -19,12 +19,18 @@ import Simulator
 /// running in a process of its own (`larder upstream-sim --latency 0`), so its loop is
 /// not counted: the instructions of a miss, from the request to the stored answer.
 ///
+/// `pass-through-miss-path` does the same through a pass-through route (`/storm` to the
+/// origin given, which any path of answers 200), a new path in every request: the miss a
+/// gateway's storm is made of, with no upstream format to decode.
+///
 /// `disk-hit-path` fetches 200 places, waits until they are on disk, then asks for them in
 /// turn through a memory tier too small to keep them: every counted request is a disk hit.
 enum HitPath {
-    static func run(requests: Int, logLevel: String, missesFrom simulator: String? = nil, fromDisk: Bool = false) throws {
+    static func run(requests: Int, logLevel: String, missesFrom simulator: String? = nil, passThroughTo origin: String? = nil,
+                    fromDisk: Bool = false) throws {
         var flags = ["port": "0", "log.level": logLevel, "cache.dir": NSTemporaryDirectory() + "larder-hit-path-\(getpid())"]
         if fromDisk { flags["memory.limit"] = "16KiB" }
+        if let origin { flags["routes"] = "/storm=\(origin)" }
         if let simulator {
             flags["weather.url"] = simulator + "/v1/forecast"
             flags["balance.url"] = simulator + "/balance"
@@ -42,6 +48,13 @@ enum HitPath {
         let client = try LoopbackClient(port: port)
         func request(_ place: String) -> [UInt8] {
             Array("GET /weather?\(place) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
+        }
+        if origin != nil {
+            for i in 0..<(requests + 1) {
+                try client.exchange(Array("GET /storm/\(i) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8))
+            }
+            print("pass-through miss path: \(requests) misses through 127.0.0.1:\(port), log level \(logLevel)")
+            return
         }
         if fromDisk {
             let places = (0..<200).map { request("lat=\(10 + $0 / 100).\(String($0 % 100 + 100).dropFirst())&lon=13.41") }

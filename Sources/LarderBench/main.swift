@@ -19,6 +19,23 @@ func blocking(_ work: @escaping @Sendable () async throws -> Void) {
 
 func argument(_ index: Int) -> String? { arguments.count > index ? arguments[index] : nil }
 
+/// The argument at `index`, or the usage printed and the process ended.
+func required(_ index: Int, usage: String) -> String {
+    guard let value = argument(index) else {
+        print("usage: larder-bench \(usage)")
+        exit(1)
+    }
+    return value
+}
+
+/// Runs synchronous work that may fail, ending the process with the failure printed.
+func throwing(_ work: () throws -> Void) {
+    do { try work() } catch {
+        print("larder-bench: \(error)")
+        exit(1)
+    }
+}
+
 switch arguments.first {
 case "upstream-overhead":
     blocking { try await UpstreamOverhead.run(count: Int(argument(1) ?? "") ?? 1000, url: argument(2)) }
@@ -35,27 +52,19 @@ case "pieces":
 case "memory-hit":
     blocking { await MemoryHit.run(iterations: Int(argument(1) ?? "") ?? 1_000_000) }
 case "hit-path":
-    do { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning") } catch {
-        print("larder-bench: \(error)")
-        exit(1)
-    }
+    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning") }
 case "disk-hit-path":
-    do { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning", fromDisk: true) } catch {
-        print("larder-bench: \(error)")
-        exit(1)
-    }
+    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning", fromDisk: true) }
 case "miss-path":
-    guard let simulator = argument(2) else {
-        print("usage: larder-bench miss-path REQUESTS SIMULATOR-URL [log level]")
-        exit(1)
-    }
-    do { try HitPath.run(requests: Int(argument(1) ?? "") ?? 1000, logLevel: argument(3) ?? "warning", missesFrom: simulator) } catch {
-        print("larder-bench: \(error)")
-        exit(1)
-    }
+    let simulator = required(2, usage: "miss-path REQUESTS SIMULATOR-URL [log level]")
+    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 1000, logLevel: argument(3) ?? "warning", missesFrom: simulator) }
+case "pass-through-miss-path":
+    let origin = required(2, usage: "pass-through-miss-path REQUESTS ORIGIN-URL [log level]")
+    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 1000, logLevel: argument(3) ?? "warning", passThroughTo: origin) }
 default:
     print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | pieces [iterations] | memory-accounting [entries]"
           + " | fill-disk directory count origin"
-          + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | miss-path requests simulator-url [log level]")
+          + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | miss-path requests simulator-url [log level]"
+          + " | pass-through-miss-path requests origin-url [log level]")
 }
 exit(0)
