@@ -188,6 +188,8 @@ extension AccessLogLevelTests {
                 #expect(places.allSatisfy { $0 != nil } && places.map { $0! } == places.map { $0! }.sorted(), "\(ownLine)")
             }
             #expect(lines[0].contains(format == .json ? "\"upstream_ms\":12.5" : " upstream_ms=12.5"))
+            // A thread's lines share their fields from one line to the next: the miss's extra key stays with the miss.
+            #expect(lines[2...].allSatisfy { !$0.contains("upstream_ms") })
             #expect(lines[2].contains(format == .json ? "\"cache_status\":\"larder; hit; ttl=12; detail=memory\"" : " cache_status=\"larder; hit; ttl=12; detail=memory\""))
             #expect(lines[4].contains("level=error") || lines[4].contains("\"level\":\"error\""))
         }
@@ -219,5 +221,24 @@ extension AccessLogLevelTests {
         _ = quiet.wrap(router)(HTTPRequest(method: .get, target: "/weather?miss"))
         _ = quiet.wrap(router)(HTTPRequest(method: .get, target: "/weather?late"))
         #expect(recorded.all.count == 3 && recorded.all.last?.level == .error)
+    }
+}
+
+/// A thread reuses its access fields from one line to the next, so a handler that keeps each
+/// event's fields, as one that ships its lines later would, must still see each line as it was.
+extension AccessLogLevelTests {
+    @Test func aHandlerThatKeepsEachLinesFieldsSeesThemUnchangedByLaterLines() throws {
+        let recorded = RecordedLog()
+        let log = AccessLog(logger: recorded.logger(level: .info), series: RequestSeries(routes: ["/weather"]))
+        let queries = ["hit", "miss", "late", "hit"]
+        for (n, query) in queries.enumerated() {
+            let request = HTTPRequest(method: .get, target: "/weather?\(query)", headers: [("X-Request-Id", "keep-\(n)")])
+            _ = log.wrap(Self.weatherRouter())(request)
+        }
+        let fields = recorded.all.map(\.given)
+        try #require(fields.count == queries.count)
+        #expect(fields.map { $0["request_id"]?.description } == ["keep-0", "keep-1", "keep-2", "keep-3"])
+        #expect(fields.map { $0["status"]?.description } == ["200", "200", "502", "200"])
+        #expect(fields.map { $0["upstream_ms"]?.description } == [nil, "12.5", nil, nil])
     }
 }

@@ -8,6 +8,9 @@ final class RecordedLog: Sendable {
         let level: Logger.Level
         let message: String
         let metadata: [String: String]
+        /// The event's own fields as given, kept as they are, as a handler that ships its
+        /// lines later would keep them.
+        let given: Logger.Metadata
     }
     private let lines = Locked<[Line]>([])
 
@@ -40,7 +43,8 @@ final class RecordedLog: Sendable {
 
         func log(event: LogEvent) {
             let merged = metadata.merging(event.metadata ?? [:]) { $1 }
-            sink.append(Line(level: event.level, message: event.message.description, metadata: merged.mapValues(\.description)))
+            sink.append(Line(level: event.level, message: event.message.description, metadata: merged.mapValues(\.description),
+                             given: event.metadata ?? [:]))
         }
     }
 }
