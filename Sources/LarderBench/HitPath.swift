@@ -46,18 +46,18 @@ enum HitPath {
         try service.start()
         guard let port = service.server?.port else { fatalError("no port") }
         let client = try LoopbackClient(port: port)
-        func request(_ place: String) -> [UInt8] {
-            Array("GET /weather?\(place) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
+        func request(_ target: String) -> [UInt8] {
+            Array("GET \(target) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8)
         }
         if origin != nil {
             for i in 0..<(requests + 1) {
-                try client.exchange(Array("GET /storm/\(i) HTTP/1.1\r\nHost: bench\r\nUser-Agent: wrk\r\n\r\n".utf8))
+                try client.exchange(request("/storm/\(i)"))
             }
             print("pass-through miss path: \(requests) misses through 127.0.0.1:\(port), log level \(logLevel)")
             return
         }
         if fromDisk {
-            let places = (0..<200).map { request("lat=\(10 + $0 / 100).\(String($0 % 100 + 100).dropFirst())&lon=13.41") }
+            let places = (0..<200).map { request("/weather?lat=\(10 + $0 / 100).\(String($0 % 100 + 100).dropFirst())&lon=13.41") }
             for place in places { try client.exchange(place) }
             blocking { await service.waitForDiskWrites() }
             for i in 0..<requests { try client.exchange(places[i % places.count]) }
@@ -66,7 +66,7 @@ enum HitPath {
         }
         guard simulator != nil else {
             // The first asks the simulator; the rest are memory hits.
-            let hot = request("lat=52.52&lon=13.41")
+            let hot = request("/weather?lat=52.52&lon=13.41")
             for _ in 0..<(requests + 1) { try client.exchange(hot) }
             print("hit path: \(requests) memory hits through 127.0.0.1:\(port), log level \(logLevel)")
             return
@@ -75,7 +75,7 @@ enum HitPath {
         // outside the counted loop) makes callgrind's cache simulation count a cold miss.
         var evict = [UInt8](repeating: 0, count: (Int(ProcessInfo.processInfo.environment["LARDER_BENCH_EVICT"] ?? "") ?? 0) << 20)
         for i in 0..<(requests + 1) {
-            try client.exchange(request("lat=\(-80 + i / 100).\(String(i % 100 + 100).dropFirst())&lon=13.41"))
+            try client.exchange(request("/weather?lat=\(-80 + i / 100).\(String(i % 100 + 100).dropFirst())&lon=13.41"))
             for j in stride(from: 0, to: evict.count, by: 64) { evict[j] &+= 1 }
         }
         print("miss path: \(requests) misses through 127.0.0.1:\(port), log level \(logLevel)")
