@@ -9,6 +9,7 @@ front of one static nginx origin serving a 100 MiB and a 1 GiB file (fresh for a
 - A 1 GiB miss (a query no round asked before, so both caches miss): time to first byte
   against the origin's own, measured the same way straight after (the median of the
   rounds' differences), the whole transfer's time, and the peak RSS while it streams.
+- Each cell begins once the disk has written what the cells before it left (`sync`).
 
 Larder runs as shipped in compose (--memory-limit 64MiB, --disk-limit 1GiB, two event loops,
 logs at warning to keep the terminal quiet); its pass-through route is `/`. nginx uses
@@ -102,8 +103,17 @@ def cache_status(port, path):
         return response.headers.get("Cache-Status") or response.headers.get("X-Cache-Status") or ""
 
 
+def settled():
+    """Waits until the disk has written what earlier cells left dirty (a 1 GiB miss leaves
+    gigabytes: the origin's file read, each cache's copy), so that a cell measures its server
+    rather than the writeback of the cell before, which swung both servers' first bytes
+    from under 1 ms to 2-4 ms."""
+    os.sync()
+
+
 def from_cache(name, proc, port, clients):
     """The 100 MiB object to `clients` curls at once: aggregate MB/s and the peak RSS."""
+    settled()
     sampler = PeakRSS(proc.pid)
     began = time.perf_counter()
     procs = [subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w", "%{size_download} %{http_code}", f"http://127.0.0.1:{port}/big-100m"],
@@ -150,6 +160,7 @@ def main():
                     print(f"    {name:18} 100 MiB from cache, {clients} client(s): {rate:8.0f} MB/s, peak RSS {peak:.1f} MiB")
             for name, proc, port in peers:
                 path = f"/big-1g?round={rep}"
+                settled()
                 sampler = PeakRSS(proc.pid)
                 size, first, total, status = curl(port, path)
                 peak = sampler.stop()
