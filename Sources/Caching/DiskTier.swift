@@ -89,10 +89,10 @@ public final class DiskTier: Sendable {
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = OrderedWork(label: "larder.disk.write")
     let temporaryNames = TemporaryNames()
-    /// How entries' unnamed files are named once whole (`DiskTier+Writes`); nil: entries
-    /// are written as named temporary files. The file system must allow `O_TMPFILE`, and
-    /// naming needs either `CAP_DAC_READ_SEARCH` or `/proc`, which a container may lack.
-    let unnamedFileNaming: UnnamedFileNaming?
+    /// Whether entries are written as unnamed files named once whole (`DiskTier+Writes`):
+    /// the file system must allow `O_TMPFILE` and `/proc` must be mounted, which a container
+    /// may not have.
+    let makesUnnamedFiles: Bool
 
     /// Opens (creating if needed) the directory and drops leftover temporary files. The index
     /// of the files already there is built in the background (`DiskTier+Loading`): the tier
@@ -107,8 +107,7 @@ public final class DiskTier: Sendable {
     /// `loadsIndex` false: the load is left to the caller (tests drive its steps).
     init(directory: String, budget: Int, writeQueueLimit: Int = DiskTier.defaultWriteQueueLimit,
          openFileLimit: Int = DiskTier.defaultOpenFileLimit, report: @escaping @Sendable (String) -> Void = { _ in },
-         inform: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool,
-         unnamedFiles: [UnnamedFileNaming] = UnnamedFileNaming.allCases) throws {
+         inform: @escaping @Sendable (String) -> Void = { _ in }, loadsIndex: Bool, unnamedFiles: Bool = true) throws {
         self.directory = directory
         self.budget = budget
         self.writeQueueLimit = writeQueueLimit
@@ -120,8 +119,7 @@ public final class DiskTier: Sendable {
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
             unlink(directory + "/tmp/" + leftover)
         }
-        let probe = "\(directory)/tmp/\(temporaryNames.next())"
-        unnamedFileNaming = unnamedFiles.first { Self.canName(unnamedFilesIn: directory, as: probe, by: $0) }
+        makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory, as: "\(directory)/tmp/\(temporaryNames.next())")
         if loadsIndex { DispatchQueue(label: "larder.disk.load", qos: .utility).async { [self] in loadIndex() } }
     }
 
