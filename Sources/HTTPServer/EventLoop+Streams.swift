@@ -1,4 +1,7 @@
 import HTTPCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Connections sending a body still arriving (`BodyStream`): when a connection has sent all
 /// of it there is so far, it waits for the stream rather than for its socket, and the stream
@@ -16,6 +19,12 @@ extension EventLoop {
         }
         guard waits else { return .done(0) }
         connection.awaitingStream = true
+        // The client was just sent all there is (a streamed answer's head, at first) while this
+        // loop goes on relaying the body: give the core away once, so the client reads now
+        // rather than at the next scheduler tick. A streamed 1 GiB miss's first byte over the
+        // origin's, five interleaved runs of `bench/large.py` each: medians 0.46–0.64 ms with
+        // the yield, 0.16–1.53 ms without (rounds over 1.5 ms: 2 of 25 against 9 of 25).
+        if idleStrategy == .yieldThenSleep { sched_yield() }
         return .wouldBlock
     }
 
