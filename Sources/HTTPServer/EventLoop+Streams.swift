@@ -20,10 +20,11 @@ extension EventLoop {
         guard waits else { return .done(0) }
         connection.awaitingStream = true
         // The client was just sent all there is (a streamed answer's head, at first) while this
-        // loop goes on relaying the body: give the core away once, so the client reads now
-        // rather than at the next scheduler tick. A streamed 1 GiB miss's first byte over the
-        // origin's, five interleaved runs of `bench/large.py` each: medians 0.46–0.64 ms with
-        // the yield, 0.16–1.53 ms without (rounds over 1.5 ms: 2 of 25 against 9 of 25).
+        // loop goes on relaying the body: give the core away once, so the client can read now
+        // rather than at the next scheduler tick. With a third process busy on the two cores (a
+        // packet capture), a streamed 1 GiB miss's first byte over the origin's, five
+        // interleaved runs of `bench/large.py` each: medians 0.46–0.64 ms with the yield,
+        // 0.16–1.53 ms without; with nothing else running, three pairs did not separate.
         if idleStrategy == .yieldThenSleep { sched_yield() }
         return .wouldBlock
     }
