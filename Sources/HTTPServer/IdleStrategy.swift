@@ -7,8 +7,9 @@ public enum IdleStrategy: Sendable {
     case sleep
     /// After a turn that heard from a caller (read a request's bytes, accepted a connection),
     /// give the core away once (`sched_yield`) before looking again, then sleep if nothing is
-    /// ready; and once when a connection starts waiting for more of a streamed body. A loop under load always finds events, so the kernel would take its core only
-    /// at a scheduler tick; a client on the same host or Larder's own disk and log writers
-    /// would wait that long (`TurnYielding`, which also stops yielding to CPU-bound work).
+    /// ready; and once when a connection starts waiting for more of a streamed body. A loop
+    /// under load always finds events, so the kernel would take its core only at a scheduler
+    /// tick; a client on the same host or Larder's own disk and log writers would wait that
+    /// long (`TurnYielding`, which also stops yielding to CPU-bound work).
     case yieldThenSleep
 }
