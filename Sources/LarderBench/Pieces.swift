@@ -67,11 +67,13 @@ enum Pieces {
         let route = series.route(matched: 0, passThrough: false)
         let registry = PrometheusCollectorRegistry()
         let buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map { Duration.milliseconds($0 * 1000) }
+        let requests = MetricNameDescriptor(metricName: "larder_http_requests", unitName: "total", helpText: "Requests.")
+        let durations = MetricNameDescriptor(metricName: "larder_http_request_duration", unitName: "seconds", helpText: "Durations.")
         compare("RequestSeries: a request's count and duration", n,
                 { i in series.record(route, status: 200, result: .hit, nanoseconds: i % 100_000) },
                 { i in
-                    registry.makeCounter(name: "larder_http_requests_total", labels: [("route", "/weather"), ("status", "200")]).increment()
-                    registry.makeDurationHistogram(name: "larder_http_request_duration_seconds", labels: [("route", "/weather"), ("result", "hit")],
+                    registry.makeCounter(descriptor: requests, labels: [("route", "/weather"), ("status", "200")]).increment()
+                    registry.makeDurationHistogram(descriptor: durations, labels: [("route", "/weather"), ("result", "hit")],
                                                    buckets: buckets).recordNanoseconds(Int64(i % 100_000))
                 })
     }

@@ -38,12 +38,9 @@ public final class LarderMetrics: Sendable {
 
     public init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false) {
         self.sharedTier = sharedTier
-        registry.makeGauge(name: MetricFamily.cacheLimit.name, labels: [("tier", "memory")], help: MetricFamily.cacheLimit.help)
-            .set(Double(memoryLimit))
-        registry.makeGauge(name: MetricFamily.cacheLimit.name, labels: [("tier", "disk")], help: MetricFamily.cacheLimit.help)
-            .set(Double(diskLimit))
-        registry.makeGauge(name: MetricFamily.buildInfo.name, labels: [("version", Version.current)], help: MetricFamily.buildInfo.help)
-            .set(Double(1))
+        gauge(.cacheLimit, [("tier", "memory")]).set(Double(memoryLimit))
+        gauge(.cacheLimit, [("tier", "disk")]).set(Double(diskLimit))
+        gauge(.buildInfo, [("version", Version.current)]).set(Double(1))
         // Both results from the start, so an alert sees a process's first failure as an increase.
         for result in ["success", "failure"] { _ = counter(.configReloads, [("result", result)]) }
         gauge(.configLastReloadSuccess).set(Date().timeIntervalSince1970)
@@ -56,11 +53,11 @@ public final class LarderMetrics: Sendable {
     }
 
     func counter(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Counter {
-        registry.makeCounter(name: family.name, labels: labels, help: family.help)
+        registry.makeCounter(descriptor: family.descriptor, labels: labels)
     }
 
     private func gauge(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Gauge {
-        registry.makeGauge(name: family.name, labels: labels, help: family.help)
+        registry.makeGauge(descriptor: family.descriptor, labels: labels)
     }
 
     /// The counters of one part of an aggregate: the same cells for the same labels in every
@@ -150,8 +147,8 @@ public final class LarderMetrics: Sendable {
     /// fetch (sorting labels, fixing help text) cost a miss thousands of instructions.
     private func makeUpstreamSeries(_ key: UpstreamSeriesKey) -> (Counter, DurationHistogram) {
         let made = (counter(.upstreamRequests, [("upstream", key.upstream), ("outcome", key.outcome)]),
-                    registry.makeDurationHistogram(name: MetricFamily.upstreamDuration.name, labels: [("upstream", key.upstream)],
-                                                   buckets: Self.upstreamBuckets, help: MetricFamily.upstreamDuration.help))
+                    registry.makeDurationHistogram(descriptor: MetricFamily.upstreamDuration.descriptor, labels: [("upstream", key.upstream)],
+                                                   buckets: Self.upstreamBuckets))
         upstreamSeries.withLock { $0[key] = made }
         return made
     }

@@ -1,3 +1,5 @@
+import Prometheus
+
 /// Every metric family Larder exports, with the help text `/metrics` prints for it: the one
 /// list of names, so no family goes out without `# HELP` and a dashboard or alert can be
 /// checked against it. Labels are bounded: route, status, tier, result, upstream, outcome.
@@ -28,6 +30,10 @@ enum MetricFamily: String, CaseIterable, Sendable {
     case aggregateParts = "larder_aggregate_parts_total"
 
     var name: String { rawValue }
+
+    /// The family as swift-prometheus takes it: the whole name, unit suffix included, as the
+    /// metric's name, so the exported name is exactly `name`.
+    var descriptor: MetricNameDescriptor { MetricNameDescriptor(metricName: name, unitName: "", helpText: help) }
 
     var help: String {
         switch self {
