@@ -15,11 +15,7 @@ extension EventLoop {
     /// upstream's reply, a timer) sleeps at once: yielding there, just after a miss's answer
     /// went out and the disk writer was woken, made the miss's caller wait longer.
     func yieldBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
-        let start = MonotonicClock.nanoseconds()
-        if turnYielding.isDue(at: start) {
-            sched_yield()
-            turnYielding.yielded(at: start, backAt: MonotonicClock.nanoseconds())
-        }
+        yieldCore()
         // One look without waiting, and one more yield before sleeping when it finds nothing:
         // the caller just answered often sends its next request in that moment. Without them a
         // hot-key memory hit cost 15.9–16.1 µs of server CPU against 14.5–15.1 (wrk, 64
@@ -28,5 +24,14 @@ extension EventLoop {
         if ready != 0 { return ready }
         sched_yield()
         return epoll_wait(epfd, events, Self.maxEvents, wait)
+    }
+
+    /// Gives the core away (`sched_yield`) unless `turnYielding` pauses yields, which it does
+    /// after a yield that met CPU-bound work and came back late.
+    func yieldCore() {
+        let start = MonotonicClock.nanoseconds()
+        guard turnYielding.isDue(at: start) else { return }
+        sched_yield()
+        turnYielding.yielded(at: start, backAt: MonotonicClock.nanoseconds())
     }
 }

@@ -25,7 +25,7 @@ extension EventLoop {
         // packet capture), a streamed 1 GiB miss's first byte over the origin's, five
         // interleaved runs of `bench/large.py` each: medians 0.46–0.64 ms with the yield,
         // 0.16–1.53 ms without; with nothing else running, three pairs did not separate.
-        if idleStrategy == .yieldThenSleep { sched_yield() }
+        if idleStrategy == .yieldThenSleep { yieldCore() }
         return .wouldBlock
     }
 
