@@ -14,10 +14,10 @@ public enum CacheTags {
     static func of(_ key: CacheKey, headers: HTTPHeaders) -> [String] {
         var tags = [String(key.route)]
         for field in headers {
-            switch field.name.lowercased() {
-            case "surrogate-key": tags += field.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-            case "cache-tag": tags += field.value.split(separator: ",").map { String($0.trimmingOWS()) }.filter { !$0.isEmpty }
-            default: continue
+            if HTTPHeaders.namesEqual(field.name, "surrogate-key") {
+                tags += field.value.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+            } else if HTTPHeaders.namesEqual(field.name, "cache-tag") {
+                tags += field.value.listMembers().map(String.init)
             }
         }
         var seen = Set<String>()

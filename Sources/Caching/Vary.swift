@@ -14,9 +14,9 @@ public struct Vary: Sendable, Equatable {
         var names = Set<String>()
         var star = false
         for value in fieldValues {
-            for member in value.split(separator: ",") {
-                let name = member.trimmingOWS().lowercased()
-                if name == "*" { star = true } else if !name.isEmpty { names.insert(name) }
+            for member in value.listMembers() {
+                let name = member.lowercased()
+                if name == "*" { star = true } else { names.insert(name) }
             }
         }
         self.names = names.sorted()

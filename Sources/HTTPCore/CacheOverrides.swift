@@ -35,12 +35,12 @@ public struct CacheOverrides: OptionSet, Sendable, Hashable {
                 continue
             }
             var members: [Substring] = []
-            for member in field.value.split(separator: ",") {
+            for member in field.value.listMembers() {
                 // `private="Field"` and `no-cache="Field"` are the same directives, qualified.
                 let name = member.split(separator: "=", maxSplits: 1).first?.trimmingOWS().lowercased() ?? ""
                 if name == "private", contains(.private) { ignored.insert(.private); continue }
                 if name == "no-cache", contains(.noCache) { ignored.insert(.noCache); continue }
-                members.append(member.trimmingOWS())
+                members.append(member)
             }
             if !members.isEmpty { kept.add(field.name, members.joined(separator: ", ")) }
         }

@@ -10,10 +10,7 @@ public enum EntityTag {
     /// `etag` weakly; `*` matches any current representation.
     public static func ifNoneMatch(_ fields: [String], matches etag: String) -> Bool {
         for field in fields {
-            for candidate in field.split(separator: ",") {
-                let tag = candidate.trimmingOWS()
-                if tag == "*" || weaklyEqual(tag, etag) { return true }
-            }
+            for tag in field.listMembers() where tag == "*" || weaklyEqual(tag, etag) { return true }
         }
         return false
     }

@@ -95,9 +95,7 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
 
     /// The comma-separated members of every field of this name (RFC 9110 §5.6.1), trimmed, empties dropped.
     public func listValues(_ name: String) -> [Substring] {
-        values(name).flatMap { value in
-            value.split(separator: ",").map { $0.trimmingOWS() }.filter { !$0.isEmpty }
-        }
+        values(name).flatMap { $0.listMembers() }
     }
 
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {

@@ -11,9 +11,7 @@ public enum HopByHop {
         // What `Connection` names: almost always nothing, so no list is made.
         var listed: [String] = []
         for field in fields where HTTPHeaders.namesEqual(field.name, "connection") {
-            for token in field.value.split(separator: ",") {
-                listed.append(token.trimmingOWS().lowercased())
-            }
+            for token in field.value.listMembers() { listed.append(token.lowercased()) }
         }
         @inline(__always) func isNamed(_ name: String, in list: [String]) -> Bool { list.contains { HTTPHeaders.namesEqual(name, $0) } }
         return fields.filter { !isNamed($0.name, in: names) && !isNamed($0.name, in: dropping) && !isNamed($0.name, in: listed) }

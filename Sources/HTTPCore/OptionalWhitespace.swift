@@ -1,5 +1,5 @@
-/// OWS (RFC 9110 §5.6.3): the one way every module trims spaces and tabs around field
-/// values and list members.
+/// OWS (RFC 9110 §5.6.3) and lists (§5.6.1): the one way every module trims spaces and tabs
+/// around field values and splits a field's list into its members.
 extension StringProtocol {
     /// Drops optional whitespace (SP, HTAB) at both ends. On the bytes, as OWS is defined:
     /// by Characters, it cost more than the rest of parsing a stored entry's Cache-Control.
@@ -16,5 +16,16 @@ extension StringProtocol {
             end = last
         }
         return text[start..<end]
+    }
+
+    /// The members of a comma-separated list (RFC 9110 §5.6.1), trimmed of OWS, empty ones
+    /// dropped as a recipient must. Split on the comma's byte, as the grammar says: split by
+    /// Characters, a comma followed by a combining mark would not separate, and the one
+    /// `Connection: keep-alive` of a pass-through miss cost 3,000 instructions.
+    public func listMembers() -> [Substring] {
+        Substring(self).utf8.split(separator: UInt8(ascii: ",")).compactMap { bytes in
+            let member = Substring(bytes).trimmingOWS()
+            return member.isEmpty ? nil : member
+        }
     }
 }

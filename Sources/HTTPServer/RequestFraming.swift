@@ -57,7 +57,7 @@ struct RequestFraming {
 
     /// The lower-cased members of a comma-separated field value.
     static func tokens(_ value: String) -> [String] {
-        value.split(separator: ",").map { $0.trimmingOWS().lowercased() }.filter { !$0.isEmpty }
+        value.listMembers().map { $0.lowercased() }
     }
 }
 

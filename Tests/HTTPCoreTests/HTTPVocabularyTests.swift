@@ -44,6 +44,17 @@ import Testing
         #expect(!HopByHop.contains("Content-Length"))
     }
 
+    /// RFC 9110 §5.6.1: members split on commas, OWS trimmed, empty members ignored.
+    @Test func listMembersAreSplitOnCommasTrimmedAndNeverEmpty() {
+        #expect("a, b,\tc ".listMembers() == ["a", "b", "c"])
+        #expect(", ,a,,  ,b,".listMembers() == ["a", "b"])
+        #expect(" \t ".listMembers().isEmpty)
+        #expect("".listMembers().isEmpty)
+        // A comma is a separator even when a combining mark follows it (one Character with it).
+        #expect("x,\u{301}y".listMembers() == ["x", "\u{301}y"])
+        #expect("é, ü".listMembers() == ["é", "ü"])
+    }
+
     @Test func httpDatesRoundTripInEveryFormTheRFCAccepts() throws {
         #expect(HTTPDate.format(epochSeconds: 784_111_777) == "Sun, 06 Nov 1994 08:49:37 GMT")
         for text in ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT", "Sun Nov  6 08:49:37 1994"] {
