@@ -311,7 +311,7 @@ public final class DiskTier: Sendable {
         let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             writes.add(start: true) { [self] in
-                index.withLock { $0.forget(name) }
+                _ = index.withLock { $0.forget(name) }
                 unlink(path(for: name))
                 continuation.resume()
             }

@@ -24,7 +24,7 @@ public struct FieldLines: Sendable {
     /// a field of an origin's).
     public mutating func add(_ name: String, _ value: String) {
         var name = name
-        name.withUTF8 { add(name: $0) { FieldText.append(value, to: &$0) } }
+        _ = name.withUTF8 { add(name: $0) { FieldText.append(value, to: &$0) } }
     }
 
     @inlinable @discardableResult

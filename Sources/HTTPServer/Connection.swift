@@ -50,7 +50,7 @@ final class Connection {
         self.token = token
         var text = [CChar](repeating: 0, count: 64)
         _ = larder_peer_address(fd, &text, UInt(text.count))
-        clientAddress = String(cString: text)
+        clientAddress = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
         self.parser = parser
         self.state = State(limits: limits, now: now)
     }
