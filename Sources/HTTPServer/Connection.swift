@@ -50,7 +50,8 @@ final class Connection {
         self.token = token
         var text = [CChar](repeating: 0, count: 64)
         _ = larder_peer_address(fd, &text, UInt(text.count))
-        clientAddress = text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        // Up to the first NUL, never past the buffer.
+        clientAddress = text.withUnsafeBytes { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
         self.parser = parser
         self.state = State(limits: limits, now: now)
     }
