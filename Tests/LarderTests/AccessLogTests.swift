@@ -242,3 +242,38 @@ extension AccessLogLevelTests {
         #expect(fields.map { $0["upstream_ms"]?.description } == [nil, "12.5", nil, nil])
     }
 }
+
+/// A thread keeps the sorted order of the last few sets of keys it logged, so each line must
+/// still be in key order when its keys, or their order in the dictionary, differ from the
+/// line before: more sets than are kept, each logged twice in turn.
+extension AccessLogLevelTests {
+    @Test func linesWithOtherKeysOrTheSameKeysInOtherBucketsAreEachInKeyOrder() throws {
+        let pipe = LogSinkTests.Pipe()
+        let sink = LogSink(fd: pipe.write)
+        var output = LogOutput(label: "t", level: .info, format: .text, sink: sink)
+        output.metadata = ["m": "own"]
+        let logger = Logger(label: "t") { _ in output }
+        let names = ["route", "bytes", "zeta", "client", "alpha", "status", "kappa", "n"]
+        var sets: [Logger.Metadata] = []
+        for count in 2...names.count {
+            // Another capacity puts the same keys in other buckets, so the dictionary lists them in another order.
+            for capacity in [0, 64] {
+                var fields = Logger.Metadata(minimumCapacity: capacity)
+                for name in names.prefix(count) { fields[name] = .string(name) }
+                sets.append(fields)
+            }
+        }
+        for _ in 0..<2 {
+            for fields in sets { logger.info("line", metadata: fields) }
+        }
+        sink.flush()
+        let lines = pipe.text { $0.split(separator: "\n").count == 2 * sets.count }.split(separator: "\n")
+        try #require(lines.count == 2 * sets.count)
+        for (line, fields) in zip(lines, sets + sets) {
+            let pairs = line.split(separator: " ").dropFirst(3).map { $0.split(separator: "=").map(String.init) }
+            #expect(pairs.map { $0[0] } == (Array(fields.keys) + ["m"]).sorted(), "\(line)")
+            // Each value is its key's (the handler's own aside).
+            #expect(pairs.allSatisfy { $0 == [$0[0], $0[0] == "m" ? "own" : $0[0]] }, "\(line)")
+        }
+    }
+}
