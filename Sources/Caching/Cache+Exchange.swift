@@ -8,14 +8,14 @@ extension Cache {
     /// Conditional and range fields the client sent are answered by Larder from the whole
     /// response it fetches and stores, so they are not forwarded (a 304 or 206 to them could
     /// not be stored or shared).
-    private static let answeredHere: Set<String> = ["if-none-match", "if-modified-since", "range", "if-range"]
+    private static let answeredHere = ["if-none-match", "if-modified-since", "range", "if-range"]
     /// Statuses stale-if-error covers (RFC 5861 §4).
     private static let errorStatuses: Set<Int> = [500, 502, 503, 504]
 
     func exchange(_ request: CacheRequest, key: CacheKey, stored: StoredResponse?) async -> Outcome {
         let conditional = stored?.entry.conditionalHeaders ?? []
         var sent = request
-        sent.headers = request.headers.filter { !Self.answeredHere.contains($0.name.lowercased()) } + conditional
+        sent.headers = request.headers.filter { !HTTPHeaders.name($0.name, isOneOf: Self.answeredHere) } + conditional
         var fetched: CacheEntry
         do {
             fetched = try await fetcher.fetch(sent)

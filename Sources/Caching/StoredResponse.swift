@@ -73,15 +73,16 @@ public struct RenderedResponse: Sendable {
     private static func relayed(_ headers: HTTPHeaders) -> HTTPHeaders {
         headers.filter { field in
             !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
-                && !HopByHop.contains(field.name) && !CacheTags.fields.contains(field.name.lowercased())
+                && !HopByHop.contains(field.name) && !HTTPHeaders.name(field.name, isOneOf: CacheTags.fields)
                 && !HTTPHeaders.namesEqual(field.name, CacheOverrides.noteField)
         }
     }
 
     /// `Content-*` fields other than `Content-Location` describe a body.
     static func describesBody(_ name: String) -> Bool {
-        let lower = name.lowercased()
-        return lower.hasPrefix("content-") && lower != "content-location"
+        // A name's first eight bytes are a String of their own without an allocation (up to 15 are kept inline).
+        name.utf8.count >= 8 && HTTPHeaders.namesEqual(String(decoding: name.utf8.prefix(8), as: UTF8.self), "content-")
+            && !HTTPHeaders.namesEqual(name, "content-location")
     }
 
     func memoryCost(countingBody: Bool) -> Int {

@@ -109,6 +109,12 @@ public struct HTTPHeaders: Sendable, Equatable, RandomAccessCollection, MutableC
         a.utf8.count == b.utf8.count && sameLetters(a, b)
     }
 
+    /// Whether `name` is one of `names`, in any case: no lower-cased copy of it, and no hashing.
+    @inlinable
+    public static func name(_ name: String, isOneOf names: some Sequence<String>) -> Bool {
+        names.contains { namesEqual(name, $0) }
+    }
+
     /// `namesEqual` for names of the same length.
     @usableFromInline
     static func sameLetters(_ a: String, _ b: String) -> Bool {

@@ -4,21 +4,23 @@ public enum HopByHop {
     public static let names = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
                         "trailer", "proxy-authenticate", "proxy-authorization", "proxy-authentication-info"]
 
-    /// The fields without the hop-by-hop ones and without `dropping` (lower-case names).
+    /// The fields without the hop-by-hop ones and without `dropping` (names in any case).
     /// Runs for every forwarded request, hits included, so it compares bytes in place
     /// rather than building sets of lower-cased names.
     public static func removed(from fields: HTTPHeaders, dropping: [String] = []) -> HTTPHeaders {
         // What `Connection` names: almost always nothing, so no list is made.
         var listed: [String] = []
         for field in fields where HTTPHeaders.namesEqual(field.name, "connection") {
-            for token in field.value.listMembers() { listed.append(token.lowercased()) }
+            for token in field.value.listMembers() { listed.append(String(token)) }
         }
-        @inline(__always) func isNamed(_ name: String, in list: [String]) -> Bool { list.contains { HTTPHeaders.namesEqual(name, $0) } }
-        return fields.filter { !isNamed($0.name, in: names) && !isNamed($0.name, in: dropping) && !isNamed($0.name, in: listed) }
+        return fields.filter {
+            !HTTPHeaders.name($0.name, isOneOf: names) && !HTTPHeaders.name($0.name, isOneOf: dropping)
+                && !HTTPHeaders.name($0.name, isOneOf: listed)
+        }
     }
 
     /// Whether `name` is one of `names` (any case).
     public static func contains(_ name: String) -> Bool {
-        names.contains { HTTPHeaders.namesEqual(name, $0) }
+        HTTPHeaders.name(name, isOneOf: names)
     }
 }

@@ -151,6 +151,10 @@ import Redis
         #expect(!api.covers("/apix") && !api.covers("/ap") && !api.covers("/"))
         let root = RouteMount("/=http://o:1")!
         #expect(root.covers("/") && root.covers("/anything"))
+        // By bytes: a combining mark after the boundary's slash does not hide it (by
+        // Characters, "/" and the mark were one Character, not "/").
+        #expect(api.covers("/api/\u{301}x") && RouteMount("/api/=http://o:1")!.covers("/api/\u{301}"))
+        #expect(!api.covers("/api\u{301}"))
     }
 
     @Test func upstreamHeadersComeFromRepeatedFlagsOrTheEnvironmentAndFiles() throws {

@@ -47,8 +47,8 @@ import Testing
         #expect(UpstreamErrorBody.reason(in: Array(#"{"error":true,"reason":"Latitude must be in range of -90 to 90°."}"#.utf8))
             == "Latitude must be in range of -90 to 90°.")
         let long = String(repeating: "é", count: 300)
-        let cut = try? #require(UpstreamErrorBody.reason(in: Array("{\"reason\":\"\(long)\"}".utf8)))
-        #expect((cut?.utf8.count ?? 0) <= UpstreamErrorBody.longestReason && cut?.hasSuffix("é…") == true)
+        let cut = UpstreamErrorBody.reason(in: Array("{\"reason\":\"\(long)\"}".utf8))
+        #expect(cut.map { $0.utf8.count <= UpstreamErrorBody.longestReason && $0.hasSuffix("é…") } == true)
         for other in ["", "[]", "{\"reason\":3}", "<html>", "{\"error\":true}"] {
             #expect(UpstreamErrorBody.reason(in: Array(other.utf8)) == nil, "\(other)")
         }
