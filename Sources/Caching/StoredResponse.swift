@@ -56,15 +56,15 @@ public struct RenderedResponse: Sendable {
     /// `Last-Modified`, the stored `Date` stands in for `If-Modified-Since` (RFC 9111 §4.3.2).
     public init(relaying entry: CacheEntry) {
         let kept = Self.relayed(entry.headers)
-        self.init(status: entry.status, body: entry.body, fields: RenderedFields(kept.map { ($0.name, $0.value) }),
-                  notModifiedFields: RenderedFields(kept.filter { !Self.describesBody($0.name) }.map { ($0.name, $0.value) }),
+        self.init(status: entry.status, body: entry.body, fields: RenderedFields(kept),
+                  notModifiedFields: RenderedFields(kept.filter { !Self.describesBody($0.name) }),
                   etag: entry.etag, modified: entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date)
     }
 
     /// The fields of a part of the entry (a 206 made from it): as relayed, without any
     /// `Content-Range` it had, since the part states its own (RFC 9110 §14.4).
     public static func partialFields(of entry: CacheEntry) -> RenderedFields {
-        RenderedFields(relayed(entry.headers).filter { !HTTPHeaders.namesEqual($0.name, "content-range") }.map { ($0.name, $0.value) })
+        RenderedFields(relayed(entry.headers).filter { !HTTPHeaders.namesEqual($0.name, "content-range") })
     }
 
     /// The stored fields a client gets: `Age` and `Content-Length` are Larder's own to send,

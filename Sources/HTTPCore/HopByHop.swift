@@ -14,13 +14,20 @@ public enum HopByHop {
             for token in field.value.listMembers() { listed.append(String(token)) }
         }
         return fields.filter {
-            !HTTPHeaders.name($0.name, isOneOf: names) && !HTTPHeaders.name($0.name, isOneOf: dropping)
+            !contains($0.name) && !HTTPHeaders.name($0.name, isOneOf: dropping)
                 && !HTTPHeaders.name($0.name, isOneOf: listed)
         }
     }
 
-    /// Whether `name` is one of `names` (any case).
+    /// Whether `name` is one of `names` (any case). Asked of every field an answer relays
+    /// or stores, and nearly all differ in length from every hop-by-hop name: those are told
+    /// by one bit test, where comparing each with the ten names cost 2,600 instructions per
+    /// pass-through miss (callgrind, `larder-bench pass-through-miss-path`).
     public static func contains(_ name: String) -> Bool {
-        HTTPHeaders.name(name, isOneOf: names)
+        let length = name.utf8.count
+        return length < 64 && lengths & (1 << length) != 0 && HTTPHeaders.name(name, isOneOf: names)
     }
+
+    /// One bit per length a hop-by-hop name has.
+    private static let lengths: UInt64 = names.reduce(0) { $0 | 1 << $1.utf8.count }
 }

@@ -8,11 +8,17 @@ public struct RenderedFields: Sendable, Equatable {
     public let hasDate: Bool
 
     public init(_ fields: [(String, String)]) {
+        self.init(HTTPHeaders(fields))
+    }
+
+    public init(_ fields: HTTPHeaders) {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.0.utf8.count + $1.1.utf8.count + 4 })
+        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         var hasDate = false
         for (name, value) in fields {
-            bytes.append(contentsOf: name.utf8)
+            // The name's own bytes: appending its UTF-8 view goes through a generic path.
+            var name = name
+            name.withUTF8 { bytes.append(contentsOf: $0) }
             bytes.append(0x3A)
             bytes.append(0x20)
             FieldText.append(value, to: &bytes)

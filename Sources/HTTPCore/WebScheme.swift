@@ -4,14 +4,18 @@
 public enum WebScheme {
     /// The length of `http:` or `https:` (5 or 6) when `text` starts with either, in any case;
     /// nil otherwise.
+    /// Read in the string's own bytes: through its UTF-8 view, as two schemes zipped with it,
+    /// this cost 1,130 instructions per pass-through miss (callgrind, `larder-bench
+    /// pass-through-miss-path`).
     public static func prefixLength(_ text: String) -> Int? {
-        let bytes = text.utf8
-        // Only letters fold: 0x1A | 0x20 is a colon too.
-        for scheme in ["http:".utf8, "https:".utf8]
-        where bytes.count >= scheme.count && zip(bytes, scheme).allSatisfy({ $0 == $1 || ($1 >= 0x61 && $0 | 0x20 == $1) }) {
-            return scheme.count
+        var text = text
+        return text.withUTF8 { bytes in
+            // Only letters fold (a lower-case letter's 0x20 bit is set): 0x1A | 0x20 is a colon too.
+            func isLetter(_ at: Int, _ lower: Unicode.Scalar) -> Bool { bytes[at] | 0x20 == UInt8(ascii: lower) }
+            guard bytes.count >= 5, isLetter(0, "h"), isLetter(1, "t"), isLetter(2, "t"), isLetter(3, "p") else { return nil }
+            if bytes[4] == UInt8(ascii: ":") { return 5 }
+            return bytes.count >= 6 && isLetter(4, "s") && bytes[5] == UInt8(ascii: ":") ? 6 : nil
         }
-        return nil
     }
 
     /// The length of `http://` or `https://` (7 or 8) when `text` starts with either, in any case.

@@ -62,10 +62,15 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
     /// cost 10,400 instructions per pass-through miss (callgrind, `larder-bench
     /// pass-through-miss-path`).
     public func covers(_ path: Substring) -> Bool {
-        let path = path.utf8, prefix = prefix.utf8
-        guard path.starts(with: prefix) else { return false }
-        let next = path.index(path.startIndex, offsetBy: prefix.count)
-        return prefix.last == UInt8(ascii: "/") || next == path.endIndex || path[next] == UInt8(ascii: "/")
+        var path = path, prefix = prefix
+        return prefix.withUTF8 { prefix in
+            path.withUTF8 { path in
+                guard path.count >= prefix.count, prefix.isEmpty || memcmp(path.baseAddress!, prefix.baseAddress!, prefix.count) == 0 else {
+                    return false
+                }
+                return prefix.last == UInt8(ascii: "/") || path.count == prefix.count || path[prefix.count] == UInt8(ascii: "/")
+            }
+        }
     }
 
     /// As printed: the origin with any password redacted, and the rules that differ from the
