@@ -248,8 +248,20 @@ public final class Cache: Sendable {
     /// Requests share a flight only when method, key and every header field agree, so no
     /// caller gets a variant chosen by someone else's fields.
     private func flightKey(_ request: CacheRequest, _ key: CacheKey) -> String {
-        var flight = request.method.description + " " + key.text
-        for field in request.headers { flight += "\n" + field.name.lowercased() + ":" + field.value }
+        // Appended piece by piece into room made once: joined with `+`, each field made three
+        // Strings of its own first (5,000 instructions per miss, callgrind, `larder-bench
+        // pass-through-miss-path`).
+        let text = key.text
+        var flight = request.method.description
+        flight.reserveCapacity(flight.utf8.count + 1 + text.utf8.count + request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
+        flight += " "
+        flight += text
+        for field in request.headers {
+            flight += "\n"
+            flight += field.name.lowercased()
+            flight += ":"
+            flight += field.value
+        }
         return flight
     }
 }
