@@ -5,7 +5,6 @@ import Caching
 import HTTPCore
 import Logging
 import Synchronization
-import Locking
 
 /// One log line as bytes, in either output format: logfmt (`time=… level=… msg="…"
 /// key=value`, a value quoted when it is empty or holds a space, `"`, `=`, `\` or a
@@ -231,23 +230,23 @@ struct LogLine: ~Copyable {
 
     // MARK: Time
 
-    /// The date and time to the second (`2026-11-21T20:45:00.`), made once per second:
-    /// a busy server logs thousands of lines in each.
-    private static let secondText = Locked<(second: Int, text: [UInt8])>((-1, []))
+    /// The date and time to the second (`2026-11-21T20:45:00.`), made once per second by
+    /// each thread: a busy server logs thousands of lines in each, and a copy per thread
+    /// shares no lock between the event loops.
+    private static let secondText = PerThread<(second: Int, text: [UInt8])> { (-1, []) }
 
     /// RFC 3339 UTC time with milliseconds.
     private mutating func appendTimestamp() {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
         let second = Int(now.tv_sec)
-        let text = Self.secondText.withLock { cached in
+        Self.secondText.withValue { cached in
             if cached.second != second {
                 // `…:00Z` becomes `…:00.`, the milliseconds and `Z` follow.
                 cached = (second, Array(UTCTime(epochSeconds: second).iso8601.utf8.dropLast()) + [0x2E])
             }
-            return cached.text
+            bytes.append(cached.text)
         }
-        bytes.append(text)
         let millis = Int(now.tv_nsec / 1_000_000)
         if millis < 100 { bytes.append(0x30) }
         if millis < 10 { bytes.append(0x30) }
