@@ -76,13 +76,13 @@ public struct LogOutput: LogHandler {
             defer { indices.deinitialize() }
             Self.keyOrders.withValue { orders in
                 let found = KeyOrder.find(for: fields, indices, in: &orders)
-                for place in orders[found].positions.indices {
-                    let key = orders[found].sortedKeys[place]
+                for position in orders[found].sorted {
+                    let key = orders[found].keys[position]
                     while next < own.count, own[next].key <= key {
                         if own[next].key != key { line.append(rendered: own[next].rendered) }
                         next += 1
                     }
-                    line.field(key, fields.values[indices[orders[found].positions[place]]])
+                    line.field(key, fields.values[indices[position]])
                 }
             }
         }
@@ -111,15 +111,14 @@ public struct LogOutput: LogHandler {
         }
 
         /// The keys in the dictionary's order.
-        private(set) var keys: [String] = []
-        /// The keys sorted, and where each stands in `keys`.
-        private(set) var sortedKeys: [String] = []
-        private(set) var positions: [Int] = []
+        let keys: [String]
+        /// Places in `keys`, in the keys' sorted order.
+        let sorted: [Int]
 
         init(_ fields: Logger.Metadata, _ indices: UnsafeMutableBufferPointer<Logger.Metadata.Index>) {
-            keys = indices.map { fields.keys[$0] }
-            positions = keys.indices.sorted { keys[$0] < keys[$1] }
-            sortedKeys = positions.map { keys[$0] }
+            let keys = indices.map { fields.keys[$0] }
+            self.keys = keys
+            sorted = keys.indices.sorted { keys[$0] < keys[$1] }
         }
 
         /// Whether `fields` holds these keys in this order.
