@@ -17,6 +17,14 @@ import Testing
         }
     }
 
+    /// A tier whose index has loaded: the load lists the directory, holding it open meanwhile,
+    /// and that is not a file the tier keeps.
+    private func loadedTier(_ directory: String, budget: Int, openFileLimit: Int = DiskTier.defaultOpenFileLimit) async throws -> DiskTier {
+        let disk = try DiskTier(directory: directory, budget: budget, openFileLimit: openFileLimit)
+        await disk.waitForIndex()
+        return disk
+    }
+
     private func body(_ text: String) -> CacheEntry { entry([("ETag", "\"\(text)\"")], requested: 1, received: 2, body: text) }
 
     /// Reads as an event loop does (`cachedOnly` first), or as any other caller (reader threads).
@@ -26,7 +34,7 @@ import Testing
 
     @Test(arguments: [true, false]) func theSecondReadUsesTheFileTheFirstOpened(onLoop: Bool) async throws {
         let directory = temporaryDirectory()
-        let disk = try DiskTier(directory: directory, budget: 1 << 20)
+        let disk = try await loadedTier(directory, budget: 1 << 20)
         disk.write("a", body("first"))
         await disk.waitForWrites()
         #expect(await read(disk, "a", onLoop: onLoop) == body("first"))
@@ -40,7 +48,7 @@ import Testing
 
     @Test(arguments: [true, false]) func aNewerWriteIsReadNotTheKeptFile(onLoop: Bool) async throws {
         let directory = temporaryDirectory()
-        let disk = try DiskTier(directory: directory, budget: 1 << 20)
+        let disk = try await loadedTier(directory, budget: 1 << 20)
         for generation in 1...3 {
             disk.write("a", body("generation \(generation)"))
             await disk.waitForWrites()
@@ -53,7 +61,7 @@ import Testing
 
     @Test func removalPurgeAndEvictionCloseTheFile() async throws {
         let directory = temporaryDirectory()
-        let disk = try DiskTier(directory: directory, budget: 2 * DiskTier.blockSize)
+        let disk = try await loadedTier(directory, budget: 2 * DiskTier.blockSize)
         for key: CacheKey in ["a", "b"] { disk.write(key, body("\(key)")) }
         await disk.waitForWrites()
         _ = await disk.readKept("a")
@@ -80,7 +88,7 @@ import Testing
 
     @Test func pastTheLimitFilesAreReadAndClosed() async throws {
         let directory = temporaryDirectory()
-        let disk = try DiskTier(directory: directory, budget: 1 << 20, openFileLimit: 2)
+        let disk = try await loadedTier(directory, budget: 1 << 20, openFileLimit: 2)
         let keys: [CacheKey] = ["a", "b", "c", "d"]
         for key in keys { disk.write(key, body("\(key)")) }
         await disk.waitForWrites()
@@ -92,7 +100,7 @@ import Testing
 
     @Test func theTierClosesItsFilesWhenItGoes() async throws {
         let directory = temporaryDirectory()
-        var disk: DiskTier? = try DiskTier(directory: directory, budget: 1 << 20)
+        var disk: DiskTier? = try await loadedTier(directory, budget: 1 << 20)
         disk?.write("a", body("a"))
         await disk?.waitForWrites()
         _ = await disk?.readKept("a")
@@ -106,7 +114,7 @@ import Testing
     /// and once writing stops only the current files are open.
     @Test func readsDuringRewritesNeverMixFiles() async throws {
         let directory = temporaryDirectory()
-        let disk = try DiskTier(directory: directory, budget: 1 << 20)
+        let disk = try await loadedTier(directory, budget: 1 << 20)
         let keys: [CacheKey] = (0..<6).map { "key\($0)" }
         for key in keys { disk.write(key, body("\(key) 0")) }
         await disk.waitForWrites()
