@@ -20,6 +20,12 @@ build: prerequisites
 run: build
 	$(SWIFT) run larder serve --demo --port $(PORT)
 
+# What make bench and make soak measure is what the Dockerfile ships: a release build with the
+# Swift runtime and Foundation linked statically, in a scratch path of its own (shared with the
+# shipping check), so the debug build under .build stays as it is.
+RELEASE := $(SWIFT) build -c release --static-swift-stdlib --scratch-path .build-static
+RELEASE_BIN := .build-static/release
+
 VENV := .tools/venv
 
 $(VENV)/.installed: scripts/requirements-checks.txt
@@ -52,7 +58,7 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 	@# Reached only when everything above passed: one plain closing line for any reader.
 	@echo "tests: $$(grep -aoE 'Test run with [0-9]+ tests' .build/swift-test.log | grep -oE '[0-9]+' | head -n 1) passed, 0 failed"
 
-## Measurements (not part of `make test`): release build, loopback only, about 30 minutes.
+## Measurements (not part of `make test`): the shipped build, loopback only, about 40 minutes.
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
 ## then the scale section (a million stored entries, a miss storm; bench/results/scale.md), the
 ## aggregate section (bench/results/aggregate.md), large objects (a 100 MiB hit, a streamed
@@ -60,16 +66,16 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 ## Table: bench/results/latest.md.
 bench: prerequisites
 	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
-	$(SWIFT) build -c release --product larder
-	$(SWIFT) build -c release --product larder-bench
-	python3 bench/bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
-	python3 bench/redis_bench.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
-	python3 bench/scale.py "$$($(SWIFT) build -c release --show-bin-path)/larder" "$$($(SWIFT) build -c release --show-bin-path)/larder-bench"
-	python3 bench/aggregate.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
-	python3 bench/large.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
-	.build/release/larder-bench upstream-overhead 1000
-	.build/release/larder-bench memory-hit 1000000
-	.build/release/larder-bench pieces 1000000
+	$(RELEASE) --product larder
+	$(RELEASE) --product larder-bench
+	python3 bench/bench.py $(RELEASE_BIN)/larder
+	python3 bench/redis_bench.py $(RELEASE_BIN)/larder
+	python3 bench/scale.py $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench
+	python3 bench/aggregate.py $(RELEASE_BIN)/larder
+	python3 bench/large.py $(RELEASE_BIN)/larder
+	$(RELEASE_BIN)/larder-bench upstream-overhead 1000
+	$(RELEASE_BIN)/larder-bench memory-hit 1000000
+	$(RELEASE_BIN)/larder-bench pieces 1000000
 
 ## Measurement (not part of `make test`): the HTTP caching conformance suite through a
 ## pass-through route. CACHE_TESTS is a checkout of http-tests/cache-tests outside this repo.
@@ -98,8 +104,8 @@ sanitize: prerequisites
 ## mixed hits, misses and pass-through; RSS sampled every 10 s, errors and drift reported.
 soak: prerequisites
 	@command -v wrk >/dev/null || scripts/install-packages.sh wrk
-	$(SWIFT) build -c release --product larder
-	python3 scripts/soak.py "$$($(SWIFT) build -c release --show-bin-path)/larder"
+	$(RELEASE) --product larder
+	python3 scripts/soak.py $(RELEASE_BIN)/larder
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan .build-static

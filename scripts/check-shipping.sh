@@ -31,8 +31,8 @@ promtool check rules deploy/prometheus/larder-alerts.yaml
 promtool test rules deploy/prometheus/larder-alerts.test.yaml
 
 echo "== swift build -c release --static-swift-stdlib (the Dockerfile's command)"
-# A scratch path of its own: sharing .build/release with `make bench`'s plain release build
-# would make each of them rebuild everything after the other.
+# A scratch path of its own (the one `make bench` measures), so the debug build under .build
+# is not rebuilt after it.
 swift build -c release --static-swift-stdlib --product larder --scratch-path .build-static
 larder="$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/larder"
 if ldd "$larder" | grep -q libswiftCore; then
