@@ -3,11 +3,12 @@
 with a million stored entries and under a miss storm.
 
 - Start-up with BENCH_SCALE_ENTRIES entries (1,000,000): time until the port accepts and until a
-  stored answer is served as a hit (the median of BENCH_STARTS (3) starts), and until the index is whole (Larder: `/readyz` no longer
-  says `loading`; nginx: its cache loader's closing line, after its fixed 60 s wait), then the
-  memory the index takes per entry (PSS over every process plus the machine's growth in
-  shared memory, where nginx's keys zone lives, less the same on an empty cache). Larder's entries
-  are written in its own format by `larder-bench fill-disk`; nginx's are filled through nginx.
+  stored answer is served as a hit (each the median of BENCH_STARTS (3) starts), and until the
+  index is whole (Larder: `/readyz` no longer says `loading`; nginx: its cache loader's closing
+  line, after its fixed 60 s wait), then the memory the index takes per entry (PSS over every
+  process plus the machine's growth in shared memory, where nginx's keys zone lives, less the
+  same on an empty cache). Larder's entries are written in its own format by `larder-bench
+  fill-disk`; nginx's are filled through nginx.
 - A miss storm of BENCH_STORM_SECONDS (30) with 32 connections, every key new: req/s, the
   share of answers persisted on disk, and the peak memory (sampled twice a second); the
   best of BENCH_STORM_ROUNDS (2) interleaved rounds.
@@ -20,8 +21,8 @@ import os
 import re
 import shutil
 import signal
-import statistics
 import socket
+import statistics
 import subprocess
 import sys
 import threading
@@ -165,9 +166,8 @@ def startup(name, args, port, is_hit, is_whole):
         stop(proc)
         listens.append(listening)
         hits.append(hit)
-    cell = {"listen_ms": statistics.median(listens), "hit_ms": statistics.median(hits),
-            "whole_s": (whole - began) if whole else float("nan"), "pss_mib": memory, "peak_mib": max(peak[0], memory),
-            "listens": listens, "hits": hits}
+    cell = {"listens_ms": listens, "hits_ms": hits, "whole_s": (whole - began) if whole else float("nan"),
+            "pss_mib": memory, "peak_mib": max(peak[0], memory)}
     print(f"  {name}: {cell}")
     return cell
 
@@ -288,8 +288,8 @@ def report(r):
     lines = [f"Scale ({ENTRIES:,} stored entries; nginx's filled through it: {r['nginx filled']:,} files):", "",
              f"| start-up | listening ms (median of {STARTS}) | first hit ms | index whole s | memory MiB | index bytes per entry |",
              "|---|---|---|---|---|---|",
-             f"| larder | {starts(ls['listens'])} | {starts(ls['hits'])} | {ls['whole_s']:.1f} | {ls['pss_mib']:.1f} | {larder_bytes:.0f} |",
-             f"| nginx proxy_cache | {starts(ns['listens'])} | {starts(ns['hits'])} | {ns['whole_s']:.1f} | {ns['pss_mib']:.1f} | {nginx_bytes:.0f} |",
+             f"| larder | {starts(ls['listens_ms'])} | {starts(ls['hits_ms'])} | {ls['whole_s']:.1f} | {ls['pss_mib']:.1f} | {larder_bytes:.0f} |",
+             f"| nginx proxy_cache | {starts(ns['listens_ms'])} | {starts(ns['hits_ms'])} | {ns['whole_s']:.1f} | {ns['pss_mib']:.1f} | {nginx_bytes:.0f} |",
              "", f"Miss storm, {STORM_SECONDS} s, 32 connections, every key new (Larder --memory-limit {MEMORY_LIMIT_MIB}MiB):", "",
              "| peer | req/s | answers | persisted | share | peak PSS MiB | Larder / nginx req/s |", "|---|---|---|---|---|---|---|"]
     for name in ("larder", "nginx"):
