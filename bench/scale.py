@@ -30,7 +30,7 @@ import time
 import http.client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import NGINX, ROOT, free_port, publish, start, stop_all, tree, wait_for  # noqa: E402
+from bench import NGINX, ROOT, cpu_seconds, free_port, publish, start, stop_all, tree, wait_for  # noqa: E402
 
 LARDER, LARDER_BENCH = sys.argv[1], sys.argv[2]
 ENTRIES = int(os.environ.get("BENCH_SCALE_ENTRIES", "1000000"))
@@ -182,8 +182,24 @@ def empty_pss(args, port, log):
     return memory
 
 
+def loop_cpu_seconds(pid):
+    """CPU of Larder's event-loop threads (named `larder-loop-N`), which live as long as it does."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = open(f"/proc/{pid}/task/{task}/stat").read()
+        except FileNotFoundError:
+            continue
+        if stat[stat.index("(") + 1:].startswith("larder-loop"):
+            fields = stat.rsplit(")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
 def storm(name, args, port, cache):
-    """A miss storm: wrk's answers, the share of them on disk once writes settle, peak memory."""
+    """A miss storm: wrk's answers, the share of them on disk once writes settle, peak memory, and
+    the server's CPU per answer (every thread and worker): the storm shares two cores with wrk
+    and the origin, so its rate follows what each answer costs."""
     proc = start(args, f"{WORK}/{name}-storm.log")
     wait_for(port, "/item/warm")
     peak, running = [0.0], [True]
@@ -194,8 +210,10 @@ def storm(name, args, port, cache):
             time.sleep(0.5)
     sampler = threading.Thread(target=sample)
     sampler.start()
+    cpu, loops = cpu_seconds(proc.pid), loop_cpu_seconds(proc.pid)
     out = subprocess.run(["wrk", "-t2", "-c32", f"-d{STORM_SECONDS}s", "-s", os.path.join(ROOT, "bench", "storm.lua"),
                           f"http://127.0.0.1:{port}/"], capture_output=True, text=True).stdout
+    cpu, loops = cpu_seconds(proc.pid) - cpu, loop_cpu_seconds(proc.pid) - loops
     answered = int(re.search(r"(\d+) requests in", out).group(1))
     errors = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     answered -= int(errors.group(1)) if errors else 0
@@ -208,7 +226,8 @@ def storm(name, args, port, cache):
     running[0] = False
     sampler.join()
     stop(proc)
-    return {"rps": answered / STORM_SECONDS, "answered": answered, "persisted": persisted, "peak_mib": peak[0]}
+    return {"rps": answered / STORM_SECONDS, "answered": answered, "persisted": persisted, "peak_mib": peak[0],
+            "cpu_us": cpu / max(answered, 1) * 1e6, "loops_us": loops / max(answered, 1) * 1e6}
 
 
 def main():
@@ -234,7 +253,8 @@ def main():
                 args = larder_args(port, cache, origin_port) if name == "larder" else nginx_conf("proxy", proxy_port, origin_port, cache, 2)
                 os.sync()
                 cell = storm(name, args, port if name == "larder" else proxy_port, cache)
-                print(f"  {name}: {cell['rps']:,.0f} req/s, {cell['persisted']:,} of {cell['answered']:,} answers persisted")
+                print(f"  {name}: {cell['rps']:,.0f} req/s, {cell['persisted']:,} of {cell['answered']:,} answers persisted, "
+                      f"{cell['cpu_us']:.1f} µs of CPU per answer")
                 if cell["rps"] > results.get(f"{name} storm", {"rps": 0})["rps"]:
                     results[f"{name} storm"] = cell
 
@@ -291,12 +311,15 @@ def report(r):
              f"| larder | {starts(ls['listens_ms'])} | {starts(ls['hits_ms'])} | {ls['whole_s']:.1f} | {ls['pss_mib']:.1f} | {larder_bytes:.0f} |",
              f"| nginx proxy_cache | {starts(ns['listens_ms'])} | {starts(ns['hits_ms'])} | {ns['whole_s']:.1f} | {ns['pss_mib']:.1f} | {nginx_bytes:.0f} |",
              "", f"Miss storm, {STORM_SECONDS} s, 32 connections, every key new (Larder --memory-limit {MEMORY_LIMIT_MIB}MiB):", "",
-             "| peer | req/s | answers | persisted | share | peak PSS MiB | Larder / nginx req/s |", "|---|---|---|---|---|---|---|"]
+             "| peer | req/s | answers | persisted | share | peak PSS MiB | server CPU µs/answer | Larder / nginx req/s |",
+             "|---|---|---|---|---|---|---|---|"]
     for name in ("larder", "nginx"):
         s = r[f"{name} storm"]
         ratio = f"{r['larder storm']['rps'] / r['nginx storm']['rps']:.2f}×" if name == "larder" else ""
         lines.append(f"| {'nginx proxy_cache' if name == 'nginx' else name} | {s['rps']:,.0f} | {s['answered']:,} | {s['persisted']:,} | "
-                     f"{100 * min(s['persisted'], s['answered']) / max(1, s['answered']):.1f} % | {s['peak_mib']:.1f} | {ratio} |")
+                     f"{100 * min(s['persisted'], s['answered']) / max(1, s['answered']):.1f} % | {s['peak_mib']:.1f} | {s['cpu_us']:.1f} | {ratio} |")
+    lines += ["", f"Of Larder's {r['larder storm']['cpu_us']:.1f} µs of CPU per answer, its event loops spent "
+              f"{r['larder storm']['loops_us']:.1f} and its other threads (the disk writer) the rest."]
     storm_bound = MEMORY_LIMIT_MIB + 96 + r["larder storm"]["persisted"] * max(larder_bytes, 0) / 2**20
     start_bound = MEMORY_LIMIT_MIB + 96 + ENTRIES * max(larder_bytes, 0) / 2**20
     lines += ["", f"Larder's bound (memory limit + 96 MiB + its index at the measured bytes per entry): {start_bound:.1f} MiB at start-up "
