@@ -32,6 +32,11 @@ COPY --from=build /out/larder /usr/local/bin/larder
 ENV LARDER_HOST=0.0.0.0 \
     LARDER_PORT=8080 \
     LARDER_CACHE_DIR=/var/cache/larder
+# glibc keeps 7 freed blocks of each size per thread for reuse. A miss storm frees libcurl's
+# and Swift's blocks in larger bursts, and the rest went through glibc's shared bins: at 512
+# the event loops spent 14 % less user CPU per answer (47.9 against 56.0 µs, four interleaved
+# 8 s storms of 32 connections) for 1.5 MiB more memory.
+ENV GLIBC_TUNABLES=glibc.malloc.tcache_count=512
 USER 10001:10001
 VOLUME ["/var/cache/larder"]
 EXPOSE 8080

@@ -64,8 +64,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def environment_for(args):
+    """Larder (this build and the baseline, the simulator too) runs with what the image sets
+    beyond its LARDER_* defaults: the Dockerfile's GLIBC_TUNABLES, glibc's allocator setting.
+    nginx, wrk and the rest run as they are (None: this environment)."""
+    if args[0] not in (LARDER, BASELINE):
+        return None
+    found = re.search(r"^ENV GLIBC_TUNABLES=(\S+)$", open(os.path.join(ROOT, "Dockerfile")).read(), re.M)
+    return dict(os.environ, **({"GLIBC_TUNABLES": found.group(1)} if found else {}))
+
+
 def start(args, log, env=None):
-    proc = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True, env=env)
+    proc = subprocess.Popen(args, stdout=open(log, "w"), stderr=subprocess.STDOUT, start_new_session=True,
+                            env=env or environment_for(args))
     processes.append(proc)
     return proc
 

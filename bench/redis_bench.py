@@ -21,6 +21,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench import environment_for  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LARDER = sys.argv[1]
 REDIS = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -37,7 +40,8 @@ def free_port():
 
 
 def start(args, name):
-    proc = subprocess.Popen(args, stdout=open(f"{WORK}/{name}.log", "w"), stderr=subprocess.STDOUT, start_new_session=True)
+    proc = subprocess.Popen(args, stdout=open(f"{WORK}/{name}.log", "w"), stderr=subprocess.STDOUT, start_new_session=True,
+                            env=environment_for(args))
     processes.append(proc)
     return proc
 

@@ -39,6 +39,19 @@ if ldd "$larder" | grep -q libswiftCore; then
     echo "the release binary links the Swift runtime dynamically"; exit 1
 fi
 
+# glibc ignores a tunable it does not know, or a value out of its range, without a word: the
+# image's GLIBC_TUNABLES is read back from the loader the release binary uses.
+tunables=$(sed -n 's/^ENV GLIBC_TUNABLES=//p' Dockerfile)
+loader=$(ldd "$larder" | awk '/ld-linux/ { print $1 }')
+listed=$(GLIBC_TUNABLES="$tunables" "$loader" --list-tunables)
+IFS=: read -ra settings <<< "$tunables"
+for setting in "${settings[@]}"; do
+    name=${setting%%=*}
+    expected=$(printf '0x%x' "${setting#*=}")
+    grep -q "^$name: $expected " <<< "$listed" || { echo "glibc does not take $setting: $(grep "^$name:" <<< "$listed")"; exit 1; }
+done
+echo "the image's GLIBC_TUNABLES ($tunables): each taken by glibc"
+
 work=$(mktemp -d)
 trap 'kill "${LARDER_PID:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 # shellcheck source=scripts/lib.sh
