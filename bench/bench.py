@@ -41,6 +41,9 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 # (space-separated) too when an older build needs a flag to match today's defaults.
 BASELINE = os.environ.get("BENCH_BASELINE")
 BASELINE_FLAGS = os.environ.get("BENCH_BASELINE_FLAGS", "").split()
+# BENCH_BASELINE_ENV="NAME=VALUE ...": the baseline's environment differs from the image's
+# (GLIBC_TUNABLES= measures it without the image's allocator setting).
+BASELINE_ENV = dict(item.split("=", 1) for item in os.environ.get("BENCH_BASELINE_ENV", "").split())
 # Cold keys per cache in the miss-path measurement.
 MISS_KEYS = int(os.environ.get("BENCH_MISS_KEYS", "200"))
 if ROUNDS < 1:
@@ -70,8 +73,13 @@ def environment_for(args):
     nginx, wrk and the rest run as they are (None: this environment)."""
     if args[0] not in (LARDER, BASELINE):
         return None
+    env = dict(os.environ)
     found = re.search(r"^ENV GLIBC_TUNABLES=(\S+)$", open(os.path.join(ROOT, "Dockerfile")).read(), re.M)
-    return dict(os.environ, **({"GLIBC_TUNABLES": found.group(1)} if found else {}))
+    if found:
+        env["GLIBC_TUNABLES"] = found.group(1)
+    if args[0] == BASELINE:
+        env.update(BASELINE_ENV)
+    return env
 
 
 def start(args, log, env=None):
