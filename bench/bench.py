@@ -15,6 +15,7 @@ on wrk's core. A placement lasts a run or longer, so each cell keeps the best of
 one. A second, smaller table gives each server one worker (Larder `--event-loops 1`, nginx
 `worker_processes 1`): the server has a core and wrk the other.
 """
+import atexit
 import concurrent.futures
 import json
 import os
@@ -293,7 +294,10 @@ def idle_connections(port, pid, count=10_000):
     return before, held
 
 
+# The servers' caches and logs (the logged cells' access logs reach gigabytes): removed when
+# the script that imported this module exits, once its servers have stopped.
 WORK = tempfile.mkdtemp(prefix="larder-bench-")
+atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 
 
 def main():
@@ -424,7 +428,10 @@ def main():
         after["larder (disk hits)"] = rss_mib(disk.pid)
     finally:
         stop_all()
-        print(f"raw wrk output: {WORK}/wrk.log")
+        if os.path.exists(os.path.join(WORK, "wrk.log")):
+            os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+            shutil.copy(os.path.join(WORK, "wrk.log"), os.path.join(ROOT, "bench", "results", "wrk.log"))
+            print("raw wrk output: bench/results/wrk.log")
     report(rows, miss, idle, after)
 
 
