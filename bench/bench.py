@@ -121,15 +121,17 @@ def tree(pid):
     return [pid] + [int(c) for c in children]
 
 
+def stat_ticks(path):
+    """utime + stime of a /proc stat file (a process's or one thread's), in clock ticks; 0 once gone."""
+    try:
+        fields = open(path).read().rsplit(")", 1)[1].split()
+    except FileNotFoundError:
+        return 0
+    return int(fields[11]) + int(fields[12])
+
+
 def cpu_seconds(pid):
-    total = 0
-    for p in tree(pid):
-        try:
-            fields = open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-        except FileNotFoundError:
-            pass
-    return total / CLK_TCK
+    return sum(stat_ticks(f"/proc/{p}/stat") for p in tree(pid)) / CLK_TCK
 
 
 def rss_mib(pid):

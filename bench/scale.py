@@ -30,7 +30,7 @@ import time
 import http.client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import NGINX, ROOT, cpu_seconds, free_port, publish, start, stop_all, tree, wait_for  # noqa: E402
+from bench import NGINX, ROOT, cpu_seconds, free_port, publish, start, stat_ticks, stop_all, tree, wait_for  # noqa: E402
 
 LARDER, LARDER_BENCH = sys.argv[1], sys.argv[2]
 ENTRIES = int(os.environ.get("BENCH_SCALE_ENTRIES", "1000000"))
@@ -184,16 +184,13 @@ def empty_pss(args, port, log):
 
 def loop_cpu_seconds(pid):
     """CPU of Larder's event-loop threads (named `larder-loop-N`), which live as long as it does."""
-    total = 0
-    for task in os.listdir(f"/proc/{pid}/task"):
+    def name(task):
         try:
-            stat = open(f"/proc/{pid}/task/{task}/stat").read()
-        except FileNotFoundError:
-            continue
-        if stat[stat.index("(") + 1:].startswith("larder-loop"):
-            fields = stat.rsplit(")", 1)[1].split()
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+            return open(f"/proc/{pid}/task/{task}/comm").read()
+        except FileNotFoundError:  # a worker thread that has just ended
+            return ""
+    loops = [task for task in os.listdir(f"/proc/{pid}/task") if name(task).startswith("larder-loop")]
+    return sum(stat_ticks(f"/proc/{pid}/task/{task}/stat") for task in loops) / os.sysconf("SC_CLK_TCK")
 
 
 def storm(name, args, port, cache):
