@@ -40,6 +40,8 @@ STORM_SECONDS = int(os.environ.get("BENCH_STORM_SECONDS", "30"))
 STORM_ROUNDS = int(os.environ.get("BENCH_STORM_ROUNDS", "2"))
 STARTS = int(os.environ.get("BENCH_STARTS", "3"))
 MEMORY_LIMIT_MIB = 64
+# How long ext4 holds back an inode freed before a `sync` (its RECENTCY_MIN), and a second.
+RECENTLY_FREED_SECONDS = int(os.environ.get("BENCH_RECENTLY_FREED_SECONDS", "61"))
 WORK = os.environ.get("BENCH_SCALE_DIR") or os.path.join(ROOT, ".build", "bench-scale")
 
 
@@ -127,6 +129,19 @@ def nginx_conf(mode, port, origin_port, cache, workers):
     path = f"{WORK}/scale-{mode}.conf"
     open(path, "w").write(text)
     return [NGINX, "-c", path, "-p", WORK]
+
+
+def settle_deletions():
+    """Waits until the file system no longer holds back inodes freed by what ran before (make
+    bench's earlier sections delete their caches as they exit). ext4 without a journal, as on
+    these machines, holds back each inode freed within the last minute once its inode table is
+    written out (`sync`; five minutes more before), and scans past every one of them for each
+    new file (`recently_deleted` under `find_inode_bit`): a storm begun seconds after deleting
+    about 180,000 files spent 29 % of Larder's CPU samples in that scan and answered 9,598
+    req/s, one begun minutes later 4 % and 11,525 (perf, 10 s storms by hand)."""
+    os.sync()
+    print(f"scale: waiting {RECENTLY_FREED_SECONDS} s for inodes freed before this section to be reusable")
+    time.sleep(RECENTLY_FREED_SECONDS)
 
 
 def started(args, port, is_hit, log):
@@ -239,6 +254,7 @@ def main():
         wait_for(origin_port, "/item/0")
 
         # The storms first, on a quiet disk (deleting a million files keeps it busy for a while).
+        settle_deletions()
         port, proxy_port = free_port(), free_port()
         # Each cell has a directory of its own, all deleted at the end: this machine's file
         # system discards freed blocks at once, so deleting 100,000 files takes a minute and
