@@ -11,7 +11,8 @@ with a million stored entries and under a miss storm.
   fill-disk`; nginx's are filled through nginx.
 - A miss storm of BENCH_STORM_SECONDS (30) with 32 connections, every key new: req/s, the
   share of answers persisted on disk, and the peak memory (sampled twice a second); the
-  best of BENCH_STORM_ROUNDS (2) interleaved rounds.
+  best of BENCH_STORM_ROUNDS (2) interleaved rounds, begun a minute after a `sync`
+  (`settle_deletions`).
 
 Both caches use a small-JSON nginx origin, sizes that hold every entry (Larder --disk-limit
 16GiB, nginx max_size=16g and a 160 MiB keys zone) and Larder --memory-limit 64MiB. Loopback
