@@ -73,14 +73,20 @@ public final class Cache: Sendable {
     public func answerFromMemory(_ request: CacheRequest) -> CacheAnswer? {
         guard request.isCacheable else { return nil }
         let key = key(request.resource)
+        guard let response = memoryResponse(key, request) else { return nil }
+        return serveWithoutWaiting(request, key: key, found: Found(response: response, detail: .memory),
+                                   decision: decide(response.entry, request))
+    }
+
+    /// The response the memory tier holds for the request (its variant, when the key has several).
+    private func memoryResponse(_ key: CacheKey, _ request: CacheRequest) -> StoredResponse? {
         let item: MemoryTier.Item?
         switch memory.get(key) {
         case .variants(let index)?: item = memory.get(index.variantKey(key, request: request.headers))
         case let other: item = other
         }
         guard case .response(let response)? = item else { return nil }
-        return serveWithoutWaiting(request, key: key, found: Found(response: response, detail: .memory),
-                                   decision: decide(response.entry, request))
+        return response
     }
 
     /// The full answer: from memory or disk when allowed, else from the upstream (stored
@@ -98,9 +104,19 @@ public final class Cache: Sendable {
             if isClientForced(decision, found.response.entry) { forcedRefreshes.record(key, now: clock.now()) }
         }
         if request.directives.cacheControl.onlyIfCached { return .failure(.notCached) }
+        return await answerFromUpstream(request, key: key, found: found, reason: forward)
+    }
 
+    /// The upstream's answer through the key's one flight: led by this request, or shared
+    /// with the request that leads it. `found` is what this request's lookup found, `reason`
+    /// why that was not answer enough.
+    func answerFromUpstream(_ request: CacheRequest, key: CacheKey, found: Found?, reason forward: CacheStatus.Forward) async
+        -> Result<CacheAnswer, CacheFailure> {
         let (outcome, collapsed) = await flights.run(flightKey(request, key)) { [self] in
-            await coordinatedExchange(request, key: key, stored: found?.response)
+            // The lookup may have waited on the disk while another flight for the key ended
+            // and stored its answer: that answer is served, not fetched a second time.
+            if let stored = storedSinceLookUp(key, request) { return .found(stored) }
+            return await coordinatedExchange(request, key: key, stored: found?.response)
         }
         switch outcome {
         case .found(let found):
@@ -117,6 +133,16 @@ public final class Cache: Sendable {
         case .failure(let failure):
             return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed,
                                                            detail: failure.retryAfter == nil ? nil : .backoff)))
+        }
+    }
+
+    /// What the memory tier holds now, when it may be served as it is (a fresh answer that a
+    /// flight stored after this request looked); nil when the upstream is to be asked.
+    private func storedSinceLookUp(_ key: CacheKey, _ request: CacheRequest) -> Found? {
+        guard let response = memoryResponse(key, request) else { return nil }
+        switch decide(response.entry, request).action {
+        case .serve, .serveStale: return Found(response: response, detail: .memory)
+        case .serveWhileRevalidating, .forward: return nil
         }
     }
 

@@ -199,6 +199,25 @@ extension Result where Success == CacheAnswer, Failure == CacheFailure {
         #expect(answers.filter { $0?.status.forward == .miss && $0?.status.collapsed == false }.count == 1)
     }
 
+    /// A miss whose lookup ended before another flight for its key stored the answer, and
+    /// whose own flight starts after that one ended (its lookup waited on the disk meanwhile):
+    /// it is answered from what was stored, not by a second fetch. Under AddressSanitizer's
+    /// slowdown the test above met this order by itself.
+    @Test func aMissThatLookedBeforeAFlightStoredIsAnsweredFromWhatItStored() async throws {
+        let h = try Harness()
+        let request = Harness.request("k")
+        _ = await h.get()
+        #expect(h.fetcher.calls == 1)
+        let answer = try #require(await h.cache.answerFromUpstream(request, key: h.cache.key("k"), found: nil, reason: .miss).answer)
+        #expect(h.fetcher.calls == 1)
+        #expect(answer.status.hit)
+        #expect(answer.value == "{\"v\":1}")
+        // A client's forced refresh still goes to the upstream.
+        let forced = Harness.request("k", RequestDirectives(cacheControl: ["no-cache"], pragma: []))
+        _ = await h.cache.answerFromUpstream(forced, key: h.cache.key("k"), found: nil, reason: .miss)
+        #expect(h.fetcher.calls == 2)
+    }
+
     // MARK: Tiers
 
     @Test func freshOnDiskIsAHitPromotedToMemory() async throws {
