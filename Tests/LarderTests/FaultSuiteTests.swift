@@ -166,7 +166,7 @@ import TestSupport
             #expect(again.status == 200, "\(damage)")
             #expect(again.body == first.body, "\(damage)")
             larder.signal(SIGTERM)
-            #expect(await larder.waitForExit() == 0, "\(damage): the process stopped cleanly, it did not crash")
+            #expect(await larder.waitForExit() == 0, "\(damage): the process stopped cleanly, it did not crash; \(larder.errorOutput)")
         }
     }
 

@@ -211,7 +211,7 @@ import Observability
         let port = try await first.waitForPort()
         // Both would set SO_REUSEPORT; the second must still refuse rather than share the port.
         let second = try LarderProcess(["serve", "--port", "\(port)"])
-        #expect(await second.waitForExit() == 2)
+        #expect(await second.waitForExit() == 2, "\(second.errorOutput)")
         #expect(second.errorOutput.contains("Address already in use"))
         first.signal(SIGTERM)
         #expect(await first.waitForExit() == 0)

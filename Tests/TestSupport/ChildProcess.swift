@@ -35,7 +35,7 @@ public enum ChildProcess {
         // no FIN or reset while that child runs.
         larder_spawn_close_from(&actions, 3)
         let argv = ([path] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = environment.merging(sanitizerOptions) { given, _ in given }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             argv.forEach { free($0) }
             envp.forEach { free($0) }
@@ -44,6 +44,12 @@ public enum ChildProcess {
         let status = posix_spawn(&child, path, &actions, nil, argv, envp)
         guard status == 0 else { throw TestClientError("posix_spawn \(path): \(status)") }
         return child
+    }
+
+    /// The sanitizers' options `make sanitize` sets (its leak suppressions among them) go with
+    /// every child: a sanitized larder is judged by the same rules as the test process.
+    private static let sanitizerOptions = ProcessInfo.processInfo.environment.filter { name, _ in
+        ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"].contains(name)
     }
 
     /// Waits for the child to end; its exit status, or 128 + the signal that ended it.
