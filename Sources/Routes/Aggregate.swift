@@ -154,13 +154,16 @@ public final class Aggregate: Sendable {
 
     /// Looks up each part given (the others are answered already) in its own Task, and
     /// returns what ended by the deadline; a part still out is nil, and its Task goes on.
+    /// The Tasks run on the loop that took the request, as its deadline does: on the global
+    /// pool, a pool kept busy by other work made parts whose answers had arrived miss the
+    /// deadline (an unstructured Task does not inherit the loop as its executor).
     static func gather(_ lookups: [LarderRoutes.Part?], deadline: Duration) async -> [AggregateAnswer.Ending?] {
         var gathered = [AggregateAnswer.Ending?](repeating: nil, count: lookups.count)
         var outstanding = lookups.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
         let (events, sink) = AsyncStream<(index: Int, ending: AggregateAnswer.Ending)?>.makeStream()
         for (index, lookup) in lookups.enumerated() {
             guard let lookup else { continue }
-            Task {
+            Task(executorPreference: LoopExecutor.current) {
                 switch await lookup.cache.answer(lookup.request) {
                 case .success(let answer): sink.yield((index, .answered(answer, late: false)))
                 case .failure(let failure): sink.yield((index, .failed(failure)))
