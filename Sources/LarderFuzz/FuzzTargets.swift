@@ -3,7 +3,7 @@ import HTTPCore
 @testable import Caching
 @testable import HTTPServer
 @testable import Routes
-import Settings
+@testable import Settings
 
 /// One fuzz target per decoder of outside bytes. Each takes arbitrary bytes and must return
 /// (a value or a typed error) without trapping; where a decoder has a property that must
@@ -24,6 +24,7 @@ enum FuzzTargets {
         ("place-query", placeQuery),
         ("aggregate-query", aggregateQuery),
         ("part-shape", partShape),
+        ("config-file", configFile),
     ]
 
     static func named(_ name: String) -> Target? { all.first { $0.name == name }?.run }
@@ -228,6 +229,22 @@ enum FuzzTargets {
         check(path.hasPrefix("/"), "a normalised path lost its root")
         check(!path.split(separator: "/").contains { $0 == "." || $0 == ".." }, "a dot segment survived")
         check(TargetPath.normalized(normalized) == normalized, "normalising is not idempotent")
+    }
+
+    // MARK: The configuration file
+
+    /// A configuration file's text, YAML or JSON: its shape (every key, route and aggregate)
+    /// is read, or refused with each problem placed at the file and a line of it, whatever
+    /// its nesting, aliases, anchors, tags or bytes.
+    static let configFile: Target = { data in
+        do throws(ConfigurationError) {
+            _ = try ConfigFile.shape(of: String(decoding: data, as: UTF8.self), path: "fuzz.yaml")
+        } catch {
+            for problem in error.problems {
+                let line = problem.dropFirst("fuzz.yaml:".count).prefix { $0 != ":" }
+                check(problem.hasPrefix("fuzz.yaml:") && Int(line).map { $0 >= 1 } == true, "a problem is not placed on a line: \(problem)")
+            }
+        }
     }
 
     /// The input being run, for the message of a failed property (libFuzzer saves it anyway).
