@@ -37,13 +37,8 @@ import TestSupport
             }
         }
         try server.start()
-        // The client goes before the server stops: an open connection holds the stop for its grace.
-        func ask() async throws -> Int {
-            let client = try TestClient(port: server.port!)
-            try client.send("GET /a HTTP/1.1\r\nHost: t\r\n\r\n")
-            return try await client.readResponse().status
-        }
-        let status = try await ask()
+        // Its client is gone before the server stops: an open connection holds the stop for its grace.
+        let status = try await FaultSuiteTests.get(server.port!, "/a").status
         await server.shutdown()
         #expect(status == 200)
         #expect(fetcher.onLoop.withLock { $0 } == [true])
