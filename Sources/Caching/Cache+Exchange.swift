@@ -142,13 +142,13 @@ extension Cache {
         let expiry = shared.map { _ in SharedTier.expiry(of: entry, policy: policy, now: clock.now()) }
         let kept: Bool
         if vary.isEmpty {
-            kept = put(key, .response(response), entry, expiry: expiry)
+            kept = await put(key, .response(response), entry, expiry: expiry)
         } else {
             // Variants of one generation share an index; a different Vary starts a new one.
             var index = VariantIndex(vary: vary)
             if case .variants(let current)? = memory.get(key), current.vary == vary { index = current }
-            put(key, .variants(index), index.diskEntry(at: entry.responseTime), expiry: expiry)
-            kept = put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
+            await put(key, .variants(index), index.diskEntry(at: entry.responseTime), expiry: expiry)
+            kept = await put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
         }
         return .answer(response, forwardStatus: forwardStatus, stored: kept, detail: nil)
     }
@@ -157,25 +157,31 @@ extension Cache {
     /// lock's release waits for the shared one, so a replica woken by it finds the entry).
     /// Returns whether the memory tier kept it or the disk tier took it for writing:
     /// `Cache-Status` says `stored` only then (the shared tier's write is not waited for).
+    /// When the disk's write queue is full, the answer waits for room a while on its loop
+    /// (`DiskTier+Queue`) rather than go unwritten; memory and the shared tier have it first.
     /// A body still arriving is offered to every tier once it is whole, so its answer never
     /// says `stored`; meanwhile the memory tier holds it as it is, so requests for it read
     /// along instead of asking the origin again, and drops it if it never becomes whole.
     @discardableResult
-    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) -> Bool {
+    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) async -> Bool {
         if case .stream(let region) = entry.body, case .response(let response) = item {
             memory.set(key, item)
             region.stream.whenFinished { [self] whole in
                 guard whole, let body = Self.settled(region), body.count <= policy.maxObjectSize else {
                     return memory.remove(key, ifStill: response)
                 }
+                // Once the stream has ended no answer waits for this entry: a full queue skips it.
                 let entry = entry.with(body: body)
-                put(key, .response(StoredResponse(entry: entry, rendered: response.rendered.with(body: body))), entry, expiry: expiry)
+                let item = MemoryTier.Item.response(StoredResponse(entry: entry, rendered: response.rendered.with(body: body)))
+                memory.set(key, item)
+                if let expiry { shared?.write(key, entry, expiry: expiry) }
+                disk?.write(key, entry, rendition: rendition(item))
             }
             return false
         }
         let inMemory = memory.set(key, item)
-        let onDisk = disk?.write(key, entry, rendition: rendition(item)) ?? false
         if let expiry { shared?.write(key, entry, expiry: expiry) }
+        let onDisk = await disk?.write(key, entry, rendition: rendition(item), waitingUpTo: DiskTier.defaultRoomWait) ?? false
         return inMemory || onDisk
     }
 

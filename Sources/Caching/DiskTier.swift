@@ -23,7 +23,8 @@ import Locking
 /// symlink) is never opened for reading, a symlinked subfolder is replaced rather than
 /// followed, and a cache directory deleted while running is made again on the next write.
 /// Memory stays bounded however fast answers arrive: the bytes queued for writing have a
-/// limit (past it an entry stays in memory only, and is counted), and the index charges every
+/// limit (past it a miss waits for the writer, or its entry stays in memory only, counted:
+/// `DiskTier+Queue`), and the index charges every
 /// entry at least one file-system block, so it holds at most `budget / 4 KiB` entries, at
 /// about 64 bytes each (`DiskIndex`).
 public final class DiskTier: Sendable {
@@ -57,12 +58,20 @@ public final class DiskTier: Sendable {
         var pendingWrites = 0
         var pendingBytes = 0
         var skippedWrites = 0
+        var waitedWrites = 0
         var failedWrites = 0
         /// Entries served from their file (`largestReadWhole`) whose checksum has been taken
         /// since the file was written: a later read trusts it rather than read it all again.
         var verified = Set<EntryName>()
         var full = false
         var writeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// Misses on event loops whose entries took the write queue past its limit, each
+        /// waiting until the writer brings it back under (`DiskTier+Queue`).
+        var roomWaiters: [(id: UInt64, resume: CheckedContinuation<Void, Never>)] = []
+        var lastRoomWaiter: UInt64 = 0
+        /// A miss gave up waiting for room, and the queue has not been under its limit since:
+        /// the disk is stalled, and misses do not wait for it.
+        var stalled = false
 
         /// The files stored under a primary key: its own, and every variant filed under it.
         func names(under key: CacheKey) -> [EntryName] {
@@ -146,15 +155,10 @@ public final class DiskTier: Sendable {
     public var corruptions: Int { index.withLock { $0.corruptions } }
     /// Entries not written because the write queue was at its byte limit.
     public var skippedWrites: Int { index.withLock { $0.skippedWrites } }
+    /// Misses whose answer waited for room in the write queue (`DiskTier+Queue`).
+    public var waitedWrites: Int { index.withLock { $0.waitedWrites } }
     /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
     public var failedWrites: Int { index.withLock { $0.failedWrites } }
-
-    /// Bytes of encoded entries waiting to be written, unless told otherwise: a storm of small
-    /// misses is written at the rate it is answered well within it, and what waits is bounded
-    /// however large the memory tier is. Measured against 32 MiB: 600 answers of 1 MiB over 8
-    /// connections peaked at 73–76 MiB of RSS against 97–106 (`FaultSuiteTests`), and 10 s
-    /// storms answered 5,860 and 6,080 req/s against 5,603 and 6,044, every answer persisted.
-    public static let defaultWriteQueueLimit = 16 << 20
 
     static func name(_ key: CacheKey) -> EntryName {
         key.withText { text in
@@ -225,88 +229,6 @@ public final class DiskTier: Sendable {
         return (decoded.entry, decoded.rendition)
     }
 
-    /// Stores the entry, with what the route rendered from it when given, in the background;
-    /// `waitForWrites` waits for every write started so far. Past the write queue's byte
-    /// limit the entry is not written (and counted). Returns whether it was taken for writing.
-    @discardableResult
-    public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) -> Bool {
-        // What waits in line is the entry itself, charged the bytes it will be written as.
-        // Naming, encoding and indexing it happen on the writer thread: on a miss they
-        // would otherwise run on the loop between the upstream's answer and the caller's.
-        let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
-        // A body in a file waits there, not in memory: the line is charged what is in memory.
-        let queued = size - (entry.body.isInMemory ? 0 : entry.body.count)
-        // An entry the budget cannot hold would only evict everything else, then itself.
-        guard Self.charge(size) <= budget else {
-            index.withLock { $0.skippedWrites += 1 }
-            return false
-        }
-        let admitted = index.withLock { index in
-            guard index.pendingBytes + queued <= writeQueueLimit else {
-                index.skippedWrites += 1
-                return false
-            }
-            index.pendingWrites += 1
-            index.pendingBytes += queued
-            return true
-        }
-        guard admitted else { return false }
-        // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
-        let loop = LoopExecutor.reactor
-        writes.add(start: loop == nil) { [self] in
-            writeAdmitted(key, entry, rendition, charged: queued)
-        }
-        loop?.afterTurn { [writes] in writes.start() }
-        return true
-    }
-
-    /// Writes an admitted entry, on the write queue.
-    private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int) {
-        let name = Self.name(key)
-        let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
-        let (outcome, size) = writeEntry(key, entry, rendition, to: path(for: name))
-        let victims = index.withLock { index in
-            index.pendingBytes -= charged
-            switch outcome {
-            case .written:
-                index.full = false
-                index.forget(name)
-                index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head)
-                // Its checksum was taken from the body just written: no read need take it again.
-                if size > Self.largestReadWhole { index.verified.insert(name) }
-                return Self.evict(&index, budget: budget)
-            case .full:
-                if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
-                index.full = true
-                index.failedWrites += 1
-            case .failed:
-                index.failedWrites += 1
-                report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
-            }
-            return []
-        }
-        victims.forEach { unlink(path(for: $0)) }
-        let waiters = index.withLock { index in
-            index.pendingWrites -= 1
-            guard index.pendingWrites == 0 else { return [CheckedContinuation<Void, Never>]() }
-            defer { index.writeWaiters = [] }
-            return index.writeWaiters
-        }
-        waiters.forEach { $0.resume() }
-    }
-
-    /// Returns when every write started before the call has finished.
-    public func waitForWrites() async {
-        await withCheckedContinuation { continuation in
-            let idle = index.withLock { index in
-                if index.pendingWrites == 0 { return true }
-                index.writeWaiters.append(continuation)
-                return false
-            }
-            if idle { continuation.resume() }
-        }
-    }
-
     public func remove(_ key: CacheKey) async {
         let name = Self.name(key)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -320,7 +242,7 @@ public final class DiskTier: Sendable {
 
     /// Writes the entry's file: encoded whole, or around a body that lies in a file. Returns
     /// the outcome and the file's size.
-    private func writeEntry(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, to path: String) -> (WriteOutcome, Int) {
+    func writeEntry(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, to path: String) -> (WriteOutcome, Int) {
         guard case .file(let region) = entry.body else {
             let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
             return (writeFile(bytes, to: path), bytes.count)

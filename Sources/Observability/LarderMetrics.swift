@@ -176,6 +176,7 @@ public final class LarderMetrics: Sendable {
             catchUp(.cacheEvictions, [("tier", "disk")], to: disk.evictions)
             catchUp(.diskWritesSkipped, [], to: disk.skippedWrites)
             catchUp(.diskWriteErrors, [], to: disk.failedWrites)
+            catchUp(.diskWriteWaits, [], to: disk.waitedWrites)
         }
         if let shared {
             let counts = shared.tier.counts

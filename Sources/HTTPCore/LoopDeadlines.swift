@@ -1,12 +1,11 @@
-import HTTPCore
-
-/// Deadlines kept by the event loop an aggregate's Task runs on: the loop's own epoll wait
-/// ends for them, and the answer is made and written in that same turn. With `Task.sleep` a
-/// timer thread woke first and then woke the loop, and on this machine each wake-up is late
-/// by 0.2–0.3 ms at p50 and 4–5 ms at p99 (`clock_nanosleep` and `Task.sleep` measured
-/// alone), so one wake-up fewer is a shorter tail for every aggregate that meets its deadline.
+/// Deadlines kept by the event loop a Task runs on (an aggregate's parts, a miss waiting for
+/// room in the disk write queue): the loop's own epoll wait ends for them, and what they
+/// decide is written in that same turn. With `Task.sleep` a timer thread woke first and then
+/// woke the loop, and on this machine each wake-up is late by 0.2–0.3 ms at p50 and 4–5 ms at
+/// p99 (`clock_nanosleep` and `Task.sleep` measured alone), so one wake-up fewer is a shorter
+/// tail for every aggregate that meets its deadline.
 /// Touched only on its loop's thread.
-final class LoopDeadlines: LoopGuest {
+public final class LoopDeadlines: LoopGuest {
     private var pending: [(due: UInt64, fire: () -> Void)] = []
     /// The loop keeps its guests, so the guest must not keep the loop.
     private unowned let reactor: any LoopReactor
@@ -14,18 +13,18 @@ final class LoopDeadlines: LoopGuest {
     private init(_ reactor: any LoopReactor) { self.reactor = reactor }
 
     /// The deadlines of the loop this code runs on, made on first use.
-    static func on(_ reactor: any LoopReactor) -> LoopDeadlines {
+    public static func on(_ reactor: any LoopReactor) -> LoopDeadlines {
         reactor.guest(for: ObjectIdentifier(LoopDeadlines.self)) { LoopDeadlines(reactor) } as! LoopDeadlines
     }
 
     /// Calls `fire` on the loop once `delay` has passed (or when the loop ends).
-    func after(_ delay: Duration, _ fire: @escaping () -> Void) {
+    public func after(_ delay: Duration, _ fire: @escaping () -> Void) {
         let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
         pending.append((MonotonicClock.nanoseconds() &+ UInt64(max(0, nanoseconds)), fire))
         arm()
     }
 
-    func timerFired() {
+    public func timerFired() {
         let now = MonotonicClock.nanoseconds()
         let due = pending.filter { $0.due <= now }
         pending.removeAll { $0.due <= now }
@@ -33,10 +32,10 @@ final class LoopDeadlines: LoopGuest {
         arm()
     }
 
-    func ready(_ fd: Int32, readable: Bool, writable: Bool, failed: Bool) {}
+    public func ready(_ fd: Int32, readable: Bool, writable: Bool, failed: Bool) {}
 
     /// Nothing may wait for a loop that is gone: every deadline passes now.
-    func loopEnded() {
+    public func loopEnded() {
         let all = pending
         pending = []
         for deadline in all { deadline.fire() }
