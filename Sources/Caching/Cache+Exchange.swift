@@ -173,16 +173,23 @@ extension Cache {
                 // Once the stream has ended no answer waits for this entry: a full queue skips it.
                 let entry = entry.with(body: body)
                 let item = MemoryTier.Item.response(StoredResponse(entry: entry, rendered: response.rendered.with(body: body)))
-                memory.set(key, item)
-                if let expiry { shared?.write(key, entry, expiry: expiry) }
+                offerToMemoryAndShared(key, item, entry, expiry: expiry)
                 disk?.write(key, entry, rendition: rendition(item))
             }
             return false
         }
-        let inMemory = memory.set(key, item)
-        if let expiry { shared?.write(key, entry, expiry: expiry) }
+        let inMemory = offerToMemoryAndShared(key, item, entry, expiry: expiry)
         let onDisk = await disk?.write(key, entry, rendition: rendition(item), waitingUpTo: DiskTier.defaultRoomWait) ?? false
         return inMemory || onDisk
+    }
+
+    /// The tiers that take an entry without waiting, before the disk's, which may wait:
+    /// whether the memory tier kept it.
+    @discardableResult
+    private func offerToMemoryAndShared(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) -> Bool {
+        let inMemory = memory.set(key, item)
+        if let expiry { shared?.write(key, entry, expiry: expiry) }
+        return inMemory
     }
 
     /// A whole stream's body as a tier keeps it: read into memory when a memory hit may hold
