@@ -15,12 +15,13 @@ extension Cache {
         let deadline = ContinuousClock.now + shared.waitLimit
         var counted = false
         while true {
+            let removals = memory.removals
             switch await shared.lock(key) {
             case .unavailable:
                 return await exchange(request, key: key, stored: stored)
             case .acquired(let token, let entry):
                 // Someone may have stored it between this replica's lookup and its lock.
-                if let entry, let found = await usable(await keepShared(key, entry, request), key, request) {
+                if let entry, let found = await usable(await keepShared(key, entry, request, removalsBefore: removals), key, request) {
                     shared.release(key, token: token)
                     return .found(found)
                 }

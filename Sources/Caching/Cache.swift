@@ -189,14 +189,18 @@ public final class Cache: Sendable {
     /// is removed from the tier it came from: a miss.
     private func read(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
         if let item = memory.get(key) { return (item, .memory) }
+        // A purge while the file is read must not find it back in memory after it.
+        let removals = memory.removals
         if let (entry, kept) = await disk?.readKept(key) {
             guard let item = item(entry, request, kept: kept) else {
                 await disk?.remove(key)
                 return nil
             }
-            memory.set(key, item)
-            // Rendered again (by an older format, or never kept): kept now, so the next read need not.
-            if let made = rendition(item), made.tag != kept?.tag { disk?.write(key, entry, rendition: made) }
+            // Rendered again (by an older format, or never kept): kept now, so the next read
+            // need not; unless the file was purged meanwhile.
+            if memory.set(key, item, unlessRemovedSince: removals) != nil, let made = rendition(item), made.tag != kept?.tag {
+                disk?.rewrite(key, entry, rendition: made)
+            }
             return (item, .disk)
         }
         return await readShared(key, request)
@@ -204,20 +208,29 @@ public final class Cache: Sendable {
 
     /// What a key holds in the shared tier, kept in this replica's tiers too.
     func readShared(_ key: CacheKey, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
+        let removals = memory.removals
         guard let entry = await shared?.read(key) else { return nil }
-        return await keepShared(key, entry, request)
+        return await keepShared(key, entry, request, removalsBefore: removals)
     }
 
     /// An entry read from the shared tier, kept in this replica's tiers (removed from the
-    /// shared tier instead when the route cannot render it).
-    func keepShared(_ key: CacheKey, _ entry: CacheEntry, _ request: CacheRequest) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
+    /// shared tier instead when the route cannot render it). `removalsBefore` is
+    /// `memory.removals` from before the read: a purge since then is not undone here.
+    func keepShared(_ key: CacheKey, _ entry: CacheEntry, _ request: CacheRequest,
+                    removalsBefore removals: UInt64) async -> (item: MemoryTier.Item, tier: CacheStatus.Detail)? {
         guard let shared else { return nil }
         guard let item = item(entry, request) else {
             await shared.discard(key)
             return nil
         }
-        memory.set(key, item)
+        // The disk's write goes in line first: a purge that the memory tier has not seen yet
+        // when the item is kept there queues its removal after this write.
         disk?.write(key, entry, rendition: rendition(item))
+        if memory.set(key, item, unlessRemovedSince: removals) == nil {
+            // A purge that may have taken it came first, and its removal may be in line before
+            // the write: removed again, after it.
+            await disk?.remove(key)
+        }
         return (item, .redis)
     }
 

@@ -27,6 +27,14 @@ extension DiskTier {
         admit(key, entry, rendition, mayOverfill: false) != nil
     }
 
+    /// As `write`, for an entry read back from this tier and kept again (with the rendition
+    /// the route makes now): written only if its file is still indexed when its turn comes, so
+    /// a purge or eviction queued since the read is not undone.
+    @discardableResult
+    public func rewrite(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition) -> Bool {
+        admit(key, entry, rendition, mayOverfill: false, replacing: true) != nil
+    }
+
     /// As `write`, but on an event loop a full queue takes the entry even so, and the caller
     /// waits, up to `patience`, until the writer brings the queue back under its limit: the
     /// miss's answer is held back instead of its entry being dropped (nginx's workers, which
@@ -65,7 +73,7 @@ extension DiskTier {
 
     /// Puts the entry in line if the queue has room (or, with `mayOverfill`, if the disk is
     /// not stalled): nil when skipped (counted), else whether it took the queue past its limit.
-    private func admit(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, mayOverfill: Bool) -> Bool? {
+    private func admit(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, mayOverfill: Bool, replacing: Bool = false) -> Bool? {
         let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
         let queued = Self.inLine(entry, encodedSize: size)
         let overfilled: Bool? = index.withLock { index in
@@ -85,7 +93,7 @@ extension DiskTier {
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
-            writeAdmitted(key, entry, rendition, charged: queued)
+            writeAdmitted(key, entry, rendition, charged: queued, replacing: replacing)
         }
         loop?.afterTurn { [writes] in writes.start() }
         return overfilled
@@ -102,13 +110,18 @@ extension DiskTier {
     }
 
     /// Writes an admitted entry, on the write queue.
-    private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int) {
+    /// Purges run on this queue too, so whether a rewrite's file is still indexed cannot
+    /// change between the look and the write.
+    private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int, replacing: Bool) {
         let name = Self.name(key)
         let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
-        let (outcome, size) = writeEntry(key, entry, rendition, to: path(for: name))
+        let wanted = !replacing || index.withLock { $0.entries.contains(name) }
+        let (outcome, size) = wanted ? writeEntry(key, entry, rendition, to: path(for: name)) : (nil, 0)
         let victims = index.withLock { index in
             index.pendingBytes -= charged
             switch outcome {
+            case nil:
+                break
             case .written:
                 index.full = false
                 index.forget(name)

@@ -59,6 +59,27 @@ public final class MemoryTier: Sendable {
         var oldest = none
         var bytes = 0
         var evictions = 0
+        /// Removals asked for (invalidations, purges), counted so that a read of another tier
+        /// begun before one does not put back what it removed (`set(_:_:unlessRemovedSince:)`).
+        var removals: UInt64 = 0
+        /// The keys of the latest removals, oldest first; nil for a purge by selection, which
+        /// may take any key.
+        var recentRemovals: [CacheKey?] = []
+        static let remembered = 32
+
+        mutating func noteRemoval(of key: CacheKey?) {
+            removals &+= 1
+            if recentRemovals.count == Self.remembered { recentRemovals.removeFirst() }
+            recentRemovals.append(key)
+        }
+
+        /// Whether a removal since `count` may have taken `key` (or its primary key).
+        func removed(_ key: CacheKey, since count: UInt64) -> Bool {
+            let since = removals &- count
+            guard since > 0 else { return false }
+            guard since <= UInt64(recentRemovals.count) else { return true }
+            return recentRemovals.suffix(Int(since)).contains { $0 == nil || $0 == key || $0 == key.primary }
+        }
 
         mutating func unlink(_ index: Int32) {
             let (newer, older) = (slots[Int(index)].newer, slots[Int(index)].older)
@@ -129,12 +150,30 @@ public final class MemoryTier: Sendable {
     /// when the item alone costs more than the budget (then nothing is kept under `key`).
     @discardableResult
     public func set(_ key: CacheKey, _ item: Item) -> Bool {
+        set(key, item, unlessRemovedSince: nil) ?? false
+    }
+
+    /// The removals asked for so far: what a read of the disk or shared tier passes to
+    /// `set(_:_:unlessRemovedSince:)` once it has the item.
+    public var removals: UInt64 { state.withLock { $0.removals } }
+
+    /// As `set`, unless a removal that may have taken `key` was asked for since `removals` was
+    /// read: then nothing is kept and it returns nil. An item read from another tier while a
+    /// purge removed it there would otherwise come back into memory after the purge and be
+    /// served until it expires. A purge by tag or of everything counts for every key, as do
+    /// removals too many to remember: a put-back skipped costs the next request a read.
+    public func set(_ key: CacheKey, _ item: Item, unlessRemovedSince removals: UInt64?) -> Bool? {
         let cost = Self.cost(of: item, key: key)
         // A body in a file (a large object) is served from the disk tier; only what it replaced goes.
         let fits = cost <= budget && !Self.bodyIsInFile(item)
+        var refused = false
         // The items replaced and evicted are freed after the lock is released, not under it:
         // freeing an entry's strings and arrays would hold up every other loop's lookups.
         _ = state.withLock { state -> [(key: CacheKey, item: Item)] in
+            if let removals, state.removed(key, since: removals) {
+                refused = true
+                return []
+            }
             var dropped: [(key: CacheKey, item: Item)] = []
             if let existing = state.slotIndex[key] {
                 dropped.append(state.remove(at: existing))
@@ -147,7 +186,7 @@ public final class MemoryTier: Sendable {
             }
             return dropped
         }
-        return fits
+        return refused ? nil : fits
     }
 
     private static func bodyIsInFile(_ item: Item) -> Bool {
@@ -165,6 +204,7 @@ public final class MemoryTier: Sendable {
 
     public func remove(_ key: CacheKey) {
         _ = state.withLock { state -> (key: CacheKey, item: Item)? in  // freed outside the lock, as in `set`
+            state.noteRemoval(of: key)
             guard let index = state.slotIndex[key] else { return nil }
             return state.remove(at: index)
         }
@@ -174,6 +214,7 @@ public final class MemoryTier: Sendable {
     /// the budget keeps small, under one lock).
     func removeAll(where matches: @Sendable (CacheKey, Item) -> Bool) -> [(key: CacheKey, item: Item)] {
         state.withLock { state in
+            state.noteRemoval(of: nil)
             var removed: [(key: CacheKey, item: Item)] = []
             for index in state.items.indices {
                 guard let key = state.slots[index].key, let item = state.items[index], matches(key, item) else { continue }
