@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import Testing
 @testable import Caching
 
@@ -59,4 +60,80 @@ import Testing
         #expect(read?.entry == stored)
         #expect(read?.rendition?.tag == "json 2")
     }
+
+    /// The case CI met, end to end: a replica reads an entry from the shared store, a purge
+    /// reaches the replica while that read is under way, and the read must not bring the entry
+    /// back into memory or onto the disk.
+    @Test func aPurgeDuringASharedReadLeavesNothingBehind() async throws {
+        let store = HeldStore()
+        let memory = MemoryTier(budget: 1 << 20), disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 20)
+        let shared = SharedTier(store: store, prefix: "t:", lockExpiry: .seconds(5), waitLimit: .seconds(5), memory: memory, disk: disk)
+        let fetcher = ScriptedUpstream(clock: ManualClock())
+        let cache = Cache(route: "test", policy: CachePolicy(defaultLifetime: 600), memory: memory, disk: disk, shared: shared,
+                          fetcher: fetcher, clock: fetcher.clock) { _, entry in .plain(entry) }
+        let key = cache.key("k")
+        _ = await cache.answer(Harness.request("k"))
+        for _ in 0..<400 where !store.holdsEntry { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(store.holdsEntry, "the miss was stored in the shared tier")
+        // Only the shared store has it now, as on a replica that has not read it yet.
+        memory.remove(key)
+        await disk.remove(key)
+
+        store.holdReads()
+        let reading = Task { await cache.answer(Harness.request("k")) }
+        for _ in 0..<400 where store.readsHeld == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        #expect(store.readsHeld == 1)
+        #expect(await CachePurger(memory: memory, disk: disk).purge(.key(key)) == 0)
+        store.releaseReads()
+        let answer = try #require(await reading.value.answer)
+        #expect(answer.status.description.contains("detail=redis"), "the read under way still answers")
+        await cache.waitForDiskWrites()
+        #expect(memory.get(key) == nil, "not put back in memory")
+        #expect(await disk.readKept(key) == nil, "not put back on disk")
+        #expect(fetcher.calls == 1)
+    }
+}
+
+/// A shared store in memory whose reads of values the test can hold.
+private final class HeldStore: SharedStore {
+    private struct State {
+        var values: [String: [UInt8]] = [:]
+        var holding = false
+        var held: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Locked(State())
+
+    var holdsEntry: Bool { state.withLock { $0.values.keys.contains { $0.hasPrefix("t:entry:") } } }
+    var readsHeld: Int { state.withLock { $0.held.count } }
+    func holdReads() { state.withLock { $0.holding = true } }
+    func releaseReads() {
+        let held = state.withLock { state in
+            state.holding = false
+            defer { state.held = [] }
+            return state.held
+        }
+        held.forEach { $0.resume() }
+    }
+
+    func value(at key: String, limit: Int) async throws -> [UInt8]? {
+        await withCheckedContinuation { continuation in
+            let holding = state.withLock { state in
+                if state.holding { state.held.append(continuation) }
+                return state.holding
+            }
+            if !holding { continuation.resume() }
+        }
+        return state.withLock { $0.values[key] }
+    }
+    func store(_ value: [UInt8], at key: String, expiry: Duration, member: String, sets: [String]) async throws {
+        state.withLock { $0.values[key] = value }
+    }
+    func lock(_ key: String, token: String, expiry: Duration, reading: String, limit: Int) async throws -> (taken: Bool, value: [UInt8]?) {
+        (true, state.withLock { $0.values[reading] })
+    }
+    func unlock(_ key: String, token: String, publishing message: [UInt8]) async throws {}
+    func members(of sets: [String]) async throws -> [String] { [] }
+    func keys(withPrefix prefix: String) async throws -> [String] { state.withLock { $0.values.keys.filter { $0.hasPrefix(prefix) } } }
+    func remove(_ keys: [String]) async throws -> [Bool] { state.withLock { state in keys.map { state.values.removeValue(forKey: $0) != nil } } }
+    func publish(_ message: [UInt8]) async throws {}
 }
