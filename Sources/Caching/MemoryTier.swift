@@ -144,8 +144,6 @@ public final class MemoryTier: Sendable {
         }
     }
 
-    /// Stores the item, evicting least recently used items past the budget. An item larger
-    /// than the whole budget is not kept (and replaces nothing).
     /// Keeps `item` under `key`, evicting the least recently used as needed. Returns false
     /// when the item alone costs more than the budget (then nothing is kept under `key`).
     @discardableResult
