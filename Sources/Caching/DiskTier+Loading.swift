@@ -111,8 +111,9 @@ extension DiskTier {
     }
 
     /// The regular files of `folder` named by 64 hex digits starting with `prefix`: name,
-    /// size and modification time. `AT_SYMLINK_NOFOLLOW`: a symlink or FIFO planted here is
-    /// not an entry, and is never followed.
+    /// size and modification time; empty ones, unfinished writes, are removed.
+    /// `AT_SYMLINK_NOFOLLOW`: a symlink or FIFO planted here is not an entry, and is never
+    /// followed.
     private static func regularFiles(in folder: String, prefix: String) -> [(name: EntryName, size: Int, modified: Int)] {
         guard let stream = opendir(folder) else { return [] }
         defer { closedir(stream) }
@@ -123,6 +124,10 @@ extension DiskTier {
             guard file.hasPrefix(prefix), let name = EntryName(hex: file) else { continue }
             var info = stat()
             guard fstatat(descriptor, file, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
+            if info.st_size == 0 {
+                unlinkat(descriptor, file, 0)  // a write in place its process was killed in (`largestWrittenInPlace`)
+                continue
+            }
             files.append((name, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
         }
         return files
