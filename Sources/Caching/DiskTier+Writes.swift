@@ -55,16 +55,8 @@ extension DiskTier {
     private func writeInPlace(_ bytes: [UInt8], to path: String) -> WriteOutcome? {
         // `O_NOFOLLOW` guards only the file itself, so the folder is checked not to be a symlink.
         guard ensureDirectory(Self.folder(of: path)) else { return .failed }
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        if fd < 0, errno == EEXIST { return nil }
-        guard fd >= 0 else { return Self.isFull(errno) ? .full : .failed }
-        let failure = bytes.withUnsafeBytes { Self.writeAll(fd, $0) }
-        close(fd)
-        guard failure == 0 else {
-            unlink(path)
-            return Self.isFull(failure) ? .full : .failed
-        }
-        return .written
+        let failure = Self.makeFile(path) { fd in bytes.withUnsafeBytes { Self.writeAll(fd, $0) } }
+        return failure == EEXIST ? nil : Self.outcome(failure)
     }
 
     /// An entry whose body lies in a file: `head` (header, key, metadata), then the body
@@ -125,7 +117,7 @@ extension DiskTier {
             if failure == 0, rename(temporary, path) != 0 { failure = errno }
             if failure != 0 { unlink(temporary) }
         }
-        return failure == 0 ? .written : Self.isFull(failure) ? .full : .failed
+        return Self.outcome(failure)
     }
 
     /// Gives the unnamed file `fd` the name `path`: 0, or the errno it failed with.
@@ -136,21 +128,32 @@ extension DiskTier {
     /// temp file → `fill` → rename.
     private func writeNamedFile(to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome {
         let temporary = "\(directory)/tmp/\(temporaryNames.next())"
-        var fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        if fd < 0, errno == ENOENT {
+        var failure = Self.makeFile(temporary, fill)
+        if failure == ENOENT {  // the temporary folder is gone (filling never fails so)
             forgetIfReplaced()
             ensureTemporaryFolder()
-            fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            failure = Self.makeFile(temporary, fill)
         }
-        guard fd >= 0 else { return Self.isFull(errno) ? .full : .failed }
-        var failure = fill(fd)
-        close(fd)
-        if failure == 0, rename(temporary, path) != 0 { failure = errno }
-        guard failure == 0 else {
+        if failure == 0, rename(temporary, path) != 0 {
+            failure = errno
             unlink(temporary)
-            return Self.isFull(failure) ? .full : .failed
         }
-        return .written
+        return Self.outcome(failure)
+    }
+
+    /// Makes the file `path` (`O_EXCL`, never through a symlink) and `fill`s it: 0, or the
+    /// errno it failed with. A file made but not filled is removed again.
+    private static func makeFile(_ path: String, _ fill: (Int32) -> Int32) -> Int32 {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { return errno }
+        let failure = fill(fd)
+        close(fd)
+        if failure != 0 { unlink(path) }
+        return failure
+    }
+
+    private static func outcome(_ failure: Int32) -> WriteOutcome {
+        failure == 0 ? .written : isFull(failure) ? .full : .failed
     }
 
     /// Writes all of `bytes` at the file's position: 0, or the errno it failed with.

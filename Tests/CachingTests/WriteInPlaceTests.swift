@@ -41,6 +41,20 @@ import Testing
         #expect(disk.failedWrites == 1)
     }
 
+    /// The way larger entries go where unnamed files cannot be made: a temporary file,
+    /// its folder made again when it is gone.
+    @Test func aLargeEntryGoesThroughATemporaryFileMadeAgainIfGone() async throws {
+        let directory = temporaryDirectory()
+        let disk = try await listed(directory, unnamedFiles: false)
+        #expect(rmdir(directory + "/tmp") == 0)
+        let large = entry([("Cache-Control", "max-age=60")], body: String(repeating: "x", count: 5000))
+        disk.write("large", large)
+        await disk.waitForWrites()
+        #expect(await disk.read("large") == large)
+        #expect(disk.failedWrites == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory + "/tmp").isEmpty)
+    }
+
     @Test func anEntryReplacedIsTheNewOne() async throws {
         let disk = try await listed()
         let newer = entry([("Cache-Control", "max-age=60")], requested: 20, received: 21, body: "{\"t\":2}")
