@@ -321,7 +321,8 @@ def starts(times):
 
 
 def report(r):
-    if len(r) < 8:
+    if not all(cell in r for cell in ("storm rounds", "larder storm", "nginx storm", "larder empty", "larder startup",
+                                      "nginx filled", "nginx empty", "nginx startup")):
         return  # stopped early: the cells measured were printed as they came
     ls, ns = r["larder startup"], r["nginx startup"]
     per_entry = lambda s, empty: (s["pss_mib"] - empty) * 1024 * 1024 / ENTRIES  # noqa: E731
