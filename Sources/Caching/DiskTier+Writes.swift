@@ -27,8 +27,9 @@ extension DiskTier {
     /// all a cache owes. One `fsync` per entry held the writer to a few thousand entries a
     /// second, so a storm of small misses was mostly not kept.
     func writeFile(_ bytes: [UInt8], to path: String) -> WriteOutcome {
-        if writesInPlace(bytes.count), let outcome = writeInPlace(bytes, to: path) { return outcome }
-        return writeFile(to: path) { fd in bytes.withUnsafeBytes { Self.writeAll(fd, $0) } }
+        let fill = { (fd: Int32) in bytes.withUnsafeBytes { Self.writeAll(fd, $0) } }
+        if writesInPlace(bytes.count), let outcome = writeInPlace(to: path, fill) { return outcome }
+        return writeFile(to: path, fill)
     }
 
     /// Entries up to one page are made at their own name and filled with one `write`: Linux
@@ -52,10 +53,10 @@ extension DiskTier {
     /// CPU per answer against 38.9 through an unnamed file, lower in five of six pairs, and
     /// answered 1.02× as many (median of the pairs); `O_TMPFILE` is the cost (16–20 µs of
     /// system time per file made this way, 26–33 unnamed and linked, a C loop on ext4).
-    private func writeInPlace(_ bytes: [UInt8], to path: String) -> WriteOutcome? {
+    private func writeInPlace(to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome? {
         // `O_NOFOLLOW` guards only the file itself, so the folder is checked not to be a symlink.
         guard ensureDirectory(Self.folder(of: path)) else { return .failed }
-        let failure = Self.makeFile(path) { fd in bytes.withUnsafeBytes { Self.writeAll(fd, $0) } }
+        let failure = Self.makeFile(path, fill)
         return failure == EEXIST ? nil : Self.outcome(failure)
     }
 
@@ -114,8 +115,7 @@ extension DiskTier {
         if failure == EEXIST {
             let temporary = "\(directory)/tmp/\(temporaryNames.next())"
             failure = Self.name(fd, temporary)
-            if failure == 0, rename(temporary, path) != 0 { failure = errno }
-            if failure != 0 { unlink(temporary) }
+            if failure == 0 { failure = Self.move(temporary, to: path) }
         }
         return Self.outcome(failure)
     }
@@ -134,11 +134,17 @@ extension DiskTier {
             ensureTemporaryFolder()
             failure = Self.makeFile(temporary, fill)
         }
-        if failure == 0, rename(temporary, path) != 0 {
-            failure = errno
-            unlink(temporary)
-        }
+        if failure == 0 { failure = Self.move(temporary, to: path) }
         return Self.outcome(failure)
+    }
+
+    /// Renames the whole file `temporary` to `path`: 0, or the errno it failed with, and
+    /// then `temporary` is removed.
+    private static func move(_ temporary: String, to path: String) -> Int32 {
+        guard rename(temporary, path) != 0 else { return 0 }
+        let failure = errno
+        unlink(temporary)
+        return failure
     }
 
     /// Makes the file `path` (`O_EXCL`, never through a symlink) and `fill`s it: 0, or the
