@@ -21,7 +21,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import WORK, cpu_seconds, free_port, publish, start, stop_all, wait_for, wrk  # noqa: E402
+from bench import WORK, cpu_seconds, free_port, publish, simulator, start, stop_all, wait_for, wrk  # noqa: E402
 
 LARDER = sys.argv[1]
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
@@ -71,8 +71,8 @@ def measure(proc, port, path, connections, duration=None):
 def main():
     try:
         sim_port, slow_port, port = free_port(), free_port(), free_port()
-        start([LARDER, "upstream-sim", "--port", str(sim_port), "--latency", "50ms", "--max-age", "3600"], f"{WORK}/agg-sim.log")
-        start([LARDER, "upstream-sim", "--port", str(slow_port), "--latency", "200ms", "--max-age", "0"], f"{WORK}/agg-slow.log")
+        start([simulator(), "upstream-sim", "--port", str(sim_port), "--latency", "50ms", "--max-age", "3600"], f"{WORK}/agg-sim.log")
+        start([simulator(), "upstream-sim", "--port", str(slow_port), "--latency", "200ms", "--max-age", "0"], f"{WORK}/agg-slow.log")
         wait_for(sim_port, "/balance")
         wait_for(slow_port, "/balance")
         path = f"{WORK}/aggregate.yaml"

@@ -22,7 +22,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench import environment_for  # noqa: E402
+from bench import environment_for, simulator  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LARDER = sys.argv[1]
@@ -115,7 +115,7 @@ def main():
     try:
         redis_port, sim_port = free_port(), free_port()
         start([REDIS, "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", WORK], "redis")
-        start([LARDER, "upstream-sim", "--port", str(sim_port), "--latency", "5ms", "--max-age", "3600"], "sim")
+        start([simulator(), "upstream-sim", "--port", str(sim_port), "--latency", "5ms", "--max-age", "3600"], "sim")
         wait_for(redis_port)
         wait_for(sim_port)
         a, a_port = larder("a", sim_port, redis_port)
