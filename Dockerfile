@@ -15,7 +15,8 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-RUN swift build -c release --static-swift-stdlib --product larder \
+# The flags are make bench's (Makefile, RELEASE_FLAGS): what it measures is what ships.
+RUN swift build -c release --static-swift-stdlib -Xswiftc -cross-module-optimization --experimental-lto-mode=full --product larder \
     && install -D "$(swift build -c release --show-bin-path)/larder" /out/larder
 
 # ---- runtime ----------------------------------------------------------------------------

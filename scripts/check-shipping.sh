@@ -30,10 +30,14 @@ echo "== deploy/prometheus alert rules, and a promtool test case for each alert"
 promtool check rules deploy/prometheus/larder-alerts.yaml
 promtool test rules deploy/prometheus/larder-alerts.test.yaml
 
-echo "== swift build -c release --static-swift-stdlib (the Dockerfile's command)"
+echo "== swift build -c release --static-swift-stdlib with make bench's flags (the Dockerfile's command)"
 # A scratch path of its own (the one `make bench` measures), so the debug build under .build
 # is not rebuilt after it.
-swift build -c release --static-swift-stdlib --product larder --scratch-path .build-static
+flags=$(sed -n 's/^RELEASE_FLAGS := //p' Makefile)
+grep -qF -- "swift build -c release --static-swift-stdlib $flags --product larder" Dockerfile \
+    || { echo "the Dockerfile does not build with make bench's flags ($flags)"; exit 1; }
+# shellcheck disable=SC2086  # the flags are words
+swift build -c release --static-swift-stdlib $flags --product larder --scratch-path .build-static
 larder="$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/larder"
 if ldd "$larder" | grep -q libswiftCore; then
     echo "the release binary links the Swift runtime dynamically"; exit 1
