@@ -23,9 +23,10 @@ run: build
 # What make bench and make soak measure is what the Dockerfile ships: a release build with the
 # Swift runtime and Foundation linked statically, in a scratch path of its own (shared with the
 # shipping check), so the debug build under .build stays as it is.
-# Cross-module optimisation and full LTO cut the code a miss runs through with caches cold:
-# 0.58-0.63 ms of miss overhead against 0.64-0.72 without, hits as fast or faster
-# (docs/performance.md). The Dockerfile and scripts/check-shipping.sh build with the same flags.
+# Cross-module optimisation and full LTO shorten a miss, whose code runs with caches cold:
+# 0.59 ms of overhead against 0.62 without them in one make bench run, 0.58-0.63 against
+# 0.64-0.73 by hand, hits as fast (docs/performance.md, "Where a miss's time goes"). The
+# Dockerfile and scripts/check-shipping.sh build with the same flags.
 RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
