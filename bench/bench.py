@@ -72,7 +72,7 @@ def environment_for(args):
     """Larder (this build and the baseline, the simulator too) runs with what the image sets
     beyond its LARDER_* defaults: the Dockerfile's GLIBC_TUNABLES, glibc's allocator setting.
     nginx, wrk and the rest run as they are (None: this environment)."""
-    if args[0] not in (LARDER, BASELINE, os.path.join(WORK, "upstream-simulator")):
+    if args[0] not in (LARDER, BASELINE, SIMULATOR):
         return None
     env = dict(os.environ)
     found = re.search(r"^ENV GLIBC_TUNABLES=(\S+)$", open(os.path.join(ROOT, "Dockerfile")).read(), re.M)
@@ -89,10 +89,9 @@ def simulator():
     (the same HTTP server code) is still in the CPU's caches when that Larder takes the answer:
     a miss read 40-80 us shorter so, an advantage nginx, in front of the same simulator, never has
     (three rounds of 150 keys by hand, byte-identical copies against the file itself)."""
-    path = os.path.join(WORK, "upstream-simulator")
-    if not os.path.exists(path):
-        shutil.copy(LARDER, path)
-    return path
+    if not os.path.exists(SIMULATOR):
+        shutil.copy(LARDER, SIMULATOR)
+    return SIMULATOR
 
 
 def start(args, log, env=None):
@@ -312,6 +311,7 @@ def idle_connections(port, pid, count=10_000):
 # the script that imported this module exits, once its servers have stopped.
 WORK = tempfile.mkdtemp(prefix="larder-bench-")
 atexit.register(shutil.rmtree, WORK, ignore_errors=True)
+SIMULATOR = os.path.join(WORK, "upstream-simulator")
 
 
 def main():
