@@ -186,7 +186,7 @@ let package = Package(
         ),
         // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
-        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "Observability"]),
+        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "Observability", "TestSupport"]),
         // Measurements that are not tests: `make bench`.
         .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log"),
                                                                      .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Collections", package: "swift-collections")]),

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import TestSupport
 @testable import Caching
 @testable import HTTPServer
 @testable import Routes
@@ -19,6 +20,7 @@ enum FuzzTargets {
         ("http-date", httpDate),
         ("range", range),
         ("upstream-formats", upstreamFormats),
+        ("upstream-json", upstreamJSON),
         ("response-head", responseHead),
         ("target-path", targetPath),
         ("place-query", placeQuery),
@@ -153,6 +155,14 @@ enum FuzzTargets {
         if let date = BalanceFormat.parseDate(text), text.hasSuffix("+0000") {
             check(date.text(separator: " ", zone: " +0000") == text, "a balance date does not read back")
         }
+    }
+
+    /// Any bytes: the upstream decoder refuses them or reads what Foundation's `JSONDecoder`
+    /// reads from them, through every kind of container and value.
+    static let upstreamJSON: Target = { data in
+        let bytes = Array(data)
+        guard let ours = try? UpstreamJSONDecoder().decode(JSONSample.self, from: bytes) else { return }
+        check((try? JSONDecoder().decode(JSONSample.self, from: Data(bytes))) == ours, "the upstream decoder read what JSONDecoder does not")
     }
 
     /// A `/weather` query (after a first byte choosing the precision): a resource or named

@@ -2,9 +2,10 @@ import Caching
 import Foundation
 import HTTPCore
 import Testing
+import TestSupport
 @testable import Routes
 
-/// The upstream answers as `JSONDecoder` reads them: which bodies make a weather or balance
+/// The upstream answers as Larder reads them: which bodies make a weather or balance
 /// answer, what each becomes, and that no body, however broken, gets further than a refusal.
 @Suite struct UpstreamDecodingTests {
     private func weather(_ body: String) -> String? {
@@ -79,19 +80,7 @@ import Testing
                 malformed.append(json)
             }
         }
-        for index in original.indices {
-            var removed = original
-            removed.remove(at: index)
-            check(removed)
-            var doubled = original
-            doubled.insert(original[index], at: index)
-            check(doubled)
-            for byte in replacements where byte != original[index] {
-                var changed = original
-                changed[index] = byte
-                check(changed)
-            }
-        }
+        byteMutations(of: original, replacements: replacements).forEach(check)
         #expect(malformed.isEmpty, "\(malformed.prefix(3))")
         #expect(accepted > 100)  // many mutations (in ignored members, digits) still decode
     }

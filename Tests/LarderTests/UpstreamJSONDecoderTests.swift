@@ -1,0 +1,111 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Routes
+
+/// The upstream decoder reads what Foundation's `JSONDecoder` reads, refuses what is not JSON
+/// (RFC 8259) wherever it stands, and never traps, however deep or broken the body.
+@Suite struct UpstreamJSONDecoderTests {
+    private func ours(_ text: String) -> JSONSample? { try? UpstreamJSONDecoder().decode(JSONSample.self, from: Array(text.utf8)) }
+
+    @Test(arguments: [
+        "{}",
+        #"{"int":1,"double":2.5,"string":"x","flag":true,"u":7,"i64":-7}"#,
+        " \n\r\t{\"int\":-0 ,\"flag\" : false}\t\n",
+        #"{"int":3.0,"u":1e2,"i64":-9223372036854775808,"double":-0}"#,
+        #"{"double":1e-310,"int":0.1e1}"#,
+        #"{"double":12345678901234567890,"int":120E-1}"#,
+        #"{"string":"\u00e9\ud83d\ude00\n\t\"\\\/\b\f\r"}"#,
+        #"{"string":"é😀 \u0000"}"#,
+        #"{"\u0069nt":5,"str\u0069ng":"s"}"#,
+        #"{"int":1,"int":2,"string":"first","string":3}"#,
+        #"{"list":[{"i8":-128,"u16":65535,"f":1.5,"s":"a"},null,{},{"f":3.4028234e38}]}"#,
+        #"{"map":{"a":1,"b":2},"other":[1,{"x":[]},true,null,"s",-1.5E+3],"n":null}"#,
+        #"{"int":null,"list":null,"map":{}}"#,
+        "\u{FEFF}{\"int\":1}",
+    ])
+    func readsWhatJSONDecoderReads(_ text: String) throws {
+        let expected = try #require(try? JSONDecoder().decode(JSONSample.self, from: Data(text.utf8)))
+        #expect(ours(text) == expected)
+    }
+
+    /// Bodies that are not JSON, or hold what the member's type cannot: `JSONDecoder` on Linux
+    /// takes the first five (a trailing comma, a malformed number or escape in a member it
+    /// ignores); the rest both refuse.
+    @Test(arguments: [
+        #"{"int":1,}"#, #"{"int":1,"x":[1,]}"#, #"{"x":01,"int":1}"#, #"{"x":-,"int":1}"#, #"{"x":"\q","int":1}"#,
+        "{\"x\":\"a\tb\"}", "{\"string\":\"\u{01}\"}", #"{"x":1.}"#, #"{"x":1e}"#, #"{"x":.5}"#, #"{"x":+1}"#,
+        #"{"string":"\ud800"}"#, #"{"string":"\udc00"}"#, #"{"string":"\ud83dA"}"#, #"{"x":"\u12"}"#,
+        #"{"int":1} x"#, #"{"int":1}{"int":1}"#, #"{"int":1"#, #"{"int""#, "", " ", #"{a:1}"#, #"{"x":tru}"#, #"{"x":nul}"#,
+        #"{"x":NaN}"#, "{\"int\":1\u{0B}}", "[1]", "null", #""s""#,
+        #"{"int":"1"}"#, #"{"int":1.5}"#, #"{"int":1e400}"#, #"{"int":9223372036854775808}"#, #"{"u":-1}"#, #"{"flag":1}"#,
+        #"{"double":1e400}"#, #"{"double":-1e400}"#, #"{"double":1e-400}"#, #"{"double":"1"}"#, #"{"string":1}"#,
+        #"{"list":{}}"#, #"{"list":[{"i8":128}]}"#, #"{"list":[{"f":1e39}]}"#, #"{"map":[]}"#, #"{"map":{"a":null}}"#,
+    ])
+    func refusesWhatIsNotJSONOrNotItsType(_ text: String) {
+        #expect(ours(text) == nil)
+    }
+
+    /// Invalid UTF-8 in a string read is refused, not replaced.
+    @Test func invalidUTF8IsRefused() throws {
+        let body = Array(#"{"string":""#.utf8) + [0xC3] + Array(#""}"#.utf8)
+        #expect((try? UpstreamJSONDecoder().decode(JSONSample.self, from: body)) == nil)
+    }
+
+    @Test func nestingIsRefusedPastTheLimitNotRecursed() {
+        let deep = "{\"x\":" + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        #expect(ours(deep) == nil)
+        let limit = JSONScanner.maximumDepth
+        let within = "{\"x\":" + String(repeating: "[", count: limit - 1) + String(repeating: "]", count: limit - 1) + ",\"int\":4}"
+        #expect(ours(within)?.int == 4)
+        let beyond = "{\"x\":" + String(repeating: "[", count: limit) + String(repeating: "]", count: limit) + ",\"int\":4}"
+        #expect(ours(beyond) == nil)
+        #expect(ours("{\"x\":" + String(repeating: "{\"a\":", count: 100_000)) == nil)
+    }
+
+    @Test func errorsNameTheMemberAndWhatWasWrong() {
+        struct Required: Decodable {
+            struct Inner: Decodable { let value: Int }
+            let inner: Inner
+        }
+        func error(_ text: String) -> DecodingError? {
+            do {
+                _ = try UpstreamJSONDecoder().decode(Required.self, from: Array(text.utf8))
+                return nil
+            } catch {
+                return error as? DecodingError
+            }
+        }
+        guard case .keyNotFound(let key, let context)? = error(#"{"inner":{}}"#) else { Issue.record("no keyNotFound"); return }
+        #expect(key.stringValue == "value" && context.codingPath.map(\.stringValue) == ["inner"])
+        guard case .typeMismatch(_, let mismatch)? = error(#"{"inner":{"value":"1"}}"#) else { Issue.record("no typeMismatch"); return }
+        #expect(mismatch.codingPath.map(\.stringValue) == ["inner", "value"])
+        guard case .valueNotFound? = error(#"{"inner":null}"#) else { Issue.record("no valueNotFound"); return }
+    }
+
+    /// Every one-byte change, deletion and doubling of a real Open-Meteo answer: what the
+    /// upstream decoder reads, `JSONDecoder` reads the same.
+    @Test func mutatedAnswersReadAsJSONDecoderReadsThem() {
+        struct Answer: Decodable, Equatable {
+            struct Current: Decodable, Equatable {
+                let time: String
+                let temperature_2m: Double
+                let weather_code: Int
+            }
+            let current: Current
+            let current_units: [String: String]?
+            let utc_offset_seconds: Int?
+        }
+        let original = Array(UpstreamDecodingTests.answer.utf8)
+        let replacements: [UInt8] = Array("{}[]\",:0-.eE9 tfn\\u".utf8) + [0x00, 0x7F, 0xC3, 0xFF]
+        var read = 0, differing: [String] = []
+        func check(_ body: [UInt8]) {
+            guard let ours = try? UpstreamJSONDecoder().decode(Answer.self, from: body) else { return }
+            read += 1
+            if (try? JSONDecoder().decode(Answer.self, from: Data(body))) != ours { differing.append(String(decoding: body, as: UTF8.self)) }
+        }
+        byteMutations(of: original, replacements: replacements).forEach(check)
+        #expect(differing.isEmpty, "\(differing.prefix(3))")
+        #expect(read > 100)
+    }
+}
