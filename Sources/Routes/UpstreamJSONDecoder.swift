@@ -70,22 +70,8 @@ private struct JSONValueDecoder: Decoder, SingleValueDecodingContainer {
         return text
     }
 
-    /// A number a `Double` holds: not one beyond its range, nor one so small it would read as
-    /// zero (`1e-400`), which `JSONDecoder` refuses too.
-    func decode(_ type: Double.Type) throws -> Double {
-        let text = try number(type)
-        guard let value = Double(text), value.isFinite else { throw unrepresentable(type) }
-        if value == 0, text.utf8.prefix(while: { $0 | 0x20 != UInt8(ascii: "e") }).contains(where: { $0 > UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) {
-            throw unrepresentable(type)
-        }
-        return value
-    }
-
-    func decode(_ type: Float.Type) throws -> Float {
-        let value = Float(try decode(Double.self))
-        guard value.isFinite else { throw unrepresentable(type) }
-        return value
-    }
+    func decode(_ type: Double.Type) throws -> Double { try floatingPoint() }
+    func decode(_ type: Float.Type) throws -> Float { try floatingPoint() }
 
     func decode(_ type: Int.Type) throws -> Int { try integer() }
     func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
@@ -100,13 +86,54 @@ private struct JSONValueDecoder: Decoder, SingleValueDecodingContainer {
 
     func decode<Value: Decodable>(_ type: Value.Type) throws -> Value { try Value(from: self) }
 
-    /// A whole number that fits; one with a fraction or an exponent (`3.0`, `1e2`) when its value is whole.
+    /// The nearest value of the type, read on the text (a `Float` is not rounded twice through a
+    /// `Double`): refused beyond the type's range, and when so small it would read as zero
+    /// (`1e-400`), as `JSONDecoder` refuses both.
+    private func floatingPoint<Value: BinaryFloatingPoint & LosslessStringConvertible>() throws -> Value {
+        let text = try number(Value.self)
+        guard let value = Value(text), value.isFinite else { throw unrepresentable(Value.self) }
+        let significand = text.utf8.prefix { $0 | 0x20 != UInt8(ascii: "e") }
+        guard value != 0 || !significand.contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) else {
+            throw unrepresentable(Value.self)
+        }
+        return value
+    }
+
+    /// A whole number that fits: written plainly, or with a fraction or an exponent whose value
+    /// is whole (`3.0`, `1e2`), read exactly on its digits, as `JSONDecoder` reads it.
     private func integer<Integer: FixedWidthInteger>() throws -> Integer {
         let text = try number(Integer.self)
-        if let value = Integer(text, radix: 10) { return value }
-        guard text.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 | 0x20 == UInt8(ascii: "e") }),
-              let double = Double(text), let value = Integer(exactly: double) else { throw unrepresentable(Integer.self) }
+        guard let value = Integer(text, radix: 10) ?? Self.whole(Array(text.utf8), as: Integer.self) else {
+            throw unrepresentable(Integer.self)
+        }
         return value
+    }
+
+    /// A number with a fraction or an exponent as a whole `Integer`: its digits shifted by the
+    /// exponent, the digits shifted out all zeros; nil unless it is whole and fits. The
+    /// magnitude must fit before the sign is applied, as in `JSONDecoder`.
+    static func whole<Integer: FixedWidthInteger>(_ number: [UInt8], as type: Integer.Type) -> Integer? {
+        let negative = number.first == UInt8(ascii: "-")
+        let exponentStart = number.firstIndex { $0 | 0x20 == UInt8(ascii: "e") } ?? number.endIndex
+        let mantissa = number[(negative ? 1 : 0)..<exponentStart]
+        let fractionDigits = mantissa.firstIndex(of: UInt8(ascii: ".")).map { mantissa.endIndex - $0 - 1 } ?? 0
+        var digits = Array(mantissa.filter { $0 != UInt8(ascii: ".") }.drop { $0 == UInt8(ascii: "0") })
+        guard !digits.isEmpty else { return 0 }
+        let exponentText = exponentStart == number.endIndex ? "0" : String(decoding: number[(exponentStart + 1)...], as: UTF8.self)
+        // Past ±100,000 a number with a digit other than zero is beyond any integer or not
+        // whole; bounding it first keeps the arithmetic below from overflowing.
+        guard let exponent = Int(exponentText), (-100_000...100_000).contains(exponent) else { return nil }
+        let shift = exponent - fractionDigits
+        if shift < 0 {
+            guard -shift < digits.count, digits.suffix(-shift).allSatisfy({ $0 == UInt8(ascii: "0") }) else { return nil }
+            digits.removeLast(-shift)
+        } else {
+            guard digits.count + shift <= 40 else { return nil }
+            digits += repeatElement(UInt8(ascii: "0"), count: shift)
+        }
+        guard let magnitude = Integer(String(decoding: digits, as: UTF8.self), radix: 10) else { return nil }
+        guard negative else { return magnitude }
+        return Integer.isSigned ? 0 - magnitude : nil
     }
 
     /// The text of the number here.

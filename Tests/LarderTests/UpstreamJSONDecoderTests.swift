@@ -15,11 +15,13 @@ import TestSupport
         #"{"int":3.0,"u":1e2,"i64":-9223372036854775808,"double":-0}"#,
         #"{"double":1e-310,"int":0.1e1}"#,
         #"{"double":12345678901234567890,"int":120E-1}"#,
+        #"{"int":88888888888888884.0,"i64":-12345678901234567e1,"u":1000000000000000000.0e1}"#,
+        #"{"int":9007199254740993.0,"i64":-9223372036854775807.0,"u":0.0e99999999999999999999}"#,
         #"{"string":"\u00e9\ud83d\ude00\n\t\"\\\/\b\f\r"}"#,
         #"{"string":"é😀 \u0000"}"#,
         #"{"\u0069nt":5,"str\u0069ng":"s"}"#,
         #"{"int":1,"int":2,"string":"first","string":3}"#,
-        #"{"list":[{"i8":-128,"u16":65535,"f":1.5,"s":"a"},null,{},{"f":3.4028234e38}]}"#,
+        #"{"list":[{"i8":-128,"u16":65535,"f":1.5,"s":"a"},null,{},{"f":3.4028234e38},{"f":1e-45},{"f":1.00000005960464477539062499}]}"#,
         #"{"map":{"a":1,"b":2},"other":[1,{"x":[]},true,null,"s",-1.5E+3],"n":null}"#,
         #"{"int":null,"list":null,"map":{}}"#,
         "\u{FEFF}{\"int\":1}",
@@ -38,12 +40,22 @@ import TestSupport
         #"{"string":"\ud800"}"#, #"{"string":"\udc00"}"#, #"{"string":"\ud83dA"}"#, #"{"x":"\u12"}"#,
         #"{"int":1} x"#, #"{"int":1}{"int":1}"#, #"{"int":1"#, #"{"int""#, "", " ", #"{a:1}"#, #"{"x":tru}"#, #"{"x":nul}"#,
         #"{"x":NaN}"#, "{\"int\":1\u{0B}}", "[1]", "null", #""s""#,
-        #"{"int":"1"}"#, #"{"int":1.5}"#, #"{"int":1e400}"#, #"{"int":9223372036854775808}"#, #"{"u":-1}"#, #"{"flag":1}"#,
+        #"{"int":"1"}"#, #"{"int":1.5}"#, #"{"int":12345e-6}"#, #"{"int":9.3e18}"#, #"{"int":-9.223372036854775808e18}"#,
+        #"{"int":1e99999999999999999999}"#, #"{"int":1e-99999999999999999999}"#, #"{"u":-1.0}"#,
+        #"{"int":1e9223372036854775807}"#, #"{"int":1.5e-9223372036854775808}"#, #"{"int":1e100001}"#, #"{"int":1e400}"#, #"{"int":9223372036854775808}"#, #"{"u":-1}"#, #"{"flag":1}"#,
         #"{"double":1e400}"#, #"{"double":-1e400}"#, #"{"double":1e-400}"#, #"{"double":"1"}"#, #"{"string":1}"#,
-        #"{"list":{}}"#, #"{"list":[{"i8":128}]}"#, #"{"list":[{"f":1e39}]}"#, #"{"map":[]}"#, #"{"map":{"a":null}}"#,
+        #"{"list":{}}"#, #"{"list":[{"i8":128}]}"#, #"{"list":[{"f":1e39}]}"#, #"{"list":[{"f":3.4028236e38}]}"#, #"{"list":[{"f":1e-46}]}"#, #"{"map":[]}"#, #"{"map":{"a":null}}"#,
     ])
     func refusesWhatIsNotJSONOrNotItsType(_ text: String) {
         #expect(ours(text) == nil)
+    }
+
+    /// A zero written with an exponent is zero. `JSONDecoder` on Linux refuses it as a Double,
+    /// so the fuzz target leaves such bodies out; once it reads them, that exception can go.
+    @Test func aZeroWithAnExponentIsZero() {
+        let sample = ours(#"{"double":0e3,"int":0E5}"#)
+        #expect(sample?.double == 0 && sample?.int == 0)
+        #expect((try? JSONDecoder().decode(JSONSample.self, from: Data(#"{"double":0e3}"#.utf8))) == nil)
     }
 
     /// Invalid UTF-8 in a string read is refused, not replaced.
