@@ -70,20 +70,16 @@ private struct JSONValueDecoder: Decoder, SingleValueDecodingContainer {
         return text
     }
 
-    func decode(_ type: Double.Type) throws -> Double { try floatingPoint() }
-    func decode(_ type: Float.Type) throws -> Float { try floatingPoint() }
+    /// The `Double` and `Float` requirements: the most specific of the generic `decode`s meets each.
+    func decode<Value: BinaryFloatingPoint & LosslessStringConvertible & Decodable>(_ type: Value.Type) throws -> Value {
+        try floatingPoint()
+    }
 
-    func decode(_ type: Int.Type) throws -> Int { try integer() }
-    func decode(_ type: Int8.Type) throws -> Int8 { try integer() }
-    func decode(_ type: Int16.Type) throws -> Int16 { try integer() }
-    func decode(_ type: Int32.Type) throws -> Int32 { try integer() }
-    func decode(_ type: Int64.Type) throws -> Int64 { try integer() }
-    func decode(_ type: UInt.Type) throws -> UInt { try integer() }
-    func decode(_ type: UInt8.Type) throws -> UInt8 { try integer() }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try integer() }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try integer() }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try integer() }
+    /// The ten fixed-width integer requirements, met the same way.
+    func decode<Integer: FixedWidthInteger & Decodable>(_ type: Integer.Type) throws -> Integer { try integer() }
 
+    /// Any other type reads itself from this value; the standard types' `init(from:)` come
+    /// back to the requirements above.
     func decode<Value: Decodable>(_ type: Value.Type) throws -> Value { try Value(from: self) }
 
     /// The nearest value of the type, read on the text (a `Float` is not rounded twice through a
