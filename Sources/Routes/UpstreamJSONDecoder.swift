@@ -7,7 +7,8 @@ import HTTPCore
 /// miss-path`).
 ///
 /// It reads what `JSONDecoder` reads, keeping the first of two members with one name and taking
-/// a whole number written `3.0` or `1e2` for an integer, and refuses more: a body that is not
+/// a whole number written `3.0` or `1e2` for an integer (and a zero written `0e3`, which
+/// `JSONDecoder` on Linux refuses as a Double), and refuses more: a body that is not
 /// UTF-8 anywhere (RFC 8259 §8.1; a byte-order mark is skipped), and any break of JSON's
 /// grammar, in members it ignores too (`JSONScanner`).
 struct UpstreamJSONDecoder {
