@@ -7,7 +7,7 @@ PORT ?= 8080
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test bench conformance fuzz sanitize soak build prerequisites clean
+.PHONY: run test bench conformance fuzz sanitize soak layout build prerequisites clean
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -25,11 +25,17 @@ run: build
 # shipping check), so the debug build under .build stays as it is.
 # Cross-module optimisation and full LTO shorten a miss, whose code runs with caches cold:
 # 0.59 ms of overhead against 0.62 without them in one make bench run, 0.58-0.63 against
-# 0.64-0.73 by hand, hits as fast (docs/performance.md, "Where a miss's time goes"). The
-# Dockerfile and scripts/check-shipping.sh build with the same flags.
-RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full
+# 0.64-0.73 by hand, hits as fast (docs/performance.md, "Where a miss's time goes"). So does
+# linking the functions a request runs side by side, first in the text (layout/, written by
+# `make layout`). The Dockerfile and scripts/check-shipping.sh build with the same flags.
+RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full -Xlinker --symbol-ordering-file=layout/hot-functions.txt -Xlinker --no-warn-symbol-ordering
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
+# SwiftPM does not track the ordering file's contents: the binaries are linked again after it changes.
+RELINK := $(RELEASE_BIN)/.layout-linked
+$(RELINK): layout/hot-functions.txt
+	rm -f $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench
+	mkdir -p $(RELEASE_BIN) && touch $@
 
 VENV := .tools/venv
 
@@ -70,7 +76,7 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 ## last the scale section (a million stored entries, a miss storm; bench/results/scale.md): it
 ## deletes millions of files at its end, and on ext4 without a journal every file made in the
 ## minute after scans past the freed inodes. Table: bench/results/latest.md.
-bench: prerequisites
+bench: prerequisites $(RELINK)
 	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
 	$(RELEASE) --product larder
 	$(RELEASE) --product larder-bench
@@ -108,10 +114,19 @@ sanitize: prerequisites
 
 ## Measurement (not part of `make test`): SOAK_SECONDS (default 600) at saturation with
 ## mixed hits, misses and pass-through; RSS sampled every 10 s, errors and drift reported.
-soak: prerequisites
+soak: prerequisites $(RELINK)
 	@command -v wrk >/dev/null || scripts/install-packages.sh wrk
 	$(RELEASE) --product larder
 	python3 scripts/soak.py $(RELEASE_BIN)/larder
+
+## Rewrites layout/hot-functions.txt, the order in which the release build links the functions
+## a request runs (scripts/code-layout.py: callgrind over larder-bench's request paths). Run it
+## after changes to those paths; the shipping check in `make test` says when it is stale.
+layout: prerequisites $(RELINK)
+	@command -v valgrind >/dev/null || scripts/install-packages.sh valgrind
+	$(RELEASE) --product larder
+	$(RELEASE) --product larder-bench
+	python3 scripts/code-layout.py $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench layout/hot-functions.txt
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan .build-static
