@@ -9,7 +9,8 @@ pages and cache lines (docs/performance.md, the code's layout).
 The list is what the event loop runs per request on the paths `larder-bench` drives: a miss
 through a route, a miss through a pass-through route, a disk hit, and a memory hit logged
 and quiet. Each path runs under callgrind twice, with 100 and 300 requests; the functions
-that ran more in the second run are the path's, hottest first, the paths in that order.
+that ran more in the second run are the path's, in the order of their names (so the file
+changes only where the code a path runs does), the paths in that order.
 
 Left out: functions of the toolchain's static libraries that sit in one large section with
 many others (the standard library's own code is one 1.6 MB section), since ordering one
@@ -61,7 +62,7 @@ def callgrind_costs(path):
 
 
 def path_functions(bench, work, name, args, env):
-    """The functions of `bench` the event loop runs per request on one path, hottest first."""
+    """The functions of `bench` the event loop runs per request on one path, by name."""
     runs = []
     for count in RUNS:
         out = os.path.join(work, f"{name}.{count}")
@@ -71,9 +72,7 @@ def path_functions(bench, work, name, args, env):
                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, timeout=600)
         runs.append(callgrind_costs(out))
     fewer, more = runs
-    per_request = {key: cost - fewer.get(key, 0) for key, cost in more.items()
-                   if key[0] == bench and cost > fewer.get(key, 0)}
-    return [fn for (_, fn), _ in sorted(per_request.items(), key=lambda item: -item[1])]
+    return sorted(fn for (obj, fn), cost in more.items() if obj == bench and cost > fewer.get((obj, fn), 0))
 
 
 def shared_section_symbols():
