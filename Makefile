@@ -31,11 +31,12 @@ run: build
 RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full -Xlinker --symbol-ordering-file=layout/hot-functions.txt -Xlinker --no-warn-symbol-ordering
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
-# SwiftPM does not track the ordering file's contents: the binaries are linked again after it changes.
-RELINK := $(RELEASE_BIN)/.layout-linked
+# SwiftPM does not track the ordering file's contents: the binaries are linked again after it
+# changes. The stamp sits beside, not in, $(RELEASE_BIN): SwiftPM makes that a symbolic link.
+RELINK := .build-static/.layout-linked
 $(RELINK): layout/hot-functions.txt
 	rm -f $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench
-	mkdir -p $(RELEASE_BIN) && touch $@
+	mkdir -p .build-static && touch $@
 
 VENV := .tools/venv
 
