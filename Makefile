@@ -57,7 +57,7 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 ## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo)
 ## and the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert
 ## rules, the Dockerfile's release build).
-test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
+test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed $(RELINK)
 	$(SWIFT) build --build-tests
 	@# The tests' temporary folders (caches, logs, redis and TLS files: about 125 MB a run) go
 	@# to one ignored folder, emptied here, rather than piling up in /tmp run after run.

@@ -36,11 +36,9 @@ echo "== swift build -c release --static-swift-stdlib with make bench's flags (t
 flags=$(sed -n 's/^RELEASE_FLAGS := //p' Makefile)
 grep -qF -- "swift build -c release --static-swift-stdlib $flags --product larder" Dockerfile \
     || { echo "the Dockerfile does not build with make bench's flags ($flags)"; exit 1; }
-larder="$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/larder"
-# SwiftPM does not track the ordering file's contents: linked again after it changes.
-if [ layout/hot-functions.txt -nt "$larder" ]; then rm -f "$larder"; fi
 # shellcheck disable=SC2086  # the flags are words
 swift build -c release --static-swift-stdlib $flags --product larder --scratch-path .build-static
+larder="$(swift build -c release --static-swift-stdlib --scratch-path .build-static --show-bin-path)/larder"
 python3 scripts/check-layout.py "$larder" layout/hot-functions.txt
 if ldd "$larder" | grep -q libswiftCore; then
     echo "the release binary links the Swift runtime dynamically"; exit 1

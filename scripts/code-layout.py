@@ -22,23 +22,21 @@ Both binaries are release builds with the Makefile's RELEASE_FLAGS (`make layout
 import collections
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
+
+if len(sys.argv) < 3:
+    sys.exit(__doc__)
+# The bench's helpers: free ports, the simulator's binary, starting, waiting for and stopping
+# processes (bench.py takes LARDER as its first argument too).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+from bench import WORK, free_port, simulator, start, stop_all, wait_for  # noqa: E402
 
 RUNS = (100, 300)
 # A section this large in a static library holds many functions (a function gets one of
 # its own in the libraries that are built with function sections).
 SHARED_SECTION_BYTES = 16 * 1024
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def callgrind_costs(path):
@@ -105,34 +103,25 @@ def large_section_symbols(obj):
 
 
 def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__)
-    larder, bench = sys.argv[1], sys.argv[2]
+    bench = sys.argv[2]
     output = sys.argv[3] if len(sys.argv) > 3 else "layout/hot-functions.txt"
-    with tempfile.TemporaryDirectory(prefix="larder-layout-") as work:
-        # valgrind cannot read the DWARF 5 that Swift writes.
-        stripped = os.path.join(work, "larder-bench")
-        subprocess.run(["objcopy", "--strip-debug", bench, stripped], check=True)
-        port = free_port()
-        simulator = subprocess.Popen([larder, "upstream-sim", "--port", str(port), "--latency", "1ms", "--max-age", "3600"],
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            origin = f"http://127.0.0.1:{port}"
-            for _ in range(100):
-                try:
-                    urllib.request.urlopen(origin + "/balance", timeout=1).read()
-                    break
-                except OSError:
-                    time.sleep(0.05)
-            env = dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1")
-            paths = [("miss-path", [origin, "warning"]), ("pass-through-miss-path", [origin, "warning"]),
-                     ("disk-hit-path", ["warning"]), ("hit-path", ["warning"]), ("hit-path", ["info"])]
-            ordered = []
-            for name, args in paths:
-                ordered += path_functions(stripped, work, name, args, env)
-        finally:
-            simulator.terminate()
-            simulator.wait(timeout=10)
+    # valgrind cannot read the DWARF 5 that Swift writes.
+    stripped = os.path.join(WORK, "larder-bench")
+    subprocess.run(["objcopy", "--strip-debug", bench, stripped], check=True)
+    port = free_port()
+    start([simulator(), "upstream-sim", "--port", str(port), "--latency", "1ms", "--max-age", "3600"],
+          os.path.join(WORK, "simulator.log"))
+    try:
+        wait_for(port, "/balance")
+        origin = f"http://127.0.0.1:{port}"
+        env = dict(os.environ, SWIFT_DETERMINISTIC_HASHING="1")
+        paths = [("miss-path", [origin, "warning"]), ("pass-through-miss-path", [origin, "warning"]),
+                 ("disk-hit-path", ["warning"]), ("hit-path", ["warning"]), ("hit-path", ["info"])]
+        ordered = []
+        for name, args in paths:
+            ordered += path_functions(stripped, WORK, name, args, env)
+    finally:
+        stop_all()
     shared = shared_section_symbols()
     seen = set()
     lines = []
