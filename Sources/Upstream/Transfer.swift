@@ -81,11 +81,14 @@ final class Transfer: @unchecked Sendable {
         func check(_ code: CURLcode, _ what: String) throws(UpstreamError) {
             guard code == CURLE_OK else { throw .invalidRequest("\(what): \(String(cString: curl_easy_strerror(code)))") }
         }
-        guard WebScheme.prefixLength(request.url) != nil else { throw .invalidRequest("only http and https URLs: \(request.url)") }
+        guard let scheme = WebScheme.prefixLength(request.url) else { throw .invalidRequest("only http and https URLs: \(request.url)") }
         try check(larder_easy_setopt_string(easy, CURLOPT_URL, request.url), "URL \(request.url)")
         // Only http and https: a configured URL must never reach file:// or other schemes.
         try check(larder_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
         _ = larder_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
+        // Both always set (empty: none, no exceptions), so libcurl never reads the environment itself.
+        _ = larder_easy_setopt_string(easy, CURLOPT_PROXY, configuration.proxies.proxy(schemeLength: scheme))
+        _ = larder_easy_setopt_string(easy, CURLOPT_NOPROXY, configuration.proxies.noProxy)
         if let caFile = configuration.caFile { try check(larder_easy_setopt_string(easy, CURLOPT_CAINFO, caFile), "CA file") }
         // The path is normalised once, by Larder, before it is matched and keyed; curl must
         // not remove dot segments again (that could move it out of its route).

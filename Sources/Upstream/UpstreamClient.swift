@@ -20,10 +20,13 @@ public final class UpstreamClient: Sendable {
         /// A PEM bundle of the CAs https upstreams are verified against, instead of the
         /// system's (`--ca-file`); nil for the system bundle.
         public var caFile: String?
+        /// The proxies transfers go through, from the environment when the client is made.
+        public var proxies: ProxySettings
 
-        public init(maxConnectionsPerHost: Int = 8, caFile: String? = nil) {
+        public init(maxConnectionsPerHost: Int = 8, caFile: String? = nil, proxies: ProxySettings = .fromEnvironment()) {
             self.maxConnectionsPerHost = maxConnectionsPerHost
             self.caFile = caFile
+            self.proxies = proxies
         }
     }
 
