@@ -7,10 +7,9 @@ import CLinux
 /// The loop's side of async work: the Tasks its handlers start (the loop is their
 /// executor), the responses they finish, and the inbox both come through.
 extension EventLoop {
-    /// Hands a finished async response to the loop that owns its connection. Posted on the
-    /// loop itself, it is filed before the loop next sleeps, with no wake written.
+    /// Hands a finished async response to the loop that owns its connection.
     func post(token: UInt64, sequence: Int, response: HTTPResponse) {
-        if inbox.post(.init(token: token, sequence: sequence, response: response), fromLoop: isCurrent) { queuedFromLoop = true }
+        inbox.post(.init(token: token, sequence: sequence, response: response))
     }
 
     func dispatch(_ request: HTTPRequest, on connection: Connection) {
@@ -23,11 +22,8 @@ extension EventLoop {
         case .later(let work):
             connection.state.asyncStarted()
             let token = connection.token
-            // Begun at once, on this thread, up to its first await (a miss: up to its request
-            // to the upstream), rather than queued for the loop's next look at its inbox: a
-            // miss's overhead read about 0.01 ms less (docs/architecture.md). Its awaits come
-            // back to this loop, with no hop through the shared pool.
-            Task.immediate(executorPreference: self) { [self] in
+            // On this loop: its awaits come back here, with no hop through the shared pool.
+            Task(executorPreference: self) { [self] in
                 let response = await LoopExecutor.$current.withValue(self) { await work() }
                 post(token: token, sequence: sequence, response: response)
             }
@@ -60,9 +56,9 @@ extension EventLoop {
     }
 }
 
-/// Tasks begun for async handlers run on the loop of their connection: each job after an
-/// await is queued in the inbox and run by the loop thread, so a disk read or an upstream
-/// fetch costs one wake of the loop when it is done instead of hops through the shared pool.
+/// Tasks begun for async handlers run on the loop of their connection: a job is queued in
+/// the inbox and run by the loop thread, so a disk read or an upstream fetch costs one
+/// wake of the loop when it is done instead of hops through the shared pool as well.
 /// Their work must not block, as every handler's.
 extension EventLoop: TaskExecutor {
     func enqueue(_ job: consuming ExecutorJob) {

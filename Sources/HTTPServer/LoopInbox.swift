@@ -44,15 +44,11 @@ final class LoopInbox: Sendable {
     init(wakeFD: Int32) { self.wakeFD = wakeFD }
 
     /// A response finished after the loop ended is dropped: its connection is gone.
-    /// `fromLoop`: the loop itself posts it, and no wake is written. Returns true when the
-    /// loop must look at the inbox before it next sleeps: posted on the loop outside a drain
-    /// (a Task that finished before its first await, begun in the loop's turn).
-    func post(_ completion: Completion, fromLoop: Bool = false) -> Bool {
+    func post(_ completion: Completion) {
         state.withLock { state in
-            guard !state.closed else { return false }
-            if state.batch.isEmpty && !state.draining && !fromLoop { wake() }
+            guard !state.closed else { return }
+            if state.batch.isEmpty && !state.draining { wake() }
             state.batch.completions.append(completion)
-            return fromLoop && !state.draining
         }
     }
 

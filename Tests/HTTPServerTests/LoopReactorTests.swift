@@ -115,48 +115,7 @@ import Locking
         }
     }
 
-    /// An async handler's work begins as its request is handled, on the loop's thread, before
-    /// the loop handles the next request it read in the same turn: not queued until the loop
-    /// next looks at its inbox (a miss's request then goes out to its upstream that much sooner).
-    @Test func anAsyncHandlersWorkBeginsAtOnce() async throws {
-        let seen = Locked<[String]>([])
-        let blocking = Atomic<Bool>(false), sent = Atomic<Bool>(false)
-        let handler: HTTPHandler = { request in
-            seen.withLock { $0.append("handler \(request.path)") }
-            switch request.path {
-            case "/async":
-                return .later {
-                    seen.withLock { $0.append("work on the loop \(LoopExecutor.reactor?.isCurrent == true)") }
-                    return HTTPResponse(status: 200, body: "later")
-                }
-            case "/block":
-                // Holds the loop until both requests below are waiting, so one turn reads both.
-                blocking.store(true, ordering: .releasing)
-                for _ in 0..<1_000 where !sent.load(ordering: .acquiring) { usleep(10_000) }
-                return .now(HTTPResponse(status: 200, body: "blocked"))
-            default:
-                return .now(HTTPResponse(status: 200, body: "now"))
-            }
-        }
-        try await withServer({ $0.eventLoops = 1 }, handler: handler) { _, port in
-            let first = try TestClient(port: port), second = try TestClient(port: port), holder = try TestClient(port: port)
-            for client in [first, second] {
-                try client.send("GET /warm HTTP/1.1\r\nHost: t\r\n\r\n")
-                #expect(try await client.readResponse().text == "now")
-            }
-            try holder.send("GET /block HTTP/1.1\r\nHost: t\r\n\r\n")
-            #expect(await eventually { blocking.load(ordering: .acquiring) })
-            try first.send("GET /async HTTP/1.1\r\nHost: t\r\n\r\n")
-            try second.send("GET /sync HTTP/1.1\r\nHost: t\r\n\r\n")
-            sent.store(true, ordering: .releasing)
-            #expect(try await holder.readResponse().text == "blocked")
-            #expect(try await first.readResponse().text == "later")
-            #expect(try await second.readResponse().text == "now")
-            #expect(seen.withLock { Array($0.dropFirst(3)) } == ["handler /async", "work on the loop true", "handler /sync"])
-        }
-    }
-
-    /// A fetch begins in a Task, and libcurl asks for its timer at once: it fires in
+    /// A fetch begins in a Task's job, and libcurl asks for its timer at once: it fires in
     /// the same turn (before the turn's put-off work), so the request goes out without one
     /// more look at epoll first.
     @Test func aTimerDueAtOnceFiresInTheTurnOfTheJobThatSetIt() async throws {
