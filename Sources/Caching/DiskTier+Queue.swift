@@ -90,36 +90,13 @@ extension DiskTier {
             return !fits
         }
         guard overfilled != nil else { return nil }
+        // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
             writeAdmitted(key, entry, rendition, charged: queued, replacing: replacing)
         }
-        if let loop { startWriter(after: loop) }
+        loop?.afterTurn { [writes] in writes.start() }
         return overfilled
-    }
-
-    /// How long after a miss on a loop the writer thread is woken for its entry.
-    static let writerDelay: Duration = .milliseconds(1)
-
-    /// Wakes the writer `writerDelay` after a loop put an entry in line, by a deadline of that
-    /// loop, one for every entry put in line meanwhile (by any loop): woken as soon as the
-    /// answer was out, the writer contended with the caller for the cores, and the miss
-    /// overhead read 0.02–0.04 ms more by hand (docs/performance.md). A writer still draining
-    /// takes new entries without a wake.
-    private func startWriter(after loop: any LoopReactor) {
-        let now = MonotonicClock.nanoseconds()
-        let due = writerStartDue.load(ordering: .acquiring)
-        // A deadline 100 ms overdue went with its loop (one that ended in the meantime).
-        guard due == 0 || now > due &+ 100_000_000 else { return }
-        let (seconds, attoseconds) = Self.writerDelay.components
-        let delay = UInt64(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
-        guard writerStartDue.compareExchange(expected: due, desired: now &+ delay, ordering: .acquiringAndReleasing).exchanged else {
-            return
-        }
-        LoopDeadlines.on(loop).after(Self.writerDelay) { [self] in
-            writerStartDue.store(0, ordering: .releasing)
-            writes.start()
-        }
     }
 
     /// A miss's wait for room ran out: its answer goes out, and the disk counts as stalled.
@@ -179,8 +156,6 @@ extension DiskTier {
 
     /// Returns when every write started before the call has finished.
     public func waitForWrites() async {
-        // What waits for a loop's deadline is handed to the writer now.
-        writes.start()
         await withCheckedContinuation { continuation in
             let idle = index.withLock { index in
                 if index.pendingWrites == 0 { return true }

@@ -97,9 +97,6 @@ public final class DiskTier: Sendable {
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = OrderedWork(label: "larder.disk.write")
-    /// When a loop's deadline is due to hand what waits in line to the writer (monotonic
-    /// nanoseconds; 0: none is set), `DiskTier+Queue`.
-    let writerStartDue = Atomic<UInt64>(0)
     let temporaryNames = TemporaryNames()
     /// Whether entries are written as unnamed files named once whole (`DiskTier+Writes`):
     /// the file system must allow `O_TMPFILE` and `/proc` must be mounted, which a container

@@ -3,10 +3,10 @@ import Synchronization
 import Locking
 
 /// The disk tier's writes, removals and purges, run one at a time on a queue in the order
-/// they were asked for. A write begun on an event loop is handed to the queue later
-/// (`start`, `DiskTier.startWriter`), so the writer thread is not woken ahead of the answer;
-/// but it takes its place in line when it is asked for, so a removal asked for later can
-/// never run before it and leave the removed entry on disk.
+/// they were asked for. A write begun on an event loop is handed to the queue only after
+/// the loop's turn (`start`), so the writer thread is not woken ahead of the answer; but
+/// it takes its place in line when it is asked for, so a removal asked for later can never
+/// run before it and leave the removed entry on disk.
 final class OrderedWork: Sendable {
     private struct State {
         var waiting: [@Sendable () -> Void] = []

@@ -32,29 +32,14 @@ extension CacheKey: ExpressibleByStringLiteral, ExpressibleByStringInterpolation
     public init(stringLiteral resource: String) { self.init(route: "test", resource: resource) }
 }
 
-/// Stands in for an event loop: always "current", keeping after-turn work until told to run
-/// it, and its guests' timers until told to fire them.
+/// Stands in for an event loop: always "current", keeping after-turn work until told to run it.
 final class HeldTurn: LoopReactor, @unchecked Sendable {
     /// Touched by the test's own task only.
     var held: [() -> Void] = []
-    private var guests: [ObjectIdentifier: any LoopGuest] = [:]
-    /// The guests whose timer is set.
-    private(set) var armed: Set<ObjectIdentifier> = []
     var isCurrent: Bool { true }
-    func guest(for key: ObjectIdentifier, make: () -> any LoopGuest) -> any LoopGuest {
-        if let guest = guests[key] { return guest }
-        let guest = make()
-        guests[key] = guest
-        return guest
-    }
+    func guest(for key: ObjectIdentifier, make: () -> any LoopGuest) -> any LoopGuest { make() }
     func watch(_ fd: Int32, readable: Bool, writable: Bool, for key: ObjectIdentifier) {}
-    func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {
-        if milliseconds == nil { armed.remove(key) } else { armed.insert(key) }
-    }
-    /// Calls every guest whose timer is set, as a loop does once the timer is due.
-    func fireTimers() {
-        for key in armed { guests[key]?.timerFired() }
-    }
+    func setTimer(milliseconds: Int?, for key: ObjectIdentifier) {}
     func afterTurn(_ work: @escaping () -> Void) { held.append(work) }
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
