@@ -1,12 +1,14 @@
 // swift-tools-version: 6.2
 import PackageDescription
 
-// Release builds of the modules on the hit path drop the runtime exclusivity checks: they
-// cost about a tenth of a memory hit's instructions (a thread-local access set per class
-// property access). Debug builds, which every test runs, keep them. They are also built with
+// Release builds of the modules on the hit path, and of the upstream client and policy on the
+// miss path, drop the runtime exclusivity checks: they cost about a tenth of a memory hit's
+// instructions (a thread-local access set per class property access), and 25 calls of a
+// pass-through miss in the client (callgrind, `larder-bench pass-through-miss-path`). Debug
+// builds, which every test runs, keep them. They are also built with
 // cross-module optimization, so a hit that crosses the modules (server, routes, cache,
 // observability) is inlined and specialised as it was when they were one module.
-let hitPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))]
+let servingPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))]
 
 let package = Package(
     name: "larder",
@@ -42,10 +44,10 @@ let package = Package(
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift, and CRC-32C.
         .target(name: "CLinux"),
         // The lock every module uses: Synchronization.Mutex, told to ThreadSanitizer in its build.
-        .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: hitPath),
+        .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: servingPath),
         // HTTP vocabulary shared by the server, the upstream client and the cache: field
         // syntax and field octets. No I/O.
-        .target(name: "HTTPCore", dependencies: ["Locking"], swiftSettings: hitPath),
+        .target(name: "HTTPCore", dependencies: ["Locking"], swiftSettings: servingPath),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // hiredis, for the tier every replica shares.
@@ -53,7 +55,7 @@ let package = Package(
         // A Redis client: one pipelined connection on its own thread with a deadline per command, and a subscriber.
         .target(name: "Redis", dependencies: ["CHiredis", "Locking"]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
-        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Locking"]),
+        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Locking"], swiftSettings: servingPath),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
         .target(
             name: "Caching",
@@ -64,7 +66,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
             ],
-            swiftSettings: hitPath
+            swiftSettings: servingPath
         ),
         // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
         .target(
@@ -75,7 +77,7 @@ let package = Package(
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: hitPath
+            swiftSettings: servingPath
         ),
         // The settings of `larder serve`: flags, environment, a configuration file and
         // defaults, validated at start.
@@ -95,7 +97,7 @@ let package = Package(
         ),
         // What Larder asks of an upstream: the cache's fetcher on the libcurl client, with
         // backoff and a cap on requests in flight.
-        .target(name: "UpstreamPolicy", dependencies: ["HTTPCore", "Caching", "Upstream", "Locking"]),
+        .target(name: "UpstreamPolicy", dependencies: ["HTTPCore", "Caching", "Upstream", "Locking"], swiftSettings: servingPath),
         // The shared tier on Redis: the cache's store, its subscriber, and whether Redis is usable.
         .target(
             name: "RedisTier",
@@ -117,7 +119,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
-            swiftSettings: hitPath
+            swiftSettings: servingPath
         ),
         // The service's routes: the built-in routes and their upstream formats, pass-through
         // routes, and the responses made of cache answers.
@@ -133,7 +135,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             resources: [.embedInCode("openapi.yaml")],
-            swiftSettings: hitPath
+            swiftSettings: servingPath
         ),
         // The admin listener's API: purge, tags, inspection.
         .target(name: "Admin", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Routes", .product(name: "Logging", package: "swift-log")]),
