@@ -54,28 +54,38 @@ public struct RenderedResponse: Sendable {
     /// The entry as it is, for a cache in front of an origin: every stored field but `Age`,
     /// `Content-Length` and the tag fields (`CacheTags.fields`); a 304 leaves out the fields that describe the body. Without
     /// `Last-Modified`, the stored `Date` stands in for `If-Modified-Since` (RFC 9111 §4.3.2).
+    ///
+    /// Both field sets are rendered in one pass over the stored fields, on every miss of a
+    /// pass-through route: 7,600 instructions of a small miss against 10,700 filtering them
+    /// into two field lists first and rendering each (callgrind, `larder-bench pass-through-miss-path`).
     public init(relaying entry: CacheEntry) {
-        let kept = Self.relayed(entry.headers)
-        self.init(status: entry.status, body: entry.body, fields: RenderedFields(kept),
-                  notModifiedFields: RenderedFields(kept.filter { !Self.describesBody($0.name) }),
+        var fields: [UInt8] = [], notModified: [UInt8] = []
+        fields.reserveCapacity(entry.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        notModified.reserveCapacity(fields.capacity)
+        var hasDate = false
+        for (name, value) in entry.headers where Self.isRelayed(name) {
+            RenderedFields.append(name, value, to: &fields)
+            hasDate = hasDate || HTTPHeaders.namesEqual(name, "date")
+            if !Self.describesBody(name) { RenderedFields.append(name, value, to: &notModified) }
+        }
+        self.init(status: entry.status, body: entry.body, fields: RenderedFields(lines: fields, hasDate: hasDate),
+                  notModifiedFields: RenderedFields(lines: notModified, hasDate: hasDate),
                   etag: entry.etag, modified: entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date)
     }
 
     /// The fields of a part of the entry (a 206 made from it): as relayed, without any
     /// `Content-Range` it had, since the part states its own (RFC 9110 §14.4).
     public static func partialFields(of entry: CacheEntry) -> RenderedFields {
-        RenderedFields(relayed(entry.headers).filter { !HTTPHeaders.namesEqual($0.name, "content-range") })
+        RenderedFields(entry.headers.filter { isRelayed($0.name) && !HTTPHeaders.namesEqual($0.name, "content-range") })
     }
 
-    /// The stored fields a client gets: `Age` and `Content-Length` are Larder's own to send,
-    /// and so is the framing, whatever a stored answer says (hop-by-hop fields are dropped);
-    /// the tag fields are for caches, not clients.
-    private static func relayed(_ headers: HTTPHeaders) -> HTTPHeaders {
-        headers.filter { field in
-            !HTTPHeaders.namesEqual(field.name, "age") && !HTTPHeaders.namesEqual(field.name, "content-length")
-                && !HopByHop.contains(field.name) && !HTTPHeaders.name(field.name, isOneOf: CacheTags.fields)
-                && !HTTPHeaders.namesEqual(field.name, CacheOverrides.noteField)
-        }
+    /// Whether a stored field goes to clients: `Age` and `Content-Length` are Larder's own to
+    /// send, and so is the framing, whatever a stored answer says (hop-by-hop fields are
+    /// dropped); the tag fields are for caches, not clients.
+    private static func isRelayed(_ name: String) -> Bool {
+        !HTTPHeaders.namesEqual(name, "age") && !HTTPHeaders.namesEqual(name, "content-length")
+            && !HopByHop.contains(name) && !HTTPHeaders.name(name, isOneOf: CacheTags.fields)
+            && !HTTPHeaders.namesEqual(name, CacheOverrides.noteField)
     }
 
     /// `Content-*` fields other than `Content-Location` describe a body.

@@ -16,18 +16,23 @@ public struct RenderedFields: Sendable, Equatable {
         bytes.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         var hasDate = false
         for (name, value) in fields {
-            // The name's own bytes: appending its UTF-8 view goes through a generic path.
-            var name = name
-            name.withUTF8 { bytes.append(contentsOf: $0) }
-            bytes.append(0x3A)
-            bytes.append(0x20)
-            FieldText.append(value, to: &bytes)
-            bytes.append(0x0D)
-            bytes.append(0x0A)
+            Self.append(name, value, to: &bytes)
             hasDate = hasDate || HTTPHeaders.namesEqual(name, "date")
         }
         self.bytes = bytes
         self.hasDate = hasDate
+    }
+
+    /// Appends one field line, `name: value` and CRLF, the value's octets as received (`FieldText`).
+    public static func append(_ name: String, _ value: String, to bytes: inout [UInt8]) {
+        // The name's own bytes: appending its UTF-8 view goes through a generic path.
+        var name = name
+        name.withUTF8 { bytes.append(contentsOf: $0) }
+        bytes.append(0x3A)
+        bytes.append(0x20)
+        FieldText.append(value, to: &bytes)
+        bytes.append(0x0D)
+        bytes.append(0x0A)
     }
 
     /// Lines a writer of Larder's own rendered itself, each `name: value` and CRLF: for a
