@@ -287,20 +287,34 @@ public final class Cache: Sendable {
     /// Requests share a flight only when method, key and every header field agree, so no
     /// caller gets a variant chosen by someone else's fields.
     private func flightKey(_ request: CacheRequest, _ key: CacheKey) -> String {
-        // Appended piece by piece into room made once: joined with `+`, each field made three
-        // Strings of its own first (5,000 instructions per miss, callgrind, `larder-bench
-        // pass-through-miss-path`).
-        let text = key.text
-        var flight = request.method.description
-        flight.reserveCapacity(flight.utf8.count + 1 + text.utf8.count + request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 })
-        flight += " "
-        flight += text
-        for field in request.headers {
-            flight += "\n"
-            flight += field.name.lowercased()
-            flight += ":"
-            flight += field.value
+        // Written byte by byte into room made once: 2,200 instructions per miss against 5,200
+        // appended piece by piece with `+=` (callgrind, `larder-bench pass-through-miss-path`).
+        // Field names are tokens, so ASCII lower case is all of it.
+        var method = request.method.description, text = key.text
+        let size = method.utf8.count + 1 + text.utf8.count + request.headers.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 }
+        return String(unsafeUninitializedCapacity: size) { out in
+            var at = 0
+            func put(_ bytes: UnsafeBufferPointer<UInt8>, lowered: Bool = false) {
+                for byte in bytes {
+                    out[at] = lowered && byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte
+                    at += 1
+                }
+            }
+            func put(_ byte: UInt8) {
+                out[at] = byte
+                at += 1
+            }
+            method.withUTF8 { put($0) }
+            put(0x20)
+            text.withUTF8 { put($0) }
+            for field in request.headers {
+                var name = field.name, value = field.value
+                put(0x0A)
+                name.withUTF8 { put($0, lowered: true) }
+                put(0x3A)
+                value.withUTF8 { put($0) }
+            }
+            return at
         }
-        return flight
     }
 }

@@ -60,6 +60,9 @@ final class SingleFlight<Outcome: Sendable>: Sendable {
     /// Callers waiting on the flight for `key` (tests).
     func waiting(_ key: String) -> Int { flights.withLock { $0[key]?.count ?? 0 } }
 
+    /// Callers waiting on any flight (tests).
+    var waiting: Int { flights.withLock { $0.values.reduce(0) { $0 + $1.count } } }
+
     private func launch(_ key: String, _ work: @escaping @Sendable () async -> Outcome) {
         // On the caller's event loop, when it has one: the work's awaits come back there.
         Task(executorPreference: LoopExecutor.current) { [self] in finish(key, await work()) }
