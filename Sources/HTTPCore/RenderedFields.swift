@@ -12,27 +12,28 @@ public struct RenderedFields: Sendable, Equatable {
     }
 
     public init(_ fields: HTTPHeaders) {
+        self.init(fields, where: { _ in true })
+    }
+
+    /// The fields whose names `include` takes, rendered from `fields` as they are: no filtered
+    /// copy of them is made first.
+    public init(_ fields: HTTPHeaders, where include: (String) -> Bool) {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         var hasDate = false
-        for (name, value) in fields {
-            Self.append(name, value, to: &bytes)
+        for (name, value) in fields where include(name) {
+            // The name's own bytes: appending its UTF-8 view goes through a generic path.
+            var name = name
+            name.withUTF8 { bytes.append(contentsOf: $0) }
+            bytes.append(0x3A)
+            bytes.append(0x20)
+            FieldText.append(value, to: &bytes)
+            bytes.append(0x0D)
+            bytes.append(0x0A)
             hasDate = hasDate || HTTPHeaders.namesEqual(name, "date")
         }
         self.bytes = bytes
         self.hasDate = hasDate
-    }
-
-    /// Appends one field line, `name: value` and CRLF, the value's octets as received (`FieldText`).
-    public static func append(_ name: String, _ value: String, to bytes: inout [UInt8]) {
-        // The name's own bytes: appending its UTF-8 view goes through a generic path.
-        var name = name
-        name.withUTF8 { bytes.append(contentsOf: $0) }
-        bytes.append(0x3A)
-        bytes.append(0x20)
-        FieldText.append(value, to: &bytes)
-        bytes.append(0x0D)
-        bytes.append(0x0A)
     }
 
     /// Lines a writer of Larder's own rendered itself, each `name: value` and CRLF: for a
