@@ -239,7 +239,7 @@ extension Cache {
             fetched = try await fetcher.fetch(request)
         } catch {
             let failure = UpstreamFailure(noAnswer: error)
-            if failure.retryAfter != nil { status.detail = .backoff }
+            if let notSent = failure.notSent { status.detail = notSent }
             return .failure(.upstream(failure, status))
         }
         if fetched.status == 304, !Self.conditionalFields.contains(where: request.headers.contains) {

@@ -132,7 +132,7 @@ public final class Cache: Sendable {
             return .success(answer)
         case .failure(let failure):
             return .failure(.upstream(failure, CacheStatus(forward: forward, forwardStatus: failure.upstreamStatus, collapsed: collapsed,
-                                                           detail: failure.retryAfter == nil ? nil : .backoff)))
+                                                           detail: failure.notSent)))
         }
     }
 

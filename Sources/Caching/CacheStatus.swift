@@ -51,6 +51,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         case backoff
         /// The answer is larger than the route's `maxObjectSize`: relayed, not stored.
         case tooLarge = "too-large"
+        /// Every request Larder lets go to the upstream at once was in flight and none came
+        /// free in time: it was not asked.
+        case saturated
 
         /// Position in `allCases`, for tables indexed without hashing.
         var ordinal: Int {
@@ -64,6 +67,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
             case .refreshLimited: 6
             case .backoff: 7
             case .tooLarge: 8
+            case .saturated: 9
             }
         }
     }

@@ -1,7 +1,7 @@
 /// One failed upstream exchange: no answer, an answer whose status the route does not take,
 /// or an answer its render hook rejected. It is the one error of the cache's fetcher
 /// boundary: a `CacheFetcher` throws it, and the cache answers with it (504 for a timeout,
-/// 503 while the upstream backs off, else 502). `detail` is said to callers, so it is plain
+/// 503 while the upstream backs off or Larder's connections to it are all busy, else 502). `detail` is said to callers, so it is plain
 /// words with no internal host, port or library message (those go to the log).
 public struct UpstreamFailure: Error, Sendable, Equatable {
     public var timeout: Bool
@@ -12,6 +12,8 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     public var retryAfter: Int?
     /// The answer was larger than Larder holds of one (`tooLarge(limit:)`).
     public var tooLarge = false
+    /// Larder's own limit on requests to the upstream refused it (`saturated`).
+    public var saturated = false
 
     public init(timeout: Bool = false, upstreamStatus: Int? = nil, detail: String, retryAfter: Int? = nil) {
         self.timeout = timeout
@@ -22,8 +24,16 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
 
     /// The exchange did not finish within its timeout.
     public static let timedOut = UpstreamFailure(timeout: true, detail: "the upstream did not answer in time")
-    /// No answer: refused, reset, not HTTP, or Larder's own queue for the upstream full.
+    /// No answer: refused, reset, or not HTTP.
     public static let unreachable = UpstreamFailure(detail: "the upstream could not be reached")
+    /// Not sent: every request Larder lets go to the upstream at once was in flight, and no
+    /// slot came free in time (or its queue was full). Larder's saturation, not the
+    /// upstream's doing: 503, to be retried in a second.
+    public static let saturated: UpstreamFailure = {
+        var failure = UpstreamFailure(detail: "every connection Larder allows to the upstream stayed busy, so it was not asked", retryAfter: 1)
+        failure.saturated = true
+        return failure
+    }()
 
     /// The upstream answered with a body larger than Larder holds of one answer (it was reached).
     public static func tooLarge(limit: Int) -> UpstreamFailure {
@@ -37,6 +47,11 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     /// `retryAfter` seconds. `upstreamStatus` is the status that began the pause, if any.
     public static func backingOff(retryAfter: Int, upstreamStatus: Int?) -> UpstreamFailure {
         UpstreamFailure(upstreamStatus: upstreamStatus, detail: "the upstream is backing off and was not asked", retryAfter: retryAfter)
+    }
+
+    /// What `Cache-Status` says of a request that was not sent: `backoff` or `saturated`.
+    public var notSent: CacheStatus.Detail? {
+        saturated ? .saturated : retryAfter == nil ? nil : .backoff
     }
 
     /// What a fetcher threw: its failure, or for anything else, no answer.

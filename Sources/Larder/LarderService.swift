@@ -149,7 +149,7 @@ public final class LarderService: Service, @unchecked Sendable {
 
     private static func hostInURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 
-    /// Requests that may wait for a slot to one upstream; more are refused (502) at once.
+    /// Requests that may wait for a slot to one upstream; more are refused (503, saturated) at once.
     static let upstreamQueueLimit = 1024
 
     private func openDisk() throws -> DiskTier {

@@ -50,6 +50,12 @@ public final class Health: UpstreamObserver {
         metrics.counter(.upstreamBackoffRefusals, [("upstream", upstream)]).increment()
     }
 
+    /// Larder's saturation, not the upstream's: counted, not logged (the access line says 503)
+    /// and not an outcome of the upstream.
+    public func refusedWhileSaturated(upstream: String) {
+        metrics.counter(.upstreamSaturated, [("upstream", upstream)]).increment()
+    }
+
     /// One upstream as readiness shows it: its check name, the name its last outcome is
     /// recorded under (nil for pass-through origins, which share one name in metrics and are
     /// shown by their backoff alone), and its backoff.

@@ -134,6 +134,7 @@ public final class LarderMetrics: Sendable {
         }
         _ = counter(.upstreamBackoffs, [("upstream", name)])
         _ = counter(.upstreamBackoffRefusals, [("upstream", name)])
+        _ = counter(.upstreamSaturated, [("upstream", name)])
     }
 
     func upstream(_ name: String, outcome: String, duration: Duration) {

@@ -80,16 +80,17 @@ enum CachedResponse {
     }
 
     /// A failure of the named part (`weather`, `balance`, `origin`): 504 for `only-if-cached`
-    /// and timeouts, 503 with `Retry-After` while the upstream backs off, 502 otherwise, with
-    /// the Cache-Status of what was tried.
+    /// and timeouts, 503 with `Retry-After` while the upstream backs off or Larder's
+    /// connections to it are all busy, 502 otherwise, with the Cache-Status of what was tried.
     static func failure(_ failure: CacheFailure, part: String) -> HTTPResponse {
         switch failure {
         case .notCached:
             return ProblemDetails(status: 504, detail: "No stored \(part) answer satisfies only-if-cached.").response()
         case .upstream(let upstream, let status) where upstream.retryAfter != nil:
             let seconds = upstream.retryAfter ?? 1
-            var response = ProblemDetails(status: 503, detail: "The \(part) upstream is backing off and was not asked; "
-                                          + "no stored answer may stand in. Retry in \(seconds) s.").response()
+            let why = upstream.saturated ? "Every connection Larder allows to the \(part) upstream stayed busy, so it was not asked"
+                : "The \(part) upstream is backing off and was not asked"
+            var response = ProblemDetails(status: 503, detail: why + "; no stored answer may stand in. Retry in \(seconds) s.").response()
             response.headers.add("Retry-After", String(seconds))
             response.note(status)
             return response

@@ -4,11 +4,12 @@ import Locking
 /// At most `limit` requests in flight to one upstream; the next `queueLimit` wait their
 /// turn in arrival order, and any beyond that are refused at once rather than piling up
 /// (`--upstream-concurrency`). Waiters are resumed by `release`, never by polling, and a
-/// waiter waits no longer than it was given: its wait is part of its upstream timeout.
+/// waiter waits no longer than it was given. Both refusals are Larder's own saturation,
+/// never the upstream's failure: it was not asked.
 public final class ConcurrencyLimit: Sendable {
     /// The queue is full: the request is refused without reaching the upstream.
     struct Full: Error {}
-    /// No slot came free within the time given: as a timeout of the upstream exchange.
+    /// No slot came free within the time given: the request is refused without reaching the upstream.
     struct WaitedTooLong: Error {}
 
     private struct Waiter {
@@ -32,13 +33,11 @@ public final class ConcurrencyLimit: Sendable {
         self.queueLimit = max(0, queueLimit)
     }
 
-    /// Runs `work` once a slot is free, waiting at most `patience` for it; `work` is told how
-    /// long it waited.
-    func run<T>(waitingAtMost patience: Duration, _ work: (_ waited: Duration) async throws -> T) async throws -> T {
-        let started = ContinuousClock.now
+    /// Runs `work` once a slot is free, waiting at most `patience` for it.
+    func run<T>(waitingAtMost patience: Duration, _ work: () async throws -> T) async throws -> T {
         try await acquire(patience)
         defer { release() }
-        return try await work(ContinuousClock.now - started)
+        return try await work()
     }
 
     private enum Admission { case now, queued, refused }

@@ -66,12 +66,10 @@ public struct UpstreamFetcher: CacheFetcher {
         if spoolDirectory != nil { upstream.streamsFrom = HeldAnswer.streamedFrom }
         let entry: CacheEntry
         do {
-            // The wait for a slot is part of the exchange's time: a request queued behind
-            // slow ones gets what is left of its timeout, and gives up when nothing is.
-            entry = try await concurrency.run(waitingAtMost: timeout) { waited in
-                var upstream = upstream
-                upstream.timeout = max(.milliseconds(1), timeout - waited)
-                upstream.connectTimeout = min(upstream.connectTimeout, upstream.timeout)
+            // Time in Larder's own queue is Larder's: a request waits for a slot at most as
+            // long as the timeout, and the exchange then gets the whole timeout, so a
+            // timeout always says the upstream was slow and may count toward its backoff.
+            entry = try await concurrency.run(waitingAtMost: timeout) {
                 let sent = clock.now()
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
@@ -80,14 +78,11 @@ public struct UpstreamFetcher: CacheFetcher {
                                   body: response.body,
                                   requestTime: sent, responseTime: clock.now(), interim: response.interim)
             }
-        } catch is ConcurrencyLimit.WaitedTooLong {
-            // Larder's own queue again, not the upstream's doing: no backoff.
+        } catch is ConcurrencyLimit.WaitedTooLong, is ConcurrencyLimit.Full {
+            // Larder's own saturation, not sent: it says nothing about the upstream.
             _ = backoff.record(nil, probe: probe, now: clock.now())
-            throw UpstreamFailure.timedOut
-        } catch is ConcurrencyLimit.Full {
-            // Refused by Larder's own queue: it says nothing about the upstream.
-            _ = backoff.record(nil, probe: probe, now: clock.now())
-            throw UpstreamFailure.unreachable
+            observer.refusedWhileSaturated(upstream: name)
+            throw UpstreamFailure.saturated
         } catch UpstreamError.spoolFailed {
             // Larder's own disk, not the upstream: no backoff.
             _ = backoff.record(nil, probe: probe, now: clock.now())

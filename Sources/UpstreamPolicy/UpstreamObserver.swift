@@ -9,6 +9,8 @@ public protocol UpstreamObserver: Sendable {
     func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change)
     /// A request was not sent because the upstream is backing off.
     func refusedDuringBackoff(upstream: String)
+    /// A request was not sent because every slot to the upstream stayed busy (`ConcurrencyLimit`).
+    func refusedWhileSaturated(upstream: String)
 }
 
 extension UpstreamObserver {
