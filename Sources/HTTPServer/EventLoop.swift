@@ -224,7 +224,9 @@ final class EventLoop: @unchecked Sendable {
     /// again, then close or re-arm epoll as the new state requires.
     func service(_ connection: Connection) {
         guard pump(connection) else { return }
-        if connection.state.isOpen {
+        // A closing connection (`Connection: close`, HTTP/1.0, a stop) still parses the body
+        // of the request it last dispatched: unparsed, the body stops where the input fills.
+        if connection.state.isOpen || connection.parser.streamingBody {
             // Requests already buffered must not wait for new bytes that may never come:
             // keep parsing for as long as writing makes room, up to a turn's share.
             var share = Self.requestsPerTurn

@@ -90,10 +90,10 @@ struct UploadStreamingTests {
         return nil
     }
 
-    static func route(_ origin: Origin) -> (inout ServeSettings) -> Void {
+    static func route(_ origin: Origin, timeout: Duration = .seconds(30)) -> (inout ServeSettings) -> Void {
         { settings in
             var route = RouteMount("/up=\(origin.url)")!
-            route.caching.timeout = .seconds(30)
+            route.caching.timeout = timeout
             settings.routes = [route]
         }
     }
@@ -118,6 +118,25 @@ struct UploadStreamingTests {
             try await client.sendOffPool(Array(Self.body[Self.first...]))
             let response = try await client.readResponse()
             #expect(response.status == 200 && response.text == "\(Self.size) same")
+        }
+    }
+
+    /// The connection's close does not stop its last request's body: a 4 MiB upload that
+    /// says `Connection: close` (or is HTTP/1.0, which closes by default) reaches the origin
+    /// whole, and the connection closes after the answer.
+    @Test(arguments: ["HTTP/1.1\r\nConnection: close", "HTTP/1.0"])
+    func anUploadOnAClosingConnectionReachesTheOriginWhole(version: String) async throws {
+        let origin = try Origin()
+        defer { origin.server.stop() }
+        try await withLarder(Self.route(origin, timeout: .seconds(5))) { larder in
+            let client = try TestClient(port: larder.port, timeout: .seconds(20))
+            try client.send("PUT /up/file \(version)\r\nHost: larder\r\nContent-Length: \(Self.size)\r\n\r\n")
+            let sending = Task { try await client.sendOffPool(Self.body) }
+            let response = try await client.readResponse()
+            #expect(response.status == 200 && response.text == "\(Self.size) same", "\(response.status) \(response.text)")
+            #expect(response.header("connection") == "close")
+            #expect(await client.waitForClose(within: .seconds(5)))
+            _ = try? await sending.value
         }
     }
 
