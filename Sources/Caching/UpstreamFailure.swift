@@ -14,6 +14,8 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     public var tooLarge = false
     /// Larder's own limit on requests to the upstream refused it (`saturated`).
     public var saturated = false
+    /// The request body failed on the client's side (`bodyRefused`): the status it is answered with.
+    public var bodyRefusedStatus: Int?
 
     public init(timeout: Bool = false, upstreamStatus: Int? = nil, detail: String, retryAfter: Int? = nil) {
         self.timeout = timeout
@@ -47,6 +49,16 @@ public struct UpstreamFailure: Error, Sendable, Equatable {
     /// `retryAfter` seconds. `upstreamStatus` is the status that began the pause, if any.
     public static func backingOff(retryAfter: Int, upstreamStatus: Int?) -> UpstreamFailure {
         UpstreamFailure(upstreamStatus: upstreamStatus, detail: "the upstream is backing off and was not asked", retryAfter: retryAfter)
+    }
+
+    /// The request body stopped short on its way in while it went on to the upstream (the
+    /// client broke it off or stalled, or Larder's disk refused it): answered as the
+    /// connection refused it (`status` and `detail` as said to the client), never the
+    /// upstream's failure.
+    public static func bodyRefused(status: Int, detail: String) -> UpstreamFailure {
+        var failure = UpstreamFailure(detail: detail)
+        failure.bodyRefusedStatus = status
+        return failure
     }
 
     /// What `Cache-Status` says of a request that was not sent: `backoff` or `saturated`.

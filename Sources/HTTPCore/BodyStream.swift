@@ -16,9 +16,22 @@ public final class BodyStream: Sendable {
     public let isOpenEnded: Bool
     private let state = Locked(State())
 
+    /// Why the writer ended the body short when it was the sender's doing: the status and
+    /// words the sender is answered with (a request body whose framing broke, or that stalled).
+    public struct Refusal: Sendable, Equatable {
+        public let status: Int
+        public let detail: String
+
+        public init(status: Int, detail: String) {
+            self.status = status
+            self.detail = detail
+        }
+    }
+
     private struct State {
         var written = 0
         var outcome: Bool?
+        var refusal: Refusal?
         /// Each woken once, when the stream reaches its offset or ends.
         var waiters: [(until: Int, wake: @Sendable () -> Void)] = []
         /// Told once, at the end, whether the body arrived whole.
@@ -43,6 +56,9 @@ public final class BodyStream: Sendable {
 
     /// Bytes in the file so far: the whole body once it is `.complete`.
     public var written: Int { state.withLock { $0.written } }
+
+    /// Why the stream failed, when its writer said (`refuse`).
+    public var refusal: Refusal? { state.withLock { $0.refusal } }
 
     public var progress: Progress {
         state.withLock { state in
@@ -101,10 +117,20 @@ public final class BodyStream: Sendable {
     /// Ends the stream (once): whole when the writer succeeded and `length` bytes arrived
     /// (any number, for an open-ended stream).
     public func finish(succeeded: Bool) {
+        end(succeeded: succeeded, refusal: nil)
+    }
+
+    /// Ends the stream short for the sender's fault, keeping why for its readers.
+    public func refuse(_ refusal: Refusal) {
+        end(succeeded: false, refusal: refusal)
+    }
+
+    private func end(succeeded: Bool, refusal: Refusal?) {
         let ended: (Bool, [(until: Int, wake: @Sendable () -> Void)], [@Sendable (Bool) -> Void])? = state.withLock { state in
             guard state.outcome == nil else { return nil }
             let whole = succeeded && (isOpenEnded || state.written == length)
             state.outcome = whole
+            state.refusal = refusal
             defer {
                 state.waiters = []
                 state.finishers = []

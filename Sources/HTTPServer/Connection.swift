@@ -74,9 +74,17 @@ final class Connection {
         return nextSequence
     }
 
+    /// The request whose answer the connection gave in its handler's stead (`answerInstead`):
+    /// the handler's own, when it comes, is dropped.
+    private var answeredInstead: Int?
+
     /// Files a finished response, then renders what is in order into `output` while the
     /// output stays under its bound.
     func complete(_ sequence: Int, _ response: HTTPResponse, date: inout DateHeaderCache) {
+        if sequence == answeredInstead {
+            answeredInstead = nil
+            return
+        }
         if sequence == nextToSend, ready.isEmpty, pendingOutput < state.limits.maxOutputBytes {
             // The common case (the next response, room to write it): no detour through `ready`.
             render(response, date: &date)
@@ -116,6 +124,19 @@ final class Connection {
             owed.removeAll(keepingCapacity: true)
             owedFront = 0
         }
+    }
+
+    /// Answers the request last admitted with `response`, as the connection's last, unless
+    /// its handler has answered already (false then). For an error in a body that arrives
+    /// after its request went to the handler: the client gets that error, not a second
+    /// answer after whatever the handler makes of the body's failure.
+    func answerInstead(_ response: HTTPResponse, date: inout DateHeaderCache) -> Bool {
+        let sequence = nextSequence - 1
+        guard sequence >= nextToSend, ready[sequence] == nil else { return false }
+        owed[owed.count - 1].keepAlive = false
+        complete(sequence, response, date: &date)
+        answeredInstead = sequence
+        return true
     }
 
     /// Whether a finished response waits only for `output` to drain.

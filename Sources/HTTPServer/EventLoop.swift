@@ -300,7 +300,7 @@ final class EventLoop: @unchecked Sendable {
             case .needMore:
                 continueIfAsked(connection)
                 // The client stopped sending before a streamed body was whole: it never will be.
-                if connection.parser.streamingBody, connection.state.peerClosedWrite { connection.parser.abandonBody() }
+                if connection.parser.streamingBody, connection.state.peerClosedWrite { connection.parser.abandonBody(Self.endedShort) }
                 connection.state.parserWaiting(readingHead: connection.parser.readingHead, readingBody: connection.parser.readingBody,
                                                at: turnTime)
                 connection.input.compact()
@@ -328,12 +328,22 @@ final class EventLoop: @unchecked Sendable {
         connection.output.bytes.append("HTTP/1.1 100 Continue\r\n\r\n")
     }
 
-    /// Queues an error response as the connection's last and stops reading requests.
+    /// How the handler of a request whose client closed mid-body answers it.
+    static let endedShort = BodyStream.Refusal(status: 400, detail: "The client closed its side before the request body was whole.")
+
+    /// Queues an error response as the connection's last and stops reading requests. An
+    /// error in the body of a request already dispatched (its body streaming on) is that
+    /// request's answer, in its handler's stead, and the handler hears it as the client's.
     func fail(_ connection: Connection, status: Int, detail: String) {
+        let response = ProblemDetails(status: status, detail: detail).response()
+        connection.state.failed()
+        if connection.parser.streamingBody {
+            connection.parser.abandonBody(BodyStream.Refusal(status: status, detail: detail))
+            if connection.answerInstead(response, date: &date) { return }
+        }
         connection.parser.abandonBody()
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
-        connection.state.failed()
-        connection.complete(sequence, ProblemDetails(status: status, detail: detail).response(), date: &date)
+        connection.complete(sequence, response, date: &date)
     }
 
     /// Writes as much output as the socket takes. Returns false when the connection was closed.

@@ -53,9 +53,10 @@ struct RequestBodyStore {
         return .bytes(taken)
     }
 
-    /// Ends a streamed body short, so whatever sends it on stops.
-    mutating func abandon() {
-        upload?.finish(succeeded: false)
+    /// Ends a streamed body short, so whatever sends it on stops; `refusal` says how the
+    /// client is answered when the body failed for its doing.
+    mutating func abandon(_ refusal: BodyStream.Refusal? = nil) {
+        if let refusal { upload?.refuse(refusal) } else { upload?.finish(succeeded: false) }
         upload = nil
     }
 }

@@ -85,10 +85,10 @@ struct RequestParser {
     var streamingBody: Bool { body.upload != nil }
 
     /// The client is gone or the connection is failing: a streamed body ends short, so the
-    /// transfer sending it on stops.
-    mutating func abandonBody() {
+    /// transfer sending it on stops; `refusal` says how the client is answered for it.
+    mutating func abandonBody(_ refusal: BodyStream.Refusal? = nil) {
         guard streamingBody else { return }
-        body.abandon()
+        body.abandon(refusal)
         _ = endStreamedBody()
     }
 

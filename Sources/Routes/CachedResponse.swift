@@ -81,11 +81,16 @@ enum CachedResponse {
 
     /// A failure of the named part (`weather`, `balance`, `origin`): 504 for `only-if-cached`
     /// and timeouts, 503 with `Retry-After` while the upstream backs off or Larder's
-    /// connections to it are all busy, 502 otherwise, with the Cache-Status of what was tried.
+    /// connections to it are all busy, the connection's refusal when the request body
+    /// failed on its way in, 502 otherwise, with the Cache-Status of what was tried.
     static func failure(_ failure: CacheFailure, part: String) -> HTTPResponse {
         switch failure {
         case .notCached:
             return ProblemDetails(status: 504, detail: "No stored \(part) answer satisfies only-if-cached.").response()
+        case .upstream(let upstream, let status) where upstream.bodyRefusedStatus != nil:
+            var response = ProblemDetails(status: upstream.bodyRefusedStatus ?? 400, detail: upstream.detail).response()
+            response.note(status)
+            return response
         case .upstream(let upstream, let status) where upstream.retryAfter != nil:
             let seconds = upstream.retryAfter ?? 1
             let why = upstream.saturated ? "Every connection Larder allows to the \(part) upstream stayed busy, so it was not asked"

@@ -19,7 +19,7 @@ extension Transfer {
     private func error(for code: CURLcode) -> UpstreamError {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         switch code {
-        // Waiting on the client, or its body ended short: Larder's side, not the upstream's.
+        // Waiting on the client, or its body ended short: the client's doing, not the upstream's.
         case _ where uploadFailure != nil: return .requestBodyIncomplete(uploadFailure!)
         case CURLE_OPERATION_TIMEDOUT where uploadWaiting: return .requestBodyIncomplete("the client's body stopped arriving")
         case CURLE_OPERATION_TIMEDOUT: return .timeout
@@ -29,7 +29,7 @@ extension Transfer {
         case CURLE_GOT_NOTHING, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_PARTIAL_FILE: return .connectionLost(detail)
         case CURLE_FILESIZE_EXCEEDED: return .bodyTooLarge(limit: largestBody)
         case CURLE_WRITE_ERROR where bodyTooLarge: return .bodyTooLarge(limit: largestBody)
-        case CURLE_WRITE_ERROR where spoolFailure != nil: return .spoolFailed(spoolFailure!)
+        case _ where spoolFailure != nil: return .spoolFailed(spoolFailure!)
         case CURLE_URL_MALFORMAT: return .invalidRequest(detail)
         default: return .protocolError(detail)
         }

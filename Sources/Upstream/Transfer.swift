@@ -347,7 +347,8 @@ final class Transfer: @unchecked Sendable {
         guard available > 0 else { return 0 }
         let n = file.read(into: UnsafeMutableRawBufferPointer(start: data, count: min(room, available)), at: start + uploaded)
         guard n > 0 else {
-            uploadFailure = "the request body's file could not be read"
+            // Larder's own file, not the client's doing.
+            spoolFailure = "the request body's file could not be read"
             return larder_read_abort()
         }
         uploaded += n

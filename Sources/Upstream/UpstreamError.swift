@@ -11,8 +11,8 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     case connectionLost(String)
     /// The body is larger than the request allowed.
     case bodyTooLarge(limit: Int)
-    /// Larder could not write a large body to its spool file (disk full or failing): its own
-    /// failure, not the upstream's.
+    /// Larder could not write a large body to its spool file (disk full or failing), or read
+    /// a request body back from one: its own failure, not the upstream's.
     case spoolFailed(String)
     /// The client's request body, sent on as it arrived, ended short or stopped arriving:
     /// the client's doing, not the upstream's.

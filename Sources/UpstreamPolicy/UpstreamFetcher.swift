@@ -70,6 +70,10 @@ public struct UpstreamFetcher: CacheFetcher {
             // long as the timeout, and the exchange then gets the whole timeout, so a
             // timeout always says the upstream was slow and may count toward its backoff.
             entry = try await concurrency.run(waitingAtMost: timeout) {
+                // A body its client broke off while the request waited goes nowhere.
+                if case .stream(let region)? = upstream.body, region.stream.progress == .failed {
+                    throw UpstreamError.requestBodyIncomplete("the client's body ended short")
+                }
                 let sent = clock.now()
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
@@ -88,9 +92,13 @@ public struct UpstreamFetcher: CacheFetcher {
             _ = backoff.record(nil, probe: probe, now: clock.now())
             throw UpstreamFailure(detail: "the upstream's answer was too large to hold in memory and could not be written to disk")
         } catch UpstreamError.requestBodyIncomplete(let why) {
-            // The client's doing: no backoff.
+            // The client's doing: no backoff, and the client is answered as its connection
+            // refused the body (a body that only ended short or stalled is a 400).
             _ = backoff.record(nil, probe: probe, now: clock.now())
-            throw UpstreamFailure(detail: "the request body did not reach the upstream whole: \(why)")
+            if case .stream(let region)? = request.body, let refusal = region.stream.refusal {
+                throw UpstreamFailure.bodyRefused(status: refusal.status, detail: refusal.detail)
+            }
+            throw UpstreamFailure.bodyRefused(status: 400, detail: "The request body did not arrive whole: \(why).")
         } catch {
             settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
             // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.
