@@ -65,6 +65,9 @@ extension Connection {
             /// The body of a request already dispatched is arriving (`RequestParser.streamingBody`):
             /// its answer may wait for it, and it goes to a file, so it is read whatever else waits.
             var streamingBody = false
+            /// The body arriving goes to a file (streamed, or chunked past what is held): it costs
+            /// disk, not memory, so only its pauses are limited, not its whole time.
+            var bodyInFile = false
         }
 
         /// What a tick of the loop's clock asks for.
@@ -221,7 +224,7 @@ extension Connection {
             }
             // While back-pressured nothing is read, so a body cannot make progress: not its fault.
             if let started = bodyStartedAt, !isBackPressured(load),
-               now &- lastBodyProgress > limits.bodyGap || (now &- started > limits.bodyTotal && !load.streamingBody) {
+               now &- lastBodyProgress > limits.bodyGap || (now &- started > limits.bodyTotal && !load.bodyInFile) {
                 return .timeout("The request body did not keep arriving.")
             }
             if load.responsesOwed == 0, load.pendingOutput == 0, headStartedAt == nil, bodyStartedAt == nil,

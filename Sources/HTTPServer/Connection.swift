@@ -62,7 +62,7 @@ final class Connection {
         return State.Load(responsesOwed: responsesOwed, pendingOutput: waiting, renderBacklog: hasRenderBacklog,
                           requestInProgress: parser.inProgress, inputBuffered: !input.isEmpty,
                           budgetSpent: waiting > 0 && budget.isSpent, awaitingBody: awaitingStream,
-                          streamingBody: parser.streamingBody)
+                          streamingBody: parser.streamingBody, bodyInFile: parser.bodyInFile)
     }
 
     var responsesOwed: Int { nextSequence - nextToSend }

@@ -25,12 +25,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var headerReadTimeout: Duration = .seconds(10)
     /// Longest pause in the arrival of a request body (408, then close): a body must keep coming.
     public var bodyProgressTimeout: Duration = .seconds(10)
-    /// Where request bodies over 1 MiB (and chunked ones whose limit is larger) go instead of
-    /// memory: an unnamed file, handed to the handler with the request at the end of its head
-    /// and filled as the body arrives (`RequestBodyStore`). Nil: bodies are held in memory.
+    /// Where request bodies over 1 MiB go instead of memory: an unnamed file, handed to the
+    /// handler with the request at the end of its head and filled as the body arrives, or
+    /// for a chunked body, filled first and handed over once the body is whole
+    /// (`RequestBodyStore`). Nil: bodies are held in memory.
     public var requestSpoolDirectory: String?
     /// Time allowed for a whole request body held in memory, however steadily it drips in
-    /// (408, then close); a streamed body need only keep arriving (`bodyProgressTimeout`).
+    /// (408, then close); a body in a file need only keep arriving (`bodyProgressTimeout`).
     public var bodyReadTimeout: Duration = .seconds(60)
     /// Time an idle keep-alive connection is kept open (then closed silently).
     public var idleTimeout: Duration = .seconds(60)

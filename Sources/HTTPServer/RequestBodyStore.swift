@@ -1,15 +1,21 @@
 import HTTPCore
 
 /// Where the body of the request being parsed goes, so memory per connection stays bounded
-/// for any size: in memory when it is small enough to hold (or there is no spool directory);
-/// otherwise a `BodyStream` in an unnamed file in the spool directory, which the request is
-/// dispatched with at the end of its head and which fills as the client sends.
+/// for any size. A body of known length is held in memory when it is small enough (or
+/// there is no spool directory); a larger one is a `BodyStream` in an unnamed file in the
+/// spool directory, which the request is dispatched with at the end of its head and which
+/// fills as the client sends. A chunked body is read whole before its request is
+/// dispatched, so it goes on with its length: held in memory up to `held`, then moved to
+/// an unnamed file that the request carries once the body has ended.
 struct RequestBodyStore {
     let directory: String?
     let held: Int
     private var bytes: [UInt8] = []
     /// The body of a request already dispatched, still arriving.
     private(set) var upload: BodyStream?
+    /// A chunked body past `held`, and how much of it is in its file.
+    private var spilled: BodyFile?
+    private var spilledCount = 0
 
     init(directory: String?, held: Int) {
         self.directory = directory
@@ -17,27 +23,39 @@ struct RequestBodyStore {
     }
 
     /// Bytes kept of the current body.
-    var count: Int { upload?.written ?? bytes.count }
+    var count: Int { upload?.written ?? (spilled == nil ? bytes.count : spilledCount) }
 
-    /// Whether a body is streamed rather than held: one of `length` bytes past `held`, or a
-    /// chunked one (nil: its length is unknown until its end) that its `limit` lets pass it.
-    func streams(length: Int?, limit: Int) -> Bool { directory != nil && (length ?? limit) > held }
+    /// Whether the body goes to a file rather than memory (streamed, or a chunked one spilled).
+    var inFile: Bool { upload != nil || spilled != nil }
 
-    /// Starts a streamed body of `length` bytes, or (open-ended) of at most `limit`; false
-    /// when no spool file could be made.
-    mutating func startUpload(length: Int?, limit: Int) -> Bool {
+    /// Whether a body of `length` bytes is streamed rather than held.
+    func streams(length: Int) -> Bool { directory != nil && length > held }
+
+    /// Starts a streamed body of `length` bytes; false when no spool file could be made.
+    mutating func startUpload(length: Int) -> Bool {
         guard let directory, let file = BodyFile.spool(in: directory) else { return false }
-        upload = BodyStream(file: file, length: length ?? limit, openEnded: length == nil)
+        upload = BodyStream(file: file, length: length)
         return true
     }
 
-    /// Appends to the body: in memory, or to its stream. False when the disk refused.
+    /// Appends to the body: in memory, to its stream, or past `held` to its file. False when
+    /// the disk refused.
     mutating func append(_ chunk: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let upload else {
+        if let upload { return upload.append(UnsafeRawBufferPointer(chunk)) }
+        if spilled == nil, bytes.count + chunk.count > held, let directory {
+            // Past what is held: what was held moves to a file, and the rest follows it.
+            guard let file = BodyFile.spool(in: directory), bytes.withUnsafeBytes({ file.write($0, at: 0) }) else { return false }
+            spilled = file
+            spilledCount = bytes.count
+            bytes = []
+        }
+        guard let spilled else {
             bytes.append(contentsOf: chunk)
             return true
         }
-        return upload.append(UnsafeRawBufferPointer(chunk))
+        guard spilled.write(UnsafeRawBufferPointer(chunk), at: spilledCount) else { return false }
+        spilledCount += chunk.count
+        return true
     }
 
     /// The streamed body has arrived whole.
@@ -46,8 +64,12 @@ struct RequestBodyStore {
         upload = nil
     }
 
-    /// The held body, moved out (not copied), leaving the store empty.
+    /// The body read whole, moved out (not copied), leaving the store empty.
     mutating func take() -> Body {
+        if let file = spilled {
+            defer { discard() }
+            return .file(FileRegion(file: file, offset: 0, count: spilledCount))
+        }
         var taken: [UInt8] = []
         swap(&taken, &bytes)
         return .bytes(taken)
@@ -58,5 +80,12 @@ struct RequestBodyStore {
     mutating func abandon(_ refusal: BodyStream.Refusal? = nil) {
         if let refusal { upload?.refuse(refusal) } else { upload?.finish(succeeded: false) }
         upload = nil
+    }
+
+    /// Lets go of a body being read whole that will not be dispatched.
+    mutating func discard() {
+        bytes = []
+        spilled = nil
+        spilledCount = 0
     }
 }

@@ -43,9 +43,10 @@ struct RequestParser {
         var maxHeaderCount: Int
         var maxBodyBytes: Int
         var bodyLimit: (@Sendable (Substring) -> Int)? = nil
-        /// Where a body larger than `heldBodyBytes`, or chunked, goes: the request is dispatched
-        /// once its head is in, its body a `BodyStream` that fills as the client sends it
-        /// (`RequestBodyStore`). Nil: every body is held in memory (up to its limit).
+        /// Where a body larger than `heldBodyBytes` goes: with a `Content-Length`, the request
+        /// is dispatched once its head is in, its body a `BodyStream` that fills as the client
+        /// sends it; chunked, it is read whole into a file first (`RequestBodyStore`). Nil:
+        /// every body is held in memory (up to its limit).
         var spoolDirectory: String? = nil
         /// The most of a request body held in memory when it may be spooled.
         var heldBodyBytes = 1 << 20
@@ -85,12 +86,17 @@ struct RequestParser {
     var streamingBody: Bool { body.upload != nil }
 
     /// The client is gone or the connection is failing: a streamed body ends short, so the
-    /// transfer sending it on stops; `refusal` says how the client is answered for it.
+    /// transfer sending it on stops (`refusal` says how the client is answered for it); a
+    /// body being read whole is let go.
     mutating func abandonBody(_ refusal: BodyStream.Refusal? = nil) {
-        guard streamingBody else { return }
+        guard streamingBody else { return body.discard() }
         body.abandon(refusal)
         _ = endStreamedBody()
     }
+
+    /// The body arriving goes to a file, not memory: it need only keep arriving, however long
+    /// it takes as a whole.
+    var bodyInFile: Bool { body.inFile }
 
     /// True while a request's head is incomplete (its header-read timeout is running).
     var readingHead: Bool {
@@ -339,10 +345,11 @@ struct RequestParser {
         switch framing.body(version: version, maxBody: maxBody) {
         case .failure(let error): return error
         case .success(.chunked):
-            guard !body.streams(length: nil, limit: maxBody) || body.startUpload(length: nil, limit: maxBody) else { return .bodyNotStored }
+            // Read whole before the request goes on, so it goes with its length (many origins
+            // take no chunked request); `maxBody` bounds it.
             state = .chunkSize
         case .success(.length(let length)):
-            guard !body.streams(length: length, limit: maxBody) || body.startUpload(length: length, limit: length) else { return .bodyNotStored }
+            guard !body.streams(length: length) || body.startUpload(length: length) else { return .bodyNotStored }
             state = .fixedBody(remaining: length)
         }
         if framing.expectContinue {

@@ -145,12 +145,8 @@ final class Transfer: @unchecked Sendable {
         default: try check(larder_easy_setopt_string(easy, CURLOPT_CUSTOMREQUEST, request.method.description), "method")
         }
         if let body = request.body {
-            if case .stream(let region) = body, region.stream.isOpenEnded {
-                // A chunked request body goes on chunked: its length is known only at its end.
-                fields.append(Self.curlDirective("Transfer-Encoding: chunked"))
-            } else {
-                _ = larder_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
-            }
+            // Always with its length: a chunked request body was read whole before it came here.
+            _ = larder_easy_setopt_offset(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
             if let bytes = body.inMemory {
                 bytes.withUnsafeBytes { bytes in
                     _ = larder_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress ?? UnsafeRawPointer(errorBuffer)))
@@ -341,7 +337,6 @@ final class Transfer: @unchecked Sendable {
                 uploadFailure = "the client's body ended short"
                 return larder_read_abort()
             }
-            // An open-ended stream ends short of its bound.
             available = min(available, region.stream.written - start - uploaded)
         }
         guard available > 0 else { return 0 }

@@ -156,13 +156,13 @@ import Testing
     @Test func aStreamingBodyIsReadWhileItsAnswerIsAwaited() {
         var s = state()
         s.asyncStarted()
-        let streaming = State.Load(responsesOwed: 1, pendingOutput: 1 << 20, requestInProgress: true, streamingBody: true)
+        let streaming = State.Load(responsesOwed: 1, pendingOutput: 1 << 20, requestInProgress: true, streamingBody: true, bodyInFile: true)
         #expect(s.isBackPressured(State.Load(responsesOwed: 1, requestInProgress: true)))
         #expect(!s.isBackPressured(streaming) && s.wantsRead(streaming))
         s.requestAdmitted(keepAlive: false)
         #expect(s.wantsRead(streaming) && !s.wantsRead(State.Load(responsesOwed: 1)))
         // Arriving steadily, it is not cut off at the whole-body limit; a pause still ends it.
-        let arriving = State.Load(responsesOwed: 1, requestInProgress: true, streamingBody: true)
+        let arriving = State.Load(responsesOwed: 1, requestInProgress: true, streamingBody: true, bodyInFile: true)
         var now: UInt64 = 0
         while now < 120 * Self.second {
             now += 3 * Self.second
@@ -171,5 +171,23 @@ import Testing
             #expect(s.tick(at: now, arriving) == .none)
         }
         #expect(s.tick(at: now + 11 * Self.second, arriving) != .none)
+    }
+
+    /// A chunked body read whole before dispatch is timed by its gaps alone once it is in a
+    /// file (past what is held); while held in memory, the whole-body limit applies too.
+    @Test func aChunkedBodyInAFileIsTimedByItsGapsAlone() {
+        for inFile in [true, false] {
+            var s = state()
+            let arriving = State.Load(requestInProgress: true, bodyInFile: inFile)
+            var now: UInt64 = 0
+            var cutAt: UInt64?
+            while now < 120 * Self.second, cutAt == nil {
+                now += 3 * Self.second
+                s.bytesRead(at: now)
+                s.parserWaiting(readingHead: false, readingBody: true, at: now)
+                if s.tick(at: now, arriving) != .none { cutAt = now }
+            }
+            #expect(inFile ? cutAt == nil : cutAt.map { $0 > 60 * Self.second && $0 < 70 * Self.second } == true)
+        }
     }
 }
