@@ -100,10 +100,16 @@ extension RequestFraming {
 // MARK: Chunked framing (RFC 9112 §7.1)
 
 extension RequestParser {
+    /// The most chunk-extension bytes one request may carry in all (RFC 9112 §7.1.1 asks for
+    /// a limit): without one, a byte of content per chunk with a long extension made the
+    /// body limit take a thousand times its size from the wire. Node.js took 16 KiB too.
+    static let maxChunkExtensionBytes = 16 << 10
+
     /// `1a;ext=1` → 26: hex digits, then nothing or `;` extensions (RFC 9112 §7.1.1, with
     /// the optional whitespace before `;` that its BWS allows), then the line ends. Anything
     /// else (`5 garbage`, `0x5`, `+5`) is nil. At most 15 hex digits, so it never overflows.
-    static func parseChunkSize(_ line: ArraySlice<UInt8>) -> Int? {
+    /// `extensions`: the bytes after the digits.
+    static func parseChunkSize(_ line: ArraySlice<UInt8>) -> (size: Int, extensions: Int)? {
         var size = 0
         var digits = 0
         var index = line.startIndex
@@ -118,6 +124,6 @@ extension RequestParser {
         // Extensions are not used here; their bytes only have to be valid in a field.
         guard line[index...].allSatisfy(FieldSyntax.isValueByte) else { return nil }
         if index == line.endIndex, index > line.startIndex, line[index - 1] == 0x20 || line[index - 1] == 0x09 { return nil }
-        return size
+        return (size, line.count - digits)
     }
 }

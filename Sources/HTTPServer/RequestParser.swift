@@ -61,6 +61,8 @@ struct RequestParser {
     private var version = HTTPVersion.http11
     private var headers = HTTPHeaders()
     private var headerBytes = 0
+    /// Chunk-extension bytes of the current body so far (`maxChunkExtensionBytes`).
+    private var chunkExtensionBytes = 0
     private var body: RequestBodyStore
     /// The current request's body limit (`Limits.bodyLimit` for its path, else `maxBodyBytes`).
     private var maxBody = 0
@@ -185,8 +187,12 @@ struct RequestParser {
                 case .invalid(let e): return .failure(e)
                 case .line(let length):
                     wantsContinue = false
-                    guard let size = Self.parseChunkSize(buffer.slice(0..<length)) else {
+                    guard let (size, extensions) = Self.parseChunkSize(buffer.slice(0..<length)) else {
                         return .failure(.bad("A chunk size is not a hexadecimal number."))
+                    }
+                    chunkExtensionBytes += extensions
+                    guard chunkExtensionBytes <= Self.maxChunkExtensionBytes else {
+                        return .failure(.bad("The chunk extensions are longer than 16 KiB in all."))
                     }
                     buffer.consume(length + 2)
                     if size == 0 {
@@ -380,6 +386,7 @@ struct RequestParser {
     private mutating func takeRequest(body content: Body) -> HTTPRequest {
         framing = RequestFraming()
         headerBytes = 0
+        chunkExtensionBytes = 0
         absoluteAuthority = false
         return .parsed(method: method, target: Self.take(&target, leaving: ""), version: version,
                        headers: Self.take(&headers, leaving: HTTPHeaders()), body: content, keepAlive: keepAlive)

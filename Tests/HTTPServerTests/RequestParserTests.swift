@@ -184,6 +184,22 @@ private func same(_ a: [HTTPRequest], _ b: [HTTPRequest]) -> Bool {
         #expect(parse(request).requests.first?.body == .bytes(Array("abcdefgh".utf8)))
     }
 
+    /// 16 KiB of chunk extensions in all pass; one byte more is 400, counted across chunks
+    /// (the bytes after each size's digits) and afresh for the next request.
+    @Test func chunkExtensionsAreLimitedInAll() {
+        let head = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+        func body(extraByte: Bool) -> String {
+            // Four size lines at the 4 KiB line limit (4,095 bytes after the digit), then 4 bytes more.
+            let line = ";" + String(repeating: "e", count: 4094)
+            let text = String(repeating: "1" + line + "\r\nx\r\n", count: 4)
+            return text + "1;eee" + (extraByte ? "e" : "") + "\r\nx\r\n0\r\n\r\n"
+        }
+        let twice = parse(head + body(extraByte: false) + head + body(extraByte: false))
+        #expect(twice.requests.count == 2 && twice.requests.allSatisfy { $0.body == .bytes(Array("xxxxx".utf8)) })
+        let over = parse(head + body(extraByte: true))
+        #expect(over.requests.isEmpty && over.error?.status == 400)
+    }
+
     @Test func aFirstByteThatCannotStartARequestFailsAtOnce() {
         // Only the first byte has arrived: no need to wait for the rest of a line.
         #expect(parse([[0x16][...]]).error?.status == 400)
