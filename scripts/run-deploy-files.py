@@ -16,16 +16,19 @@ Then every probe (Kubernetes startup, liveness, readiness) and every compose hea
 must pass, a few requests check that the pieces found each other, and every process must
 exit 0 on its stop signal. Usage: run-deploy-files.py LARDER_BINARY KUBECTL (as root).
 """
+import base64
 import glob
 import json
 import os
 import re
+import secrets
 import shlex
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 
 import yaml
 
@@ -80,6 +83,8 @@ class Unit:
         self.hostnames = hostnames    # names that resolve to this unit
         self.checks = []              # (description, argv run inside the unit) that must exit 0
         self.depends = []             # units started (and healthy) before this one (compose depends_on)
+        self.files = {}               # read-only folders (configMap, secret): path -> {name: text}
+        self.file_folders = {}        # path -> the folder on this machine that shows those files
         self.address = None
         self.process = None
 
@@ -94,6 +99,32 @@ def larder_or_redis(image, name):
     if image.startswith("redis:"):
         return "redis"
     fail(f"{name}: no stand-in for image {image}")
+
+
+def projected_files(volume, documents, namespace):
+    """The files a configMap or secret volume shows: the rendered object's data, or for a
+    Secret the operator makes (not in the rendered output) a random value per item."""
+    if "configMap" in volume:
+        kind, name = "ConfigMap", volume["configMap"]["name"]
+    elif "secret" in volume:
+        kind, name = "Secret", volume["secret"]["secretName"]
+    else:
+        fail(f"volume {volume['name']}: only emptyDir, configMap and secret are modelled")
+    found = [d for d in documents if d["kind"] == kind and d["metadata"]["name"] == name
+             and d["metadata"].get("namespace", "default") == namespace]
+    if found:
+        data = dict(found[0].get("data") or {})
+        if kind == "Secret":
+            data = {k: base64.b64decode(v).decode() for k, v in data.items()}
+    elif kind == "Secret":
+        items = (volume["secret"].get("items") or [])
+        if not items:
+            fail(f"secret {name} is made by the operator: its volume must list the items it needs")
+        data = {item["key"]: secrets.token_hex(32) for item in items}
+    else:
+        fail(f"volume {volume['name']}: ConfigMap {name} is not in the rendered output")
+    items = (volume.get("configMap") or volume.get("secret")).get("items")
+    return {item["path"]: data[item["key"]] for item in items} if items else data
 
 
 def kubernetes_units(documents, image):
@@ -130,13 +161,15 @@ def kubernetes_units(documents, image):
             context = {**spec.get("securityContext", {}), **container.get("securityContext", {})}
             uid, gid = base["user"].split(":")
             user = f"{context.get('runAsUser', uid)}:{context.get('runAsGroup', gid)}"
-            mounts = []
+            mounts, files = [], {}
             for mount in container.get("volumeMounts", []):
                 volume = volumes[mount["name"]]
-                if "emptyDir" not in volume:
-                    fail(f"volume {mount['name']}: only emptyDir is modelled")
-                mounts.append(mount["mountPath"])
+                if "emptyDir" in volume:
+                    mounts.append(mount["mountPath"])
+                else:
+                    files[mount["mountPath"]] = projected_files(volume, documents, namespace)
             unit = Unit(f"{deployment['metadata']['name']}/{container['name']}", argv, env, user, mounts, names, base["workdir"])
+            unit.files = files
             ports = {p["name"]: p["containerPort"] for p in container.get("ports", []) if "name" in p}
             for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
                 get = container.get(probe, {}).get("httpGet")
@@ -257,6 +290,16 @@ def sandbox_script(unit, binary, hosts, argv):
         lines.append("printf '#!/bin/sh\\nif [ \"$1\" = redis-server ]; then shift; exec %s \"$@\" --protected-mode no; fi\\nexec \"$@\"\\n' \"$r\" "
                      "> /usr/local/bin/docker-entrypoint.sh && chmod 755 /usr/local/bin/docker-entrypoint.sh")
     lines.append("mount --bind -o ro %s /etc/hosts" % shlex.quote(hosts))
+    # configMap and secret folders first: their sources may sit under a path mounted below.
+    # A missing mount point (/etc/larder) is made in a tmpfs laid over its nearest existing
+    # parent, which keeps that parent's entries (/etc/hosts above) by binding each one back.
+    for path, folder in unit.file_folders.items():
+        lines.append(f'p={shlex.quote(path)}; a="$p"; while [ ! -d "$a" ]; do a=$(dirname "$a"); done; '
+                     'if [ "$a" != "$p" ]; then o=$(mktemp -d); mount --rbind "$a" "$o"; mount -t tmpfs -o mode=0755 tmpfs "$a"; '
+                     'for e in "$o"/* "$o"/.[!.]*; do [ -e "$e" ] || [ -L "$e" ] || continue; n="$a/${e##*/}"; '
+                     'if [ -L "$e" ]; then cp -P "$e" "$n"; elif [ -d "$e" ]; then mkdir -p "$n"; mount --rbind "$e" "$n"; '
+                     'else : > "$n"; mount --bind "$e" "$n"; fi; done; mkdir -p "$p"; fi')
+        lines.append(f"mount --bind -o ro {shlex.quote(folder)} {shlex.quote(path)}")
     for path in unit.mounts:
         # A path the host lacks gets an empty tmpfs on its nearest existing parent first.
         lines.append(f'p={shlex.quote(path)}; a="$p"; while [ ! -d "$a" ]; do a=$(dirname "$a"); done; '
@@ -268,6 +311,22 @@ def sandbox_script(unit, binary, hosts, argv):
     command = " ".join(shlex.quote(a) for a in argv)
     lines.append(f"cd {shlex.quote(unit.workdir)} && exec setpriv --reuid={uid} --regid={gid} --clear-groups env -i {env} {command}")
     return "\n".join(lines)
+
+
+def kubelet_folder(folder, files):
+    """A configMap or secret volume laid out as kubelet does: the files in a timestamped
+    folder, `..data` a symbolic link to it, and each name a link through `..data`."""
+    stamp = time.strftime("..%Y_%m_%d_%H_%M_%S.0000000001")
+    os.makedirs(os.path.join(folder, stamp))
+    for name, text in files.items():
+        with open(os.path.join(folder, stamp, name), "w") as f:
+            f.write(text)
+        os.chmod(os.path.join(folder, stamp, name), 0o644)
+        os.symlink(os.path.join("..data", name), os.path.join(folder, name))
+    os.symlink(stamp, os.path.join(folder, "..data"))
+    os.chmod(folder, 0o755)
+    os.chmod(os.path.join(folder, stamp), 0o755)
+    return folder
 
 
 def start(unit, index, binary, hosts, log):
@@ -325,6 +384,9 @@ def exercise(title, units, binary, extra_checks):
                 f.write(f"{unit.address} {' '.join(dict.fromkeys(unit.hostnames))}\n")
         os.chmod(work, 0o755)
         os.chmod(hosts, 0o644)
+        for index, unit in enumerate(units):
+            for number, (path, files) in enumerate(unit.files.items()):
+                unit.file_folders[path] = kubelet_folder(os.path.join(work, f"volume-{index}-{number}"), files)
         logs = {}
         # In rounds: a unit starts once every unit it depends on passed its checks.
         healthy = set()
@@ -404,6 +466,55 @@ def weather_reaches_simulator(units, inside):
     return None
 
 
+def configuration_of(unit):
+    """The configuration file a unit reads (LARDER_CONFIG), parsed, or None."""
+    path = unit.env.get("LARDER_CONFIG")
+    files = unit.files.get(os.path.dirname(path or ""), {})
+    if not path or os.path.basename(path) not in files:
+        return None
+    return yaml.safe_load(files[os.path.basename(path)]) or {}
+
+
+def admin_listener_takes_the_secret(units, inside):
+    """The admin listener, on the port of the ConfigMap's file, takes the Secret's token and
+    refuses a request without it."""
+    for unit in larder_units(units):
+        settings = configuration_of(unit)
+        if not settings or "admin-port" not in settings:
+            continue
+        token_file = settings["admin-token-file"]
+        token = unit.files[os.path.dirname(token_file)][os.path.basename(token_file)].strip()
+        url = f"http://127.0.0.1:{settings['admin-port']}/cache?target=%2Fweather"
+        for header, wanted in ((f"Authorization: Bearer {token}", ("200", "404")), ("X-None: 1", ("401",))):
+            result = inside(unit, ["curl", "-sS", "-o", "/dev/null", "-w", "%{http_code}", "-H", header, url])
+            if result.stdout not in wanted:
+                return f"{unit.name}: the admin listener answered {result.stdout or result.stderr}, not {'/'.join(wanted)}"
+    return None
+
+
+def policy_admits_origins(documents):
+    """Every origin port of the ConfigMap's routes (and of its commented example) is one the
+    NetworkPolicy lets Larder reach, and the public Service does not expose the admin port."""
+    problems = []
+    policies = [d for d in documents if d["kind"] == "NetworkPolicy"]
+    admitted = {port.get("port") for p in policies for rule in p["spec"].get("egress", [])
+                for port in rule.get("ports", [])}
+    for config in (d for d in documents if d["kind"] == "ConfigMap"):
+        for name, text in (config.get("data") or {}).items():
+            example = re.sub(r"(?m)^# ?(routes:|  .*)$", r"\1", text)
+            for source in (text, example):
+                routes = (yaml.safe_load(source) or {}).get("routes") or {}
+                for prefix, route in routes.items():
+                    url = urllib.parse.urlsplit(route["origin"])
+                    port = url.port or {"http": 80, "https": 443}[url.scheme]
+                    if port not in admitted:
+                        problems.append(f"{name}: route {prefix} reaches port {port}, which the NetworkPolicy blocks")
+    for service in (d for d in documents if d["kind"] == "Service" and d["metadata"]["name"] == "larder"):
+        if any(p.get("targetPort") == "admin" for p in service["spec"]["ports"]):
+            problems.append("the public larder Service exposes the admin listener")
+    return problems
+
+
 def main():
     if len(sys.argv) != 3:
         fail("usage: run-deploy-files.py LARDER_BINARY KUBECTL")
@@ -422,7 +533,9 @@ def main():
         documents = [d for d in yaml.safe_load_all(rendered.stdout) if d]
         units = kubernetes_units(documents, image)
         has_redis = any(u.argv and "redis-server" in " ".join(u.argv) for u in units)
-        problems += exercise(title, units, binary, [readiness_names_redis] if has_redis else [])
+        problems += [f"{title}: {p}" for p in policy_admits_origins(documents)]
+        checks = [admin_listener_takes_the_secret] + ([readiness_names_redis] if has_redis else [])
+        problems += exercise(title, units, binary, checks)
     for files in (["docker-compose.yml"], ["docker-compose.yml", "docker-compose.replicas.yml"]):
         units = compose_units(files, image)
         checks = [weather_reaches_simulator] + ([readiness_names_redis] if len(files) > 1 else [])
