@@ -32,13 +32,18 @@ public final class LarderService: Service, @unchecked Sendable {
     /// Reads the configuration again (file, environment, flags) for a reload; nil when no
     /// file was given.
     let readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)?
+    /// The configuration file, reloaded when it changes as on SIGHUP (`ConfigFileWatch`).
+    let watchedFile: String?
 
     /// `clock` is where freshness and Age read the time; tests pass a clock they move.
-    /// `readSettings` reads the configuration again for a reload (`reload()`).
+    /// `readSettings` reads the configuration again for a reload (`reload()`), which also
+    /// happens when `watchedFile` changes.
     public init(settings: ServeSettings, logger: Logger = Logger(label: "larder"), clock: any CacheClock = SystemClock(),
-                readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil) {
+                readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil,
+                watchedFile: String? = nil) {
         self.settings = settings
         self.readSettings = readSettings
+        self.watchedFile = watchedFile
         self.logger = logger
         var access = logger
         access[metadataKey: "log"] = "access"
@@ -212,8 +217,8 @@ public final class LarderService: Service, @unchecked Sendable {
 
     /// Starts the service and runs it until SIGTERM or SIGINT. Binding happens inside the
     /// service group, after its signal handlers are in place, so a SIGTERM that arrives
-    /// right after the listening line still drains instead of killing the process. SIGHUP
-    /// reloads the configuration (`reload()`) and never stops the process.
+    /// right after the listening line still drains instead of killing the process. SIGHUP,
+    /// or a change to the configuration file, reloads it (`reload()`) and never stops the process.
     public func runUntilSignalled() async throws {
         startsInRun = true
         let hangups = await UnixSignalsSequence(trapping: .sighup)
@@ -224,6 +229,11 @@ public final class LarderService: Service, @unchecked Sendable {
             }
         }
         defer { reloads.cancel() }
+        let watch = Task { [weak self, watchedFile] in
+            guard let watchedFile else { return }
+            await ConfigFileWatch(path: watchedFile).run { [weak self] in _ = await self?.reload() }
+        }
+        defer { watch.cancel() }
         let group = ServiceGroup(configuration: .init(
             services: [.init(service: self)],
             gracefulShutdownSignals: [.sigterm, .sigint],

@@ -147,13 +147,14 @@ struct Serve: AsyncParsableCommand {
         do {
             // A reload reads the same file (if any), environment and flags again.
             var readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)?
-            if let path = config ?? environment["LARDER_CONFIG"] {
+            let path = config ?? environment["LARDER_CONFIG"]
+            if let path {
                 readSettings = { () async throws(ConfigurationError) -> ServeSettings in
                     let file = try await ConfigFile.load(path: path)
                     return try ServeSettings.resolve(flags: given, environment: environment, file: file)
                 }
             }
-            try await LarderService(settings: settings, readSettings: readSettings).runUntilSignalled()
+            try await LarderService(settings: settings, readSettings: readSettings, watchedFile: path).runUntilSignalled()
         } catch {
             await simulator?.shutdown()
             throw error
