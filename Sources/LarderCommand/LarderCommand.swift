@@ -195,12 +195,14 @@ struct HealthCheck: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "healthcheck", abstract: "Exit 0 when the URL answers 2xx, else 1 (for Docker HEALTHCHECK).")
 
-    @Option(help: "The URL to ask (default: /readyz on LARDER_HOST and LARDER_PORT, else 127.0.0.1:8080).")
+    @Option(help: "The URL to ask (default: /readyz where serve listens with the same file and environment).")
     var url: String?
+    @Option(help: "The configuration file serve reads, for its host and port (LARDER_CONFIG).") var config: String?
 
     /// Unhealthy says why on standard error (the orchestrator keeps it with the probe's result).
     func run() async throws {
-        let url = url ?? HealthCheckDefaults.url(environment: ProcessInfo.processInfo.environment)
+        let url: String
+        if let given = self.url { url = given } else { url = try await defaultURL() }
         let client = UpstreamClient()
         let outcome: Result<Int, UpstreamError>
         do {
@@ -211,6 +213,20 @@ struct HealthCheck: AsyncParsableCommand {
         await client.shutdown()
         if let problem = HealthCheckDefaults.problem(url: url, outcome) {
             FileHandle.standardError.write(Data("larder healthcheck: \(problem)\n".utf8))
+            throw ExitCode(1)
+        }
+    }
+
+    /// Where `serve` listens: the file (if any), then the environment over it. A file that
+    /// cannot be read is unhealthy, as `serve` would not start on it.
+    private func defaultURL() async throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        guard let path = config ?? environment["LARDER_CONFIG"] else { return HealthCheckDefaults.url(environment: environment) }
+        do {
+            let file = try await ConfigFile.load(path: path)
+            return HealthCheckDefaults.url(settings: try ServeSettings.resolve(flags: [:], environment: environment, file: file))
+        } catch {
+            FileHandle.standardError.write(Data("larder healthcheck: \(error.problems.first ?? "the configuration file cannot be read")\n".utf8))
             throw ExitCode(1)
         }
     }

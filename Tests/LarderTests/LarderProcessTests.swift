@@ -144,6 +144,26 @@ import Observability
         #expect(await closed.waitForExit() == 1)
     }
 
+    /// With the file `serve` reads (LARDER_CONFIG, or --config), the healthcheck asks the
+    /// port the file gives, not the default; the environment still wins over the file.
+    @Test func theHealthcheckAsksWhereTheConfigurationFileSays() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0"])
+        let port = try await larder.waitForPort()
+        let path = try ConfigFileTests.file("port: \(port)\nhost: 0.0.0.0\n")
+        let byEnvironment = try LarderProcess(["healthcheck"], environment: ["LARDER_CONFIG": path])
+        #expect(await byEnvironment.waitForExit() == 0, "\(byEnvironment.errorOutput)")
+        let byFlag = try LarderProcess(["healthcheck", "--config", path])
+        #expect(await byFlag.waitForExit() == 0, "\(byFlag.errorOutput)")
+        let overridden = try LarderProcess(["healthcheck", "--config", path], environment: ["LARDER_PORT": String(closedPort())])
+        #expect(await overridden.waitForExit() == 1)
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+        let broken = try LarderProcess(["healthcheck", "--config", path + ".missing"])
+        #expect(await broken.waitForExit() == 1)
+        #expect(await eventually { broken.errorOutput.hasPrefix("larder healthcheck: ") && broken.errorOutput.contains(".missing") },
+                "\(broken.errorOutput)")
+    }
+
     @Test func upstreamCredentialsFromAFileReachTheUpstreamAndNeverTheLog() async throws {
         let upstream = try TestUpstream()
         let secret = FileManager.default.temporaryDirectory.appendingPathComponent("larder-secret-\(UUID().uuidString)").path
@@ -185,12 +205,13 @@ import Observability
         let closed = try LarderProcess(["healthcheck", "--url", "http://127.0.0.1:\(closedPort())/readyz"])
         #expect(await closed.waitForExit() == 1)
         #expect(await eventually { closed.errorOutput.contains("could not be reached") })
-        #expect(closed.errorOutput.hasPrefix("larder healthcheck: http://127.0.0.1:"), "\(closed.errorOutput)")
+        #expect(closed.errorOutput.hasPrefix("larder healthcheck: Larder at http://127.0.0.1:"), "\(closed.errorOutput)")
+        #expect(!closed.errorOutput.contains("upstream"), "it is Larder that was not reached: \(closed.errorOutput)")
         let upstream = try TestUpstream()
         upstream.update { $0.status = 503 }
         let refused = try LarderProcess(["healthcheck", "--url", upstream.balanceURL])
         #expect(await refused.waitForExit() == 1)
-        #expect(await eventually { refused.errorOutput == "larder healthcheck: \(upstream.balanceURL) answered 503\n" }, "\(refused.errorOutput)")
+        #expect(await eventually { refused.errorOutput == "larder healthcheck: Larder at \(upstream.balanceURL) answered 503\n" }, "\(refused.errorOutput)")
         await upstream.stop()
     }
 
