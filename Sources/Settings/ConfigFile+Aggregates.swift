@@ -36,7 +36,7 @@ extension ConfigFile {
             let name = pathNode.string ?? ""
             let key = "aggregates.\(name)"
             lines[key] = line
-            var reader = ValueReader(place: "\(path):\(line): \(key)")
+            var reader = ValueReader(place: "\(path):\(line): \(QuotedText.of(key))")
             defer { problems += reader.problems }
             guard case .mapping(let settings) = body else {
                 reader.problem("must be a mapping (parts: …)")
@@ -47,7 +47,7 @@ extension ConfigFile {
             for (settingNode, value) in settings {
                 let settingLine = settingNode.mark?.line ?? line
                 let setting = settingNode.string ?? ""
-                var field = ValueReader(place: "\(path):\(settingLine): \(key).\(setting)")
+                var field = ValueReader(place: "\(path):\(settingLine): \(QuotedText.of("\(key).\(setting)"))")
                 defer { problems += field.problems }
                 switch setting {
                 case "deadline":
@@ -64,7 +64,7 @@ extension ConfigFile {
                     for (partNode, part) in parts {
                         let partLine = partNode.mark?.line ?? settingLine
                         let partName = partNode.string ?? ""
-                        var reader = ValueReader(place: "\(path):\(partLine): \(key).parts.\(partName)")
+                        var reader = ValueReader(place: "\(path):\(partLine): \(QuotedText.of("\(key).parts.\(partName)"))")
                         defer { problems += reader.problems }
                         guard AggregateDeclaration.isPartName(partName) else {
                             reader.problem("a part's name is a lower-case letter, then lower-case letters, digits, _ or - (64 at most)")
@@ -89,7 +89,7 @@ extension ConfigFile {
     private static func part(_ name: String, _ node: Node, _ reader: inout ValueReader) -> AggregateDeclaration.Part? {
         func target(_ text: String?) -> PartTarget? {
             if let target = text.flatMap(PartTarget.init) { return target }
-            reader.problem("the target must be a path of this Larder with {name} placeholders in its query only, got '\(text ?? "")'")
+            reader.problem("the target must be a path of this Larder with {name} placeholders in its query only, got '\(QuotedText.of(text ?? ""))'")
             return nil
         }
         if node.scalar != nil { return target(node.string).map { AggregateDeclaration.Part(name: name, target: $0) } }
@@ -118,7 +118,7 @@ extension ConfigFile {
             case "fields":
                 part.fields = reader.texts(value, "fields must be a list of member names")
             case let other:
-                reader.problem("'\(other.prefix(64))' is not a part setting Larder knows (target, required, pointer, fields)")
+                reader.problem("'\(QuotedText.of(other))' is not a part setting Larder knows (target, required, pointer, fields)")
             }
         }
         return part
@@ -132,7 +132,7 @@ extension ConfigFile {
         var declared: [AggregateDeclaration] = []
         for aggregate in aggregates {
             let path = aggregate.declaration.path
-            let place = "\(self.path):\(aggregate.line): aggregates.\(path)"
+            let place = "\(self.path):\(aggregate.line): \(QuotedText.of("aggregates.\(path)"))"
             guard path.hasPrefix("/"), !path.contains("?"), TargetPath.normalized(path) == path else {
                 problems.append("\(place): must be a path in normalised form, starting with / and without a query")
                 continue
@@ -143,7 +143,8 @@ extension ConfigFile {
             }
             var good = true
             for part in aggregate.declaration.parts {
-                let partPlace = "\(self.path):\(aggregate.partLines[part.name] ?? aggregate.line): aggregates.\(path).parts.\(part.name)"
+                let partPlace = "\(self.path):\(aggregate.partLines[part.name] ?? aggregate.line): "
+                    + QuotedText.of("aggregates.\(path).parts.\(part.name)")
                 let target = part.target.path
                 if paths.contains(target) {
                     problems.append("\(partPlace): \(target) is an aggregate; a part names a built-in or pass-through route")

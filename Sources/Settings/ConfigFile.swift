@@ -50,17 +50,12 @@ public struct ConfigFile: Sendable {
 
     /// Where a problem with `key` is: `FILE:LINE: key`.
     func place(_ key: String) -> String {
-        "\(path):\(lines[key] ?? 1): \(key)"
+        "\(path):\(lines[key] ?? 1): \(QuotedText.of(key))"
     }
 
     /// Reads and checks the file's shape; a setting's value is checked when settings are resolved.
     public static func load(path: String) async throws(ConfigurationError) -> ConfigFile {
-        let text: String
-        do {
-            text = try String(contentsOfFile: path, encoding: .utf8)
-        } catch {
-            throw ConfigurationError("\(path): cannot be read (\((error as NSError).localizedDescription))")
-        }
+        let text = try Self.text(path: path)
         let (lines, routes, lists, aggregates) = try shape(of: text, path: path)
         let provider: any ConfigProvider
         do {
@@ -71,6 +66,24 @@ public struct ConfigFile: Sendable {
             throw ConfigurationError("\(path): \(error)")
         }
         return ConfigFile(path: path, provider: provider, lines: lines, routes: routes, lists: lists, aggregates: aggregates)
+    }
+
+    /// The file's text. A file that is not text at all (NUL bytes, not UTF-8) is refused before
+    /// it is read as YAML, so that no problem quotes any of it.
+    private static func text(path: String) throws(ConfigurationError) -> String {
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ConfigurationError("\(path): cannot be read (\((error as NSError).localizedDescription))")
+        }
+        if data.contains(0) {
+            throw ConfigurationError("\(path): not a YAML or JSON file: it holds NUL bytes (binary content is never quoted)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigurationError("\(path): not a YAML or JSON file: it is not UTF-8 text (binary content is never quoted)")
+        }
+        return text
     }
 
     /// The reader asks for `larder.cache.dir`; the file holds `cache-dir`.
@@ -108,7 +121,7 @@ public struct ConfigFile: Sendable {
             } else if key == "aggregates" {
                 aggregates = Self.aggregates(value, path: path, lines: &lines, problems: &problems)
             } else if !ServeSettings.fileKeys.contains(key) {
-                problems.append("\(path):\(line): \(key): not a setting Larder knows")
+                problems.append("\(path):\(line): \(QuotedText.unknownKey(key)): not a setting Larder knows")
             } else if ServeSettings.Option.lists.contains(key.replacingOccurrences(of: "-", with: ".")) {
                 if case .sequence(let items) = value, items.allSatisfy({ $0.scalar != nil }) {
                     lists[key] = items.compactMap(\.string)
@@ -139,7 +152,7 @@ public struct ConfigFile: Sendable {
             }
             lines["routes.\(prefix)"] = line
             guard case .mapping(let fields) = route else {
-                problems.append("\(path):\(line): routes.\(prefix): must be a mapping (origin: …)")
+                problems.append("\(path):\(line): \(QuotedText.of("routes.\(prefix)")): must be a mapping (origin: …)")
                 continue
             }
             var origin: String?
@@ -150,7 +163,7 @@ public struct ConfigFile: Sendable {
                 let field = fieldNode.string ?? ""
                 let key = "routes.\(prefix).\(field)"
                 lines[key] = fieldLine
-                var reader = ValueReader(place: "\(path):\(fieldLine): \(key)")
+                var reader = ValueReader(place: "\(path):\(fieldLine): \(QuotedText.of(key))")
                 defer { problems += reader.problems }
                 switch field {
                 case "origin":
@@ -171,7 +184,7 @@ public struct ConfigFile: Sendable {
                     }
                 case "remove-fields":
                     guard let names = reader.texts(value) else { continue }
-                    if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { reader.problem("'\(bad.prefix(64))' is not a field name") }
+                    if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { reader.problem("'\(QuotedText.of(bad))' is not a field name") }
                     rules.removeFields = names
                 case "via":
                     if let via = reader.flag(value) { rules.via = via }
@@ -192,7 +205,7 @@ public struct ConfigFile: Sendable {
                     }
                     for (statusNode, lifetime) in entries {
                         guard let status = statusNode.string.flatMap(Int.init), (200...599).contains(status) else {
-                            reader.problem("'\(statusNode.string ?? "")' is not a status from 200 to 599")
+                            reader.problem("'\(QuotedText.of(statusNode.string ?? ""))' is not a status from 200 to 599")
                             continue
                         }
                         if let lifetime = reader.duration(lifetime.string) { caching.lifetimes[status] = lifetime }
@@ -215,7 +228,7 @@ public struct ConfigFile: Sendable {
                         if let override = CacheOverrides.names.first(where: { $0.0 == name.lowercased() })?.1 {
                             caching.overrides.insert(override)
                         } else {
-                            reader.problem("'\(name.prefix(64))' is not something Larder can ignore (no-cache, private, set-cookie)")
+                            reader.problem("'\(QuotedText.of(name))' is not something Larder can ignore (no-cache, private, set-cookie)")
                         }
                     }
                 case "cache-key":
@@ -230,7 +243,7 @@ public struct ConfigFile: Sendable {
                         case "sort-query":
                             if let sorts = reader.flag(option, "sort-query ") { caching.sortsQuery = sorts }
                         default:
-                            reader.problem("'\(optionNode.string ?? "")' is not a cache-key option (ignore-query, sort-query)")
+                            reader.problem("'\(QuotedText.of(optionNode.string ?? ""))' is not a cache-key option (ignore-query, sort-query)")
                         }
                     }
                 default:
@@ -253,7 +266,7 @@ public struct ConfigFile: Sendable {
                 continue
             }
             guard var mount = RouteMount(prefix: route.prefix, origin: origin) else {
-                problems.append("\(place("routes.\(route.prefix)")): must be a path starting with / and an http:// or https:// origin, got '\(origin)'")
+                problems.append("\(place("routes.\(route.prefix)")): must be a path starting with / and an http:// or https:// origin, got '\(QuotedText.of(origin))'")
                 continue
             }
             mount.rules = route.rules
@@ -262,7 +275,7 @@ public struct ConfigFile: Sendable {
             lines.append(route.line)
         }
         for problem in RouteMount.unreachable(mounts, builtIn: builtIn) {
-            problems.append("\(path):\(lines[problem.index]): routes.\(mounts[problem.index].prefix): \(problem.reason): a route that can never match is refused")
+            problems.append("\(path):\(lines[problem.index]): \(QuotedText.of("routes.\(mounts[problem.index].prefix)")): \(problem.reason): a route that can never match is refused")
         }
         return mounts
     }

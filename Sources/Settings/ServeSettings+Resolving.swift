@@ -35,7 +35,7 @@ extension ServeSettings {
         func read<T>(_ key: String, _ what: String, _ parse: (String) -> T?) -> T? {
             guard let text = string(key) else { return nil }
             guard let value = parse(text) else {
-                problems.append("\(source(key)) must be \(what), got '\(text)'")
+                problems.append("\(source(key)) must be \(what), got '\(QuotedText.of(text))'")
                 return nil
             }
             return value

@@ -168,7 +168,13 @@ public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
     /// One line per problem.
     public let problems: [String]
     public init(_ message: String) { problems = [message] }
-    public init(problems: [String]) { self.problems = problems }
+    /// The first `shownProblems`, then how many more: a file of thousands of unknown keys
+    /// makes one screen of problems, not a log line or a reload's answer of megabytes.
+    public init(problems: [String]) {
+        self.problems = problems.count <= Self.shownProblems ? problems
+            : problems.prefix(Self.shownProblems) + ["… and \(problems.count - Self.shownProblems) more problems"]
+    }
+    public static let shownProblems = 20
     public var message: String { problems.joined(separator: "\n") }
     public var description: String { message }
 }

@@ -161,6 +161,21 @@ import TestSupport
         }
     }
 
+    /// A configuration path that became a link to a secret file: the admin API's 400 names
+    /// the problem without the file's lines.
+    @Test func aReloadOfALinkToASecretFileDoesNotQuoteIt() async throws {
+        let target = try ConfigFileTests.file(ConfigFileQuotingTests.shadow, name: "shadow")
+        let link = URL(fileURLWithPath: target).deletingLastPathComponent().appendingPathComponent("larder.yaml").path
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        try await withLarder(reload: { () async throws(ConfigurationError) -> ServeSettings in
+            try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: link))
+        }, { AdminTests.admin(&$0) }) { h in
+            let refused = try await AdminTests.admin(h, "POST", "/reload")
+            #expect(refused.status == 400 && refused.text.contains("not a setting Larder knows"), "\(refused.text)")
+            #expect(!refused.text.contains("$6$") && !refused.text.contains("h4sh"), "\(refused.text)")
+        }
+    }
+
     /// SIGHUP reads the file again and never stops the process: a good file's new route
     /// serves, a bad one is refused with a line and the old routes serve on.
     @Test func sighupReloadsTheFileAndNeverStopsTheProcess() async throws {
