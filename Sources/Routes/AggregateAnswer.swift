@@ -32,8 +32,11 @@ enum AggregateAnswer {
             guard answer.rendered.status == 200 else {
                 return Result(status: answer.status, problem: unusable(part, "its route answered \(answer.rendered.status)"), late: late)
             }
-            guard let body = answer.rendered.body.inMemory else {
-                return Result(status: answer.status, problem: unusable(part, "its answer is too large to read as JSON"), late: late)
+            guard let body = answer.rendered.body.inMemory, body.count < AggregatePart.largestAnswer else {
+                let limit = "\(AggregatePart.largestAnswer >> 20) MiB"
+                return Result(status: answer.status,
+                              problem: unusable(part, "its answer is \(limit) or more, and a part's answer is read as JSON only under \(limit)"),
+                              late: late)
             }
             switch part.shape.shape(body) {
             case .success(let shaped): return Result(shaped: shaped, answer: answer, status: answer.status, late: late)

@@ -74,6 +74,12 @@ final class AggregatePart: Sendable {
         partsKey = Array("\(declared.name)=\"".utf8)
     }
 
+    /// A part's answer is read as JSON only under this size, from the origin or from a
+    /// cache alike: from it on, an origin's answer is streamed through a file on a miss (not
+    /// held in memory), so a larger limit for stored answers would make an aggregate fail on
+    /// a miss and succeed once the part is stored.
+    static let largestAnswer = HeldAnswer.streamedFrom
+
     /// The fields of the aggregate's request a part's request does not carry: the
     /// conditions and ranges are the aggregate's own (answered from its whole body), and an
     /// encoded body could not be put inside another document.
