@@ -69,12 +69,19 @@ enum AggregateAnswer {
         var forbidsReuse = false, isPrivate = false
         var status: CacheStatus?
         for (index, result) in results.enumerated() {
-            if let part = result.status { status = status.map { combined($0, part) } ?? part }
             guard result.shaped != nil, let answer = result.answer else {
+                // A missing part's own status (its origin's 500, say) is in `Larder-Parts`:
+                // the whole went forward for it, but no status of its is the answer's.
+                if var part = result.status {
+                    part.forwardStatus = nil
+                    part.stored = false
+                    status = status.map { combined($0, part) } ?? part
+                }
                 missing += 1
                 if failed == nil || (parts[index].required && !parts[failed!].required) { failed = index }
                 continue
             }
+            if let part = result.status { status = status.map { combined($0, part) } ?? part }
             if answer.age > older?.age ?? -1 { older = answer }
             freshness.add(age: answer.age, lifetime: answer.lifetime)
             forbidsReuse = forbidsReuse || parts[index].forbidsReuse(answer)
@@ -88,6 +95,9 @@ enum AggregateAnswer {
         let oldest = older!
         let (age, maxAge) = (freshness.age, freshness.maxAge)
         let cacheControl = missing > 0 || forbidsReuse ? BuiltInRoute.CacheControlValue.noStore : isPrivate ? privateLifetime : publicLifetime
+        // `stored` says a cache holds this answer: a whole that may not be kept is not held,
+        // whatever its parts are.
+        if missing > 0 || forbidsReuse { status?.stored = false }
         let (body, etag) = bodies.body(of: results) {
             merge ? merged(results.compactMap(\.shaped)) : nested(parts, results)
         }
@@ -160,17 +170,23 @@ enum AggregateAnswer {
         return body
     }
 
-    /// `Larder-Parts`, an RFC 8941 dictionary: each part's own Cache-Status as a string,
-    /// with `missing` when it is not in the answer and `deadline` when the deadline cut it
-    /// short (a stored answer standing in, or nothing).
+    /// `Larder-Parts`, an RFC 8941 dictionary: each part's own Cache-Status as a string (the
+    /// token `none` for a part no cache answered: its deadline passed, or it was refused
+    /// before), with `missing` when it is not in the answer and `deadline` when the deadline
+    /// cut it short (a stored answer standing in, or nothing).
     /// Written as bytes, each status by its own writer: as Strings they were a twentieth of an
     /// aggregate's cost.
     static func partsValue(_ parts: [AggregatePart], _ results: [Result], into line: inout [UInt8]) {
         for (index, part) in parts.enumerated() {
             if index > 0 { line += ", ".utf8 }
             line += part.partsKey
-            results[index].status?.append(to: &line)
-            line.append(UInt8(ascii: "\""))
+            if let status = results[index].status {
+                line.append(UInt8(ascii: "\""))
+                status.append(to: &line)
+                line.append(UInt8(ascii: "\""))
+            } else {
+                line += "none".utf8
+            }
             if results[index].shaped == nil { line += ";missing".utf8 }
             if results[index].late { line += ";deadline".utf8 }
         }

@@ -25,7 +25,7 @@ final class AggregatePart: Sendable {
     let counters: AggregatePartCounters
     /// `"name":`, written before the part's JSON.
     let member: [UInt8]
-    /// `name="`, which starts the part's member of `Larder-Parts`.
+    /// `name=`, which starts the part's member of `Larder-Parts`.
     let partsKey: [UInt8]
 
     /// The route a part's target names, found once when the aggregate is built.
@@ -71,7 +71,7 @@ final class AggregatePart: Sendable {
         shape = PartShape(pointer: declared.pointer, fields: declared.fields, trusted: !isPassThrough, merge: merge)
         self.counters = counters
         member = Array("\"\(declared.name)\":".utf8)
-        partsKey = Array("\(declared.name)=\"".utf8)
+        partsKey = Array("\(declared.name)=".utf8)
     }
 
     /// A part's answer is read as JSON only under this size, from the origin or from a

@@ -34,4 +34,27 @@ import TestSupport
         }
         await origin.stop()
     }
+
+    /// An answer missing a part is not kept: its `Cache-Status` never says `stored`, and the
+    /// missing part's 500 is no `fwd-status` of the whole (it is in `Larder-Parts`).
+    @Test func aWholeMissingAPartIsNotCalledStored() async throws {
+        let origin = try AggregateTests.origin("{}", cacheControl: "no-store", status: 500)
+        try await withLarder({ settings in
+            settings.routes = [RouteMount("/rates=\(origin.url)")!]
+            var rates = AggregateDeclaration.Part(name: "rates", target: PartTarget("/rates/latest?base={currency}")!)
+            rates.required = false
+            var dash = AggregateDeclaration(path: "/dash", parts: [rates, .init(name: "weather", target: PartTarget("/weather?lat={lat}&lon={lon}")!)])
+            dash.deadline = .seconds(30)
+            settings.aggregates = [dash]
+        }) { h async throws in
+            let partial = try await h.get(AggregateTests.target)
+            let status = partial.header("cache-status") ?? ""
+            #expect(partial.status == 200 && partial.header("cache-control") == "no-store", "\(partial.text)")
+            #expect(partial.header("larder-parts")?.contains(#"weather="larder; fwd=miss; fwd-status=200; stored""#) == true,
+                    "\(partial.header("larder-parts") ?? "")")
+            #expect(!status.contains("stored") && !status.contains("fwd-status=500"), "\(status)")
+            #expect(status.hasPrefix("larder; fwd=miss"), "\(status)")
+        }
+        await origin.stop()
+    }
 }
