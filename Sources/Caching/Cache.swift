@@ -112,11 +112,20 @@ public final class Cache: Sendable {
     /// why that was not answer enough.
     func answerFromUpstream(_ request: CacheRequest, key: CacheKey, found: Found?, reason forward: CacheStatus.Forward) async
         -> Result<CacheAnswer, CacheFailure> {
-        let (outcome, collapsed) = await flights.run(flightKey(request, key)) { [self] in
+        var (outcome, collapsed) = await flights.run(flightKey(request, key)) { [self] in
             // The lookup may have waited on the disk while another flight for the key ended
             // and stored its answer: that answer is served, not fetched a second time.
             if let stored = storedSinceLookUp(key, request) { return .found(stored) }
             return await coordinatedExchange(request, key: key, stored: found?.response)
+        }
+        // A waiter gets the leader's answer only when a shared cache may store it: a private
+        // answer, or one that sets a cookie, is one visitor's (nginx's `proxy_cache_lock` and
+        // Varnish's hit-for-miss send waiters to the origin then). Nothing is stored from it,
+        // so no other replica has it either: the waiter asks the origin itself.
+        if collapsed, case .answer(let response, _, _, _) = outcome,
+           !policy.storage.mayStore(response.entry, request: .none, hasAuthorization: request.hasAuthorization, policy: policy) {
+            outcome = await exchange(request, key: key, stored: found?.response)
+            collapsed = false
         }
         switch outcome {
         case .found(let found):
