@@ -47,7 +47,7 @@ public final class CacheEntry: Sendable {
         // One pass with an ASCII comparison: this runs for every entry fetched or read from disk.
         var cacheControlValues: [String] = []
         var targetedValues: [String] = []
-        var date: String?, age: String?, etag: String?, lastModified: String?, expires: String?
+        var date: String?, age: String?, etag: String?, lastModified: String?, expires: String?, override: String?
         for field in headers {
             switch field.name.utf8.count {
             case 3 where HTTPHeaders.namesEqual(field.name, "age"): age = age ?? field.value
@@ -56,12 +56,16 @@ public final class CacheEntry: Sendable {
             case 7 where HTTPHeaders.namesEqual(field.name, "expires"): expires = expires ?? field.value
             case 13 where HTTPHeaders.namesEqual(field.name, "cache-control"): cacheControlValues.append(field.value)
             case 13 where HTTPHeaders.namesEqual(field.name, "last-modified"): lastModified = lastModified ?? field.value
+            case 15 where HTTPHeaders.namesEqual(field.name, CacheOverrides.noteField): override = field.value
             case 17 where HTTPHeaders.namesEqual(field.name, TargetedCacheControl.fieldName): targetedValues.append(field.value)
             default: break
             }
         }
         let targeted = targetedValues.isEmpty ? nil : TargetedCacheControl.parse(targetedValues)
-        cacheControl = targeted ?? CacheControl(cacheControlValues)
+        var cacheControl = targeted ?? CacheControl(cacheControlValues)
+        // `override: [private]`: the origin's `private` goes on to clients, and only Larder ignores it.
+        if targeted == nil, let override, CacheOverrides.notesPrivate(override) { cacheControl.isPrivate = false }
+        self.cacheControl = cacheControl
         isTargeted = targeted != nil
         self.date = date.flatMap(HTTPDateParser.parse)
         // RFC 9111 §5.1: the first line's first member counts; an invalid Age is ignored; a huge one is capped.

@@ -35,11 +35,28 @@ public struct RouteCaching: Sendable, Equatable {
         if !ignoredQuery.isEmpty {
             parameters.removeAll { parameter in
                 let name = parameter.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-                return ignoredQuery.contains(String(name))
+                return ignoredQuery.contains(String(name)) && !Self.mayCloak(parameter)
             }
         }
         if sortsQuery { parameters.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) } }
         let path = target[..<mark]
         return parameters.isEmpty ? String(path) : path + "?" + parameters.joined(separator: "&")
+    }
+
+    /// Whether an ignored parameter may hide another one from the key (parameter cloaking):
+    /// an origin that also splits on `;` (Rack, PHP, older Python) reads `utm=x;page=666` as
+    /// `page=666`, and one that decodes before it splits reads `%3B` and `%26` as separators
+    /// (`%25` as a `%` for a second decoding). Such a parameter stays in the key.
+    static func mayCloak(_ parameter: Substring) -> Bool {
+        let bytes = Array(parameter.utf8)
+        for (at, byte) in bytes.enumerated() {
+            if byte == UInt8(ascii: ";") { return true }
+            guard byte == UInt8(ascii: "%"), at + 2 < bytes.count else { continue }
+            switch (bytes[at + 1], bytes[at + 2] | 0x20) {
+            case (UInt8(ascii: "3"), UInt8(ascii: "b")), (UInt8(ascii: "2"), UInt8(ascii: "6")), (UInt8(ascii: "2"), UInt8(ascii: "5")): return true
+            default: continue
+            }
+        }
+        return false
     }
 }

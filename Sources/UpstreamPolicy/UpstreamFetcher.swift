@@ -44,6 +44,13 @@ public struct UpstreamFetcher: CacheFetcher {
         self.url = url
     }
 
+    /// Fields of an upstream's answer a built-in route never sends on (it renders its own),
+    /// dropped before storing: no stored entry holds a cookie (`DiskEntryCodec` refuses one).
+    static let unusedByRendering = ["set-cookie", CacheOverrides.noteField]
+    /// Fields only Larder may write into what it stores: an origin's own note of overrides
+    /// would make Larder store what the origin marked private.
+    static let larderOwn = [CacheOverrides.noteField]
+
     /// What of the origin's answer a pass-through route ignores (`CacheOverrides`).
     public var overrides: CacheOverrides = []
     /// Where an answer too large to hold in memory is spooled (a pass-through route's); nil:
@@ -78,7 +85,8 @@ public struct UpstreamFetcher: CacheFetcher {
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
                 // Timed by the cache's own clock (the one Age and freshness are read with), from just
                 // before sending (after any wait for a slot) to just after the answer.
-                return CacheEntry(status: response.status, headers: overrides.applied(to: HopByHop.removed(from: response.headers)),
+                let fields = HopByHop.removed(from: response.headers, dropping: forwarding ? Self.larderOwn : Self.unusedByRendering)
+                return CacheEntry(status: response.status, headers: overrides.applied(to: fields),
                                   body: response.body,
                                   requestTime: sent, responseTime: clock.now(), interim: response.interim)
             }

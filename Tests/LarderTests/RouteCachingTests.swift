@@ -80,6 +80,31 @@ import TestSupport
         }
     }
 
+    /// Parameter cloaking: an ignored parameter whose value an origin could read as more
+    /// parameters (a `;`, or `%3B`, `%26`, `%25` for an origin that decodes before it splits)
+    /// stays in the key, so `?page=1&utm=x;page=666` never answers a plain `?page=1`.
+    @Test(arguments: ["utm=x;page=666", "utm=x%3Bpage=666", "utm=x%3bpage%3D666", "utm=x%26page%3D666", "utm=x%2526page%253D666"])
+    func anIgnoredParameterThatCouldHideAnotherStaysInTheKey(cloak: String) async throws {
+        var caching = RouteCaching()
+        caching.ignoredQuery = ["utm"]
+        #expect(caching.keyTarget("/api/echo?page=1&\(cloak)") == "/api/echo?page=1&\(cloak)")
+        #expect(caching.keyTarget("/api/echo?page=1&utm=spring%20sale") == "/api/echo?page=1")
+        // Reads the query as Rack or PHP would: decoded (twice, as some stacks do), split on `&` and `;`, the last `page` wins.
+        try await Self.withRoute(caching, { request in
+            let query = request.target.split(separator: "?", maxSplits: 1).last.map(String.init) ?? ""
+            let decoded = (query.removingPercentEncoding ?? query).removingPercentEncoding ?? query
+            let page = decoded.split(whereSeparator: { $0 == "&" || $0 == ";" }).last { $0.hasPrefix("page=") }?.dropFirst(5) ?? ""
+            return HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=600")]), body: "page \(page)")
+        }) { h, origin in
+            #expect(try await h.get("/api/echo?page=1&\(cloak)").text == "page 666")
+            #expect(try await h.get("/api/echo?page=1").text == "page 1")
+            // A plain ignored parameter is still left out of the key.
+            let plain = try await h.get("/api/echo?page=1&utm=newsletter")
+            #expect(plain.text == "page 1" && plain.header("cache-status")?.hasPrefix("larder; hit") == true)
+            #expect(origin.requests.count == 2)
+        }
+    }
+
     @Test func theKeyLeavesOutIgnoredParametersAndSortsTheRest() async throws {
         var caching = RouteCaching()
         caching.lifetimes = [200: .seconds(600)]
@@ -152,7 +177,8 @@ import TestSupport
             #expect(origin.requests.count == 1)
             for answer in [first, second] {
                 #expect(answer.header("set-cookie") == nil, "a cookie is never stored nor passed on")
-                #expect(answer.header("cache-control") == "max-age=60")
+                // The override is about what Larder stores: clients (and caches after it) still see `private`.
+                #expect(answer.header("cache-control") == "private, max-age=60")
                 #expect(answer.header("larder-override") == nil)
                 #expect(answer.header("cache-status")?.hasSuffix("; override=\"private set-cookie\"") == true,
                         "\(answer.header("cache-status") ?? "")")
@@ -167,10 +193,42 @@ import TestSupport
         }
     }
 
+    /// Only `override: [private]`: stored and reused, and every answer, the hit too, keeps the
+    /// origin's `Cache-Control` as it was.
+    @Test func overridingPrivateKeepsItInWhatClientsGet() async throws {
+        var caching = RouteCaching()
+        caching.overrides = [.private]
+        try await RouteCachingTests.withRoute(caching, { _ in
+            HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "private, max-age=60")]), body: "page")
+        }) { h, origin in
+            let first = try await h.get("/api/page")
+            let second = try await h.get("/api/page")
+            #expect(origin.requests.count == 1)
+            #expect(second.header("cache-status")?.hasPrefix("larder; hit") == true)
+            for answer in [first, second] { #expect(answer.header("cache-control") == "private, max-age=60") }
+        }
+    }
+
+    /// An origin cannot write Larder's own note of overrides: its `private` answer with a
+    /// `Larder-Override: private` of its own is not stored on a route without overrides.
+    @Test func anOriginsOwnOverrideNoteIsIgnored() async throws {
+        try await RouteCachingTests.withRoute(RouteCaching(), { _ in
+            HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "private, max-age=60"), ("Larder-Override", "private")]),
+                         body: "page")
+        }) { h, origin in
+            for _ in 0..<2 {
+                let answer = try await h.get("/api/page")
+                #expect(answer.header("larder-override") == nil && answer.header("cache-status")?.contains("override") == false)
+            }
+            #expect(origin.requests.count == 2)
+        }
+    }
+
     @Test func overridesTakeOnlyWhatTheyName() {
         let headers = HTTPHeaders([("Cache-Control", "Private=\"X-A\", max-age=5"), ("Cache-Control", "no-cache"), ("Set-Cookie", "a=1")])
         let privateOnly = CacheOverrides.private.applied(to: headers)
-        #expect(privateOnly.values("cache-control") == ["max-age=5", "no-cache"])
+        #expect(privateOnly.values("cache-control") == ["Private=\"X-A\", max-age=5", "no-cache"])
+        #expect(CacheOverrides.noCache.applied(to: headers).values("cache-control") == ["Private=\"X-A\", max-age=5"])
         #expect(privateOnly["set-cookie"] == "a=1" && privateOnly["larder-override"] == "private")
         #expect(CacheOverrides([]).applied(to: headers) == headers)
         #expect(CacheOverrides.setCookie.applied(to: HTTPHeaders([("Cache-Control", "max-age=5")])) == HTTPHeaders([("Cache-Control", "max-age=5")]))
