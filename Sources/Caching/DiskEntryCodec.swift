@@ -114,12 +114,13 @@ enum DiskEntryCodec {
     /// Whether stored fields could have come from an origin through Larder: at most one
     /// `Content-Length`, of digits, and no field that frames a message or describes a
     /// connection (`Transfer-Encoding`, `Connection`, …), which Larder drops from every
-    /// answer before storing it. A checksum finds accidents, not intent: a file planted in
-    /// the cache folder, or a value planted in Redis, is checked like an origin's answer.
+    /// answer before storing it, nor a `Set-Cookie`, which it never stores. A checksum finds
+    /// accidents, not intent: a file planted in the cache folder, or a value planted in
+    /// Redis, is checked like an origin's answer.
     static func areServable(_ headers: HTTPHeaders) -> Bool {
         var lengths = 0
         for field in headers {
-            if HopByHop.contains(field.name) { return false }
+            if HopByHop.contains(field.name) || HTTPHeaders.namesEqual(field.name, "set-cookie") { return false }
             if HTTPHeaders.namesEqual(field.name, "content-length") {
                 lengths += 1
                 guard lengths == 1, !field.value.isEmpty, field.value.utf8.allSatisfy(FieldSyntax.isDigit) else { return false }
@@ -184,8 +185,10 @@ enum DiskEntryCodec {
     /// Status, times and fields, each checked (see `decode`).
     static func metadata(_ meta: ArraySlice<UInt8>) -> (status: Int, requestTime: Date, responseTime: Date, headers: HTTPHeaders)? {
         var fields = Reader(bytes: meta)
-        // A stored answer is a final one (200-599), or a variant index of ours.
+        // A stored answer is a final, whole one (200-599; never a 206 or a 304, which Larder
+        // never stores), or a variant index of ours.
         guard let status = fields.u32(), status == UInt32(VariantIndex.diskStatus) || (200...599).contains(status),
+              status != 206, status != 304,
               let requestTime = fields.u64().flatMap(time), let responseTime = fields.u64().flatMap(time),
               let count = fields.u32(), count <= 10_000 else { return nil }
         var headers: HTTPHeaders = []

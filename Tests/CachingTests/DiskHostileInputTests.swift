@@ -72,6 +72,21 @@ import TestSupport
         #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: odd), key: "k") == nil)
     }
 
+    /// Planted with a valid checksum: what Larder never stores. A 304 would tell a client with
+    /// no copy that its copy is current, a 206 would go out without its `Content-Range`, and a
+    /// `Set-Cookie` would reach every client (of every replica, from Redis). Each is a miss.
+    @Test(arguments: [(304, [("ETag", "\"a\"")]), (206, [("Content-Range", "bytes 0-4/10")]),
+                      (200, [("Set-Cookie", "sid=planted")]), (200, [("set-cookie", "sid=planted"), ("Cache-Control", "max-age=60")])])
+    func checksumValidButNeverStoredAnswersAreAMiss(status: Int, fields: [(String, String)]) async throws {
+        let odd = CacheEntry(status: status, headers: HTTPHeaders(fields), body: Array("hello".utf8), requestTime: t(0), responseTime: t(1))
+        #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: odd), key: "k") == nil)
+        // Planted in place of a real file, it is a miss, and removed.
+        let (disk, path) = try await stored()
+        try Data(DiskEntryCodec.encode(key: "key", entry: odd)).write(to: URL(fileURLWithPath: path))
+        #expect(await disk.read("key") == nil)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
     @Test func oneContentLengthOfDigitsIsKept() {
         let fine = CacheEntry(status: 200, headers: [("Content-Length", "5")], body: Array("hello".utf8), requestTime: t(0), responseTime: t(1))
         #expect(DiskEntryCodec.decode(DiskEntryCodec.encode(key: "k", entry: fine), key: "k") == fine)
