@@ -9,8 +9,9 @@ import Settings
 /// The admin listener's API (`--admin-port`), on a listener of its own so the public port
 /// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method
 /// every client and OpenAPI know), `POST /purge` by tags or everything, and
-/// `GET /cache?target=` to see what is stored, and `POST /reload` to read the configuration
-/// file again (as `SIGHUP` does). Every request needs the bearer token, gets an
+/// `GET /cache?target=` to see what is stored, `POST /reload` to read the configuration
+/// file again (as `SIGHUP` does), and `GET /readyz`: the public readiness with each origin's
+/// URL and the upstream client's own words, which the public port never shows. Every request needs the bearer token, gets an
 /// `X-Request-Id`, and leaves one audit line (`notice`; `warning` when refused for its
 /// token) with the client, method, target, status, request id and, for a purge, what it
 /// removed. The token itself is never logged.
@@ -22,14 +23,18 @@ public struct AdminAPI: Sendable {
     let logger: Logger
     /// Reads the configuration again.
     let reload: @Sendable () async -> ReloadOutcome
+    /// Readiness with the origins' details.
+    let readiness: @Sendable () -> HTTPResponse
 
     public init(token: BearerToken, targets: @escaping @Sendable () -> AdminTargets, purger: CachePurger, logger: Logger,
-                reload: @escaping @Sendable () async -> ReloadOutcome = { .unavailable("reload is not available") }) {
+                reload: @escaping @Sendable () async -> ReloadOutcome = { .unavailable("reload is not available") },
+                readiness: @escaping @Sendable () -> HTTPResponse = { ProblemDetails(status: 404, detail: "No readiness here.").response() }) {
         self.token = token
         self.targets = targets
         self.purger = purger
         self.logger = logger
         self.reload = reload
+        self.readiness = readiness
     }
     let requestIDs = RequestIDs()
 
@@ -71,6 +76,10 @@ public struct AdminAPI: Sendable {
             return await reloadConfiguration()
         case (_, "/reload"):
             return (Self.notAllowed(request, allow: "POST"), nil)
+        case (.get, "/readyz"):
+            return (readiness(), nil)
+        case (_, "/readyz"):
+            return (Self.notAllowed(request, allow: "GET"), nil)
         case (.get, "/cache"), (.head, "/cache"):
             return (await inspect(request.query), nil)
         case (.delete, "/cache"):
@@ -81,7 +90,7 @@ public struct AdminAPI: Sendable {
         case (_, "/cache"):
             return (Self.notAllowed(request, allow: "GET, HEAD, DELETE"), nil)
         default:
-            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge, GET /cache and POST /reload.").response(), nil)
+            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge, GET /cache, POST /reload and GET /readyz.").response(), nil)
         }
     }
 

@@ -118,7 +118,8 @@ public final class LarderService: Service, @unchecked Sendable {
         if let adminPort = settings.adminPort, let token = settings.adminToken {
             let api = AdminAPI(token: BearerToken(token), targets: { current().adminTargets },
                                purger: CachePurger(memory: memory, disk: disk, shared: shared), logger: logger,
-                               reload: { [weak self] in await self?.reload() ?? .unavailable("the service is stopping") })
+                               reload: { [weak self] in await self?.reload() ?? .unavailable("the service is stopping") },
+                               readiness: { health.readiness(disk: disk, client: client, redis: redis, upstreams: current().upstreams, detailed: true) })
             var configuration = HTTPServerConfiguration(host: settings.adminHost, port: adminPort)
             configuration.eventLoops = 1
             // An operator's request now and then: no caller waits behind it for a core.

@@ -57,7 +57,9 @@ final class ServingRoutes: Sendable {
             var fetcher = Self.fetcher(settings, base, route.name, forwarding: false, credentials: route.credentials,
                                        isAnswer: { $0 == 200 || $0 == 304 }, pausesOnAnswers: true)
             fetcher.url = { [upstreamURL = route.upstreamURL] in upstreamURL($0.resource) }
-            upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff))
+            let origin = route.name == "weather" ? settings.weatherURL : settings.balanceURL
+            upstreams.append(Health.Upstream(check: "upstream:\(route.name)", name: route.name, backoff: fetcher.backoff,
+                                             origin: origin.map(RedactedURL.text)))
             var policy = route.policy
             policy.maxObjectSize = settings.maxObjectSize
             return LarderRoutes.Mounted(route: route, cache: Cache(
@@ -77,7 +79,9 @@ final class ServingRoutes: Sendable {
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds
             policy.staleIfError = mount.caching.staleIfError.seconds
             policy.maxObjectSize = mount.caching.maxObjectSize ?? settings.maxObjectSize
-            upstreams.append(Health.Upstream(check: "upstream:origin \(RedactedURL.text(mount.origin))", name: nil, backoff: fetcher.backoff))
+            // Named by its prefix: the public port never shows where a route's origin is.
+            upstreams.append(Health.Upstream(check: "route:\(mount.prefix)", name: nil, backoff: fetcher.backoff,
+                                             origin: RedactedURL.text(mount.origin)))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
                 clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }))

@@ -16,7 +16,7 @@ import UpstreamPolicy
 /// broken disk or a dead client is `fail` and 503. Backoffs are logged here too: one
 /// `warning` line when a pause begins, one `notice` when the upstream reopens.
 public final class Health: UpstreamObserver {
-    private let lastOutcome = Locked<[String: (healthy: Bool, detail: String, time: Date)]>([:])
+    private let lastOutcome = Locked<[String: (healthy: Bool, outcome: String, detail: String, time: Date)]>([:])
     private let metrics: LarderMetrics
     private let logger: Logger
     private let clock: any CacheClock
@@ -31,7 +31,7 @@ public final class Health: UpstreamObserver {
     /// take) is one `warning` line with what the library or the upstream said, which callers
     /// are never shown; only an unhealthy one (no answer, a 5xx) makes readiness `warn`.
     public func record(upstream: String, outcome: String, healthy: Bool, warns: Bool, detail: String, duration: Duration) {
-        lastOutcome.withLock { $0[upstream] = (healthy, detail, Date()) }
+        lastOutcome.withLock { $0[upstream] = (healthy, outcome, detail, Date()) }
         metrics.upstream(upstream, outcome: outcome, duration: duration)
         if warns { logger.warning("upstream \(upstream) request failed: \(detail)") }
     }
@@ -56,18 +56,22 @@ public final class Health: UpstreamObserver {
         metrics.counter(.upstreamSaturated, [("upstream", upstream)]).increment()
     }
 
-    /// One upstream as readiness shows it: its check name, the name its last outcome is
-    /// recorded under (nil for pass-through origins, which share one name in metrics and are
-    /// shown by their backoff alone), and its backoff.
+    /// One upstream as readiness shows it: its check name (what the public port names: a
+    /// built-in route's upstream, or a pass-through route by its prefix), the name its last
+    /// outcome is recorded under (nil for pass-through origins, which share one name in
+    /// metrics and are shown by their backoff alone), its backoff, and the origin's URL
+    /// (credentials redacted), shown on the admin listener only.
     public struct Upstream: Sendable {
         let check: String
         public let name: String?
         let backoff: UpstreamBackoff
+        let origin: String?
 
-        public init(check: String, name: String?, backoff: UpstreamBackoff) {
+        public init(check: String, name: String?, backoff: UpstreamBackoff, origin: String? = nil) {
             self.check = check
             self.name = name
             self.backoff = backoff
+            self.origin = origin
         }
     }
 
@@ -79,6 +83,7 @@ public final class Health: UpstreamObserver {
         let name: String
         let status: String
         let output: String?
+        var origin: String? = nil
     }
 
     /// The disk index: `pass` while it loads too (every stored answer is served meanwhile,
@@ -88,7 +93,11 @@ public final class Health: UpstreamObserver {
         return Check(name: "cache:index", status: "pass", output: disk.isIndexWhole ? nil : "loading: \(disk.count) entries so far")
     }
 
-    public func readiness(disk: DiskTier?, client: UpstreamClient, redis: SharedRedis? = nil, upstreams: [Upstream]) -> HTTPResponse {
+    /// The public port's readiness names each upstream by its route and says what failed in
+    /// general words; `detailed` (the admin listener's) adds each origin's URL and what the
+    /// upstream client said, which can name hosts and addresses.
+    public func readiness(disk: DiskTier?, client: UpstreamClient, redis: SharedRedis? = nil, upstreams: [Upstream],
+                          detailed: Bool = false) -> HTTPResponse {
         var checks: [Check] = []
         checks.append(Self.directoryCheck(disk))
         if let redis {
@@ -105,23 +114,59 @@ public final class Health: UpstreamObserver {
         for upstream in upstreams {
             if let pause = upstream.backoff.pause(now: now) {
                 let when = pause.until > now ? "reopens at \(Self.timestamp(pause.until))" : "the next request is a probe"
-                checks.append(Check(name: upstream.check, status: "warn", output: "backing off (\(pause.reason)): \(when)"))
+                checks.append(Check(name: upstream.check, status: "warn", output: "backing off (\(pause.reason)): \(when)",
+                                    origin: detailed ? upstream.origin : nil))
                 continue
             }
             let last = upstream.name.flatMap { outcomes[$0] }
             checks.append(Check(name: upstream.check, status: last.map { $0.healthy ? "pass" : "warn" } ?? "pass",
-                                output: last.flatMap { $0.healthy ? nil : "last request \($0.detail)" }))
+                                output: last.flatMap { $0.healthy ? nil : "last request \(detailed ? $0.detail : $0.outcome)" },
+                                origin: detailed ? upstream.origin : nil))
         }
+        checks = Self.oneByName(checks)
         let overall = checks.contains { $0.status == "fail" } ? "fail" : checks.contains { $0.status == "warn" } ? "warn" : "pass"
         let rendered = checks.map { check in
             var fields = ["\"status\":\"\(check.status)\""]
             if let output = check.output { fields.append("\"output\":\(JSONString.quote(output))") }
+            if let origin = check.origin { fields.append("\"origin\":\(JSONString.quote(origin))") }
             return "\(JSONString.quote(check.name)):[{\(fields.joined(separator: ","))}]"
         }
         let body = "{\"status\":\"\(overall)\",\"checks\":{\(rendered.joined(separator: ","))}}"
         return HTTPResponse(status: overall == "fail" ? 503 : 200,
                             headers: HTTPHeaders([("Content-Type", "application/health+json"), ("Cache-Control", "no-store")]),
                             body: body)
+    }
+
+    /// One check per name, in the order names first appear: a JSON object with a key twice is
+    /// read by most parsers as its last value, so a `warn` followed by a `pass` of the same
+    /// name would read as `pass`. The worst status wins and every output of that status is kept.
+    private static func oneByName(_ checks: [Check]) -> [Check] {
+        var order: [String] = []
+        var merged: [String: Check] = [:]
+        for check in checks {
+            guard let earlier = merged[check.name] else {
+                order.append(check.name)
+                merged[check.name] = check
+                continue
+            }
+            let (worse, rank) = (severity(check.status), severity(earlier.status))
+            if worse > rank {
+                merged[check.name] = check
+            } else if worse == rank, let output = check.output {
+                let outputs = [earlier.output, output].compactMap { $0 }
+                merged[check.name] = Check(name: check.name, status: check.status, output: Set(outputs).count == 1 ? output : outputs.joined(separator: "; "),
+                                           origin: earlier.origin ?? check.origin)
+            }
+        }
+        return order.map { merged[$0]! }
+    }
+
+    private static func severity(_ status: String) -> Int {
+        switch status {
+        case "fail": 2
+        case "warn": 1
+        default: 0
+        }
     }
 
     /// A directory that cannot be written is `fail`; a full disk is `warn`, because answers
