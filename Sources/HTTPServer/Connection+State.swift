@@ -15,6 +15,7 @@ extension Connection {
             var idle: UInt64
             var writeStall: UInt64
             var linger: UInt64 = 2_000_000_000
+            var firstByte: UInt64 = 10_000_000_000
             var maxOutputBytes: Int
             var maxPipelinedRequests: Int
 
@@ -34,6 +35,7 @@ extension Connection {
                           bodyTotal: c.bodyReadTimeout.nanoseconds, idle: c.idleTimeout.nanoseconds,
                           writeStall: c.writeStallTimeout.nanoseconds, maxOutputBytes: c.maxOutputBytes,
                           maxPipelinedRequests: c.maxPipelinedRequests)
+                firstByte = c.firstByteTimeout.nanoseconds
             }
         }
 
@@ -100,6 +102,8 @@ extension Connection {
         let limits: Limits
         private(set) var phase = Phase.open
         private(set) var peerClosedWrite = false
+        /// Some bytes have come from the client.
+        private(set) var heardFrom = false
         /// Handlers answering later that have not answered yet.
         private(set) var asyncInFlight = 0
         private var headStartedAt: UInt64?
@@ -121,6 +125,7 @@ extension Connection {
         // MARK: Events
 
         mutating func bytesRead(at now: UInt64) {
+            heardFrom = true
             lastActivity = now
             lastBodyProgress = now
         }
@@ -147,6 +152,7 @@ extension Connection {
         }
 
         mutating func requestParsed() {
+            heardFrom = true
             headStartedAt = nil
             bodyStartedAt = nil
         }
@@ -173,6 +179,7 @@ extension Connection {
         }
 
         mutating func bytesWritten(at now: UInt64) {
+            heardFrom = true
             lastWriteProgress = now
             lastActivity = now
         }
@@ -219,6 +226,10 @@ extension Connection {
             // stall limit ends a transfer that stops.
             if load.pendingOutput > 0, !load.awaitingBody, now &- lastWriteProgress > limits.writeStall { return .close }
             guard phase == .open || load.streamingBody else { return .none }
+            // Never used: it has had its chance, and costs a slot others may need.
+            if !heardFrom, load.responsesOwed == 0, load.pendingOutput == 0, headStartedAt == nil, now &- lastActivity > limits.firstByte {
+                return .close
+            }
             if let started = headStartedAt, now &- started > limits.headerRead {
                 return .timeout("The request header was not received in time.")
             }

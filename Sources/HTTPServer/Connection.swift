@@ -10,6 +10,8 @@ final class Connection {
     let token: UInt64
     /// The peer's IP address, read once at accept; every request on the connection carries it.
     let clientAddress: String
+    /// Nothing has been read from it yet: it counts among its address's unused connections.
+    var unused = true
     /// The rules: phase, timers, back-pressure (`Connection.State`).
     var state: State
     var parser: RequestParser
@@ -83,6 +85,7 @@ final class Connection {
     func complete(_ sequence: Int, _ response: HTTPResponse, date: inout DateHeaderCache) {
         if sequence == answeredInstead {
             answeredInstead = nil
+            response.bodySent?(0)
             return
         }
         if sequence == nextToSend, ready.isEmpty, pendingOutput < state.limits.maxOutputBytes {
@@ -117,6 +120,8 @@ final class Connection {
                 endedByClose = true
             }
             ResponseSerializer.write(response, context: context, date: date.current(), into: &output)
+        } else {
+            response.bodySent?(0)
         }
         owedFront += 1
         nextToSend += 1
@@ -148,6 +153,13 @@ final class Connection {
         guard owedFront < owed.count else { return false }
         owed[owed.count - 1].keepAlive = false
         return true
+    }
+
+    /// The connection closes: every answer not wholly sent says how much of it went.
+    func abandonExchanges() {
+        output.abandon()
+        for response in ready.values { response.bodySent?(0) }
+        ready.removeAll()
     }
 
     func outputWritten(_ n: Int) {

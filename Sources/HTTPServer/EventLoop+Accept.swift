@@ -32,6 +32,17 @@ extension EventLoop {
             let connection = Connection(fd: fd, token: generation << 32 | UInt64(UInt32(bitPattern: fd)),
                                         parser: RequestParser(configuration: configuration), limits: limits,
                                         budget: shared.outputBudget, now: now)
+            // Once half the slots are taken: below that, a burst of connections from one
+            // address (a proxy in front, a load test) is accepted before any has sent a byte.
+            // Refused before it is watched: closing a connection that sent nothing is a FIN,
+            // and it never takes a slot for a linger.
+            let limit = open > configuration.maxConnections / 2 ? configuration.maxUnusedConnectionsPerClient : Int.max
+            guard shared.unusedConnections.admit(connection.clientAddress, limit: limit) else {
+                System.close(fd)
+                shared.openConnections.subtract(1, ordering: .relaxed)
+                shared.refusedUnused.add(1, ordering: .relaxed)
+                continue
+            }
             connections[fd] = connection
             heardFromCaller = true
             updateInterest(connection)

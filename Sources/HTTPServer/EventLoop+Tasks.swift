@@ -47,7 +47,10 @@ extension EventLoop {
             for completion in batch.completions {
                 let fd = Int32(truncatingIfNeeded: completion.token & 0xFFFF_FFFF)
                 // The connection may have closed while its handler ran.
-                guard let connection = connections[fd], connection.token == completion.token else { continue }
+                guard let connection = connections[fd], connection.token == completion.token else {
+                    completion.response.bodySent?(0)
+                    continue
+                }
                 connection.state.asyncFinished()
                 connection.complete(completion.sequence, completion.response, date: &date)
                 service(connection)

@@ -213,6 +213,7 @@ final class EventLoop: @unchecked Sendable {
                 return true
             }
             if connection.state.isLingering { continue }  // discard what a closing client still sends
+            if connection.unused { markUsed(connection) }
             connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
             heardFromCaller = true
             connection.state.bytesRead(at: turnTime)
@@ -384,9 +385,17 @@ final class EventLoop: @unchecked Sendable {
         updateInterest(connection)
     }
 
+    /// The connection sent its first bytes, or closes: no longer among its address's unused ones.
+    private func markUsed(_ connection: Connection) {
+        connection.unused = false
+        shared.unusedConnections.release(connection.clientAddress)
+    }
+
     func close(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.fd) != nil else { return }
         connection.parser.abandonBody()
+        connection.abandonExchanges()
+        if connection.unused { markUsed(connection) }
         account(connection)
         _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
         System.close(connection.fd)

@@ -15,6 +15,15 @@ public struct HTTPResponse: Sendable {
     /// How a cache answered, left by the handler for whatever wraps it (the access log and
     /// metrics). Never sent.
     public var cacheOutcome: CacheOutcome = .none
+    /// Told once, on the connection's loop, when the exchange ends: how many body bytes went
+    /// to the client's socket (all of them; as many as had gone when the connection closed;
+    /// 0 when the answer was never sent). For whatever wraps the handler and must know what
+    /// was sent rather than what was promised (the access log's `bytes`).
+    public var bodySent: (@Sendable (_ bytes: Int) -> Void)? = nil
+
+    /// Bodies this long or longer (and every body in a file) leave after the head in sends of
+    /// their own; shorter ones are copied in beside the head and leave with it.
+    public static var bodySentApartMinimum: Int { OutputBuffer.sharedBodyMinimum }
 
     /// Whether this status may carry content (RFC 9110 §6.4.1, §15.3.5, §15.4.5).
     var allowsBody: Bool { !(status < 200 || status == 204 || status == 304) }

@@ -35,6 +35,13 @@ public struct HTTPServerConfiguration: Sendable {
     public var bodyReadTimeout: Duration = .seconds(60)
     /// Time an idle keep-alive connection is kept open (then closed silently).
     public var idleTimeout: Duration = .seconds(60)
+    /// Time a new connection has to send its first byte (then closed silently): shorter than
+    /// `idleTimeout`, so connections opened and never used free their slots sooner.
+    public var firstByteTimeout: Duration = .seconds(10)
+    /// Connections from one client address that have sent nothing yet, once half of
+    /// `maxConnections` are open; one more from that address is then closed at once, unanswered. Connections that send are bounded by
+    /// `maxConnections` alone, so one address cannot take every slot by opening connections.
+    public var maxUnusedConnectionsPerClient: Int = 64
     /// Time a connection may go without accepting any of the bytes waiting for it (then closed).
     public var writeStallTimeout: Duration = .seconds(30)
     /// Connections open at once across all loops; one more is answered 503 and closed.

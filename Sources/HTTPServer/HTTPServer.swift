@@ -43,6 +43,10 @@ public final class HTTPServer: Sendable {
     /// Connections accepted since start, across every loop.
     public var acceptedConnections: Int { shared.acceptedConnections.load(ordering: .relaxed) }
 
+    /// Connections closed at accept because their address had `maxUnusedConnectionsPerClient`
+    /// connections that had sent nothing yet.
+    public var refusedUnusedConnections: Int { shared.refusedUnused.load(ordering: .relaxed) }
+
     /// epoll_ctl calls the loops made to register, change or remove a connection's or a
     /// guest's descriptor (the listener's and a closing connection's are not counted).
     var epollChanges: Int { shared.epollChanges.load(ordering: .relaxed) }
@@ -121,10 +125,14 @@ public final class HTTPServer: Sendable {
 final class ServerSharedState: Sendable {
     let openConnections = Atomic<Int>(0)
     let acceptedConnections = Atomic<Int>(0)
+    /// Connections closed at accept: their address had its fill of unused ones.
+    let refusedUnused = Atomic<Int>(0)
     /// epoll_ctl calls for connections and for guests' descriptors (for tests).
     let epollChanges = Atomic<Int>(0)
     /// Output waiting across every connection, against `maxTotalOutputBytes`.
     let outputBudget: OutputBudget
+    /// Connections that have sent nothing yet, by client address.
+    let unusedConnections = UnusedConnections()
 
     init(maxTotalOutputBytes: Int = HTTPServerConfiguration().maxTotalOutputBytes) {
         outputBudget = OutputBudget(limit: maxTotalOutputBytes)

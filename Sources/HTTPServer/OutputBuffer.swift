@@ -30,6 +30,8 @@ struct OutputBuffer: ~Copyable {
         /// For a body that runs to the end of an open-ended stream (`range` unused): whether
         /// it is framed as chunks (HTTP/1.1) or sent as it is, ended by the close (HTTP/1.0).
         var chunked: Bool? = nil
+        /// Told the body bytes sent once it has gone whole, or when the rest never will.
+        var whenSent: (@Sendable (Int) -> Void)? = nil
         /// Sent from a file (a file or stream region), holding no memory.
         var inFile: Bool { !body.isInMemory }
 
@@ -67,9 +69,12 @@ struct OutputBuffer: ~Copyable {
 
     /// Queues `range` of `body` after the bytes written so far, without copying it (a file
     /// region is sent from the file).
-    mutating func share(_ body: Body, _ range: Range<Int>) {
-        guard !range.isEmpty else { return }
-        let splice = Splice(at: bytes.count, body: body, range: range)
+    mutating func share(_ body: Body, _ range: Range<Int>, whenSent: (@Sendable (Int) -> Void)? = nil) {
+        guard !range.isEmpty else {
+            whenSent?(0)
+            return
+        }
+        let splice = Splice(at: bytes.count, body: body, range: range, whenSent: whenSent)
         splices.append(splice)
         splicedPending += range.count
         if splice.inFile { filePending += range.count }
@@ -77,8 +82,8 @@ struct OutputBuffer: ~Copyable {
 
     /// Queues a body that runs to the end of an open-ended stream, its length not known yet:
     /// it counts as one byte pending (in a file) until its end has been sent.
-    mutating func shareToTheEnd(_ region: StreamRegion, chunked: Bool) {
-        splices.append(Splice(at: bytes.count, body: .stream(region), range: 0..<0, chunked: chunked))
+    mutating func shareToTheEnd(_ region: StreamRegion, chunked: Bool, whenSent: (@Sendable (Int) -> Void)? = nil) {
+        splices.append(Splice(at: bytes.count, body: .stream(region), range: 0..<0, chunked: chunked, whenSent: whenSent))
         splicedPending += 1
         filePending += 1
     }
@@ -213,6 +218,7 @@ struct OutputBuffer: ~Copyable {
 
     /// The open-ended body under way has gone whole: on to what follows it.
     private mutating func endOpenEnded() {
+        splices[nextSplice].whenSent?(spliceSent)
         nextSplice += 1
         spliceSent = 0
         splicedPending -= 1
@@ -259,6 +265,7 @@ struct OutputBuffer: ~Copyable {
                 if splices[nextSplice].inFile { filePending -= taken }
                 left -= taken
                 if taken == remaining {
+                    splices[nextSplice].whenSent?(splices[nextSplice].range.count)
                     nextSplice += 1
                     spliceSent = 0
                 }
@@ -270,6 +277,14 @@ struct OutputBuffer: ~Copyable {
             }
         }
         resetIfAllSent()
+    }
+
+    /// The connection closes with these bodies unsent or part sent: each is told what went.
+    mutating func abandon() {
+        for index in nextSplice..<splices.count {
+            splices[index].whenSent?(index == nextSplice ? spliceSent : 0)
+            splices[index].whenSent = nil
+        }
     }
 
     /// Once everything is sent, writing starts again at the front; meanwhile a large sent
@@ -298,7 +313,8 @@ struct OutputBuffer: ~Copyable {
         splices.removeFirst(nextSplice)
         for index in splices.indices {
             let splice = splices[index]
-            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range, chunked: splice.chunked)
+            splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range, chunked: splice.chunked,
+                                    whenSent: splice.whenSent)
         }
         nextSplice = 0
         sent = 0

@@ -19,10 +19,13 @@ enum ResponseSerializer {
         write(response, context: context, date: date, copying: copied, into: &output.bytes)
         if sendsBody, copied == nil {
             if case .stream(let region) = response.body, region.runsToTheEnd {
-                output.shareToTheEnd(region, chunked: context.version == .http11)
+                output.shareToTheEnd(region, chunked: context.version == .http11, whenSent: response.bodySent)
             } else {
-                output.share(response.body, 0..<response.body.count)
+                output.share(response.body, 0..<response.body.count, whenSent: response.bodySent)
             }
+        } else if let bodySent = response.bodySent {
+            // Nothing, or a small body in the same write as the head.
+            bodySent(copied?.count ?? 0)
         }
     }
 

@@ -50,6 +50,7 @@ extension LarderService {
         keep("host", \.host)
         keep("port", \.port)
         keep("event-loops", \.eventLoops)
+        keep("unused-connections-per-client", \.unusedConnectionsPerClient)
         keep("cache-dir", \.cacheDirectory)
         keep("memory-limit", \.memoryLimit)
         keep("disk-limit", \.diskLimit)

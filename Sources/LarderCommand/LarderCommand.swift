@@ -80,6 +80,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "Whole upstream exchange (LARDER_UPSTREAM_TIMEOUT, default 5s).") var upstreamTimeout: String?
     @Option(help: "Requests in flight to one upstream at most; the rest wait in a queue of 1024 (LARDER_UPSTREAM_CONCURRENCY, default 16).") var upstreamConcurrency: String?
     @Option(help: "Event loops serving the port, one thread each (LARDER_EVENT_LOOPS, 1 to 256, default one per CPU).") var eventLoops: String?
+    @Option(help: "Connections from one client address that have sent nothing yet; one more is closed at once while half the connection slots are taken (LARDER_UNUSED_CONNECTIONS_PER_CLIENT, default 64).") var unusedConnectionsPerClient: String?
     @Option(help: "First pause of an upstream that answers 429/503 without Retry-After or fails 5 times in a row, doubled up to 60s while failures continue (LARDER_UPSTREAM_BACKOFF, default 5s).") var upstreamBackoff: String?
     @Option(help: "At most one client-forced refresh (no-cache, max-age=0) per key of /weather and /balance in this time; 0 = no limit (LARDER_REFRESH_MIN_INTERVAL, default 5s).") var refreshMinInterval: String?
     @Option(help: "PEM file of the CAs https upstreams are verified against (LARDER_CA_FILE, default: the system's).") var caFile: String?
@@ -120,6 +121,7 @@ struct Serve: AsyncParsableCommand {
         flags["upstream.timeout"] = upstreamTimeout
         flags["upstream.concurrency"] = upstreamConcurrency
         flags["event.loops"] = eventLoops
+        flags["unused.connections.per.client"] = unusedConnectionsPerClient
         flags["upstream.backoff"] = upstreamBackoff
         flags["refresh.min.interval"] = refreshMinInterval
         flags["ca.file"] = caFile

@@ -58,32 +58,59 @@ public struct AccessLog: Sendable {
         let result = response.cacheOutcome
         series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
+        if request.method != .head, Self.isSentApart(response.body) {
+            // Written when the exchange ends, with the body bytes that went (nginx's
+            // `$body_bytes_sent`): a client that reads a little of a large answer and leaves
+            // is not logged as having had it all. Only such bodies pay for the wait.
+            guard logger.logLevel <= level else { return }
+            let (logger, message) = (logger, Self.message(request, response.status))
+            let fields = self.fields(request, response, route: route, idOctets: idOctets, nanoseconds: nanoseconds, into: AccessFields.template)
+            response.bodySent = { sent in
+                var fields = fields
+                fields.values[AccessFields.bytes] = .stringConvertible(sent)
+                logger.log(level: level, message, metadata: fields, source: "larder")
+            }
+            return
+        }
         // Like every other line, through the logger: its handler's level is read now, and the
         // message and fields are made only when the line passes it. The source is given, as
         // swift-log would otherwise work it out from the file's name on every line.
         logger.log(level: level, Self.message(request, response.status), metadata: {
-            var fields = AccessFields.thisThread()
+            var fields = self.fields(request, response, route: route, idOctets: idOctets, nanoseconds: nanoseconds,
+                                     into: AccessFields.thisThread())
             defer { AccessFields.keep(fields) }
-            // An open-ended body's length is not known when the line is written.
-            fields.values[AccessFields.bytes] = request.method == .head ? .stringConvertible(0)
-                : response.body.isOpenEnded ? .string("-") : .stringConvertible(response.body.count)
-            // This answer's own fields, never among those rendered ahead of time. An aggregate's
-            // answer says how each of its parts was answered.
-            fields.values[AccessFields.cacheStatus] = "-"
-            response.headers.lines.firstValues(named: Self.fieldsRead) { name, value in
-                switch name {
-                case 0: fields.values[AccessFields.cacheStatus] = .string(value)
-                case 1: fields["parts"] = .string(value)
-                default: if let upstream = Self.upstreamMilliseconds(value) { fields["upstream_ms"] = .stringConvertible(upstream) }
-                }
-            }
-            fields.values[AccessFields.client] = .string(request.clientAddress)
-            fields.values[AccessFields.duration] = .stringConvertible(Double((nanoseconds + 500) / 1000) / 1000)
-            fields.values[AccessFields.requestID] = .string(String(decoding: response.headers.lines.bytes[idOctets], as: UTF8.self))
-            fields.values[AccessFields.route] = .string(series.label(route))
-            fields.values[AccessFields.status] = .stringConvertible(response.status)
+            // A small body leaves with its head, whole.
+            fields.values[AccessFields.bytes] = request.method == .head ? .stringConvertible(0) : .stringConvertible(response.body.count)
             return fields
         }(), source: "larder")
+    }
+
+    /// Bodies the server sends on their own after the head (rather than copied in beside it):
+    /// a client can leave part way through one.
+    static func isSentApart(_ body: Body) -> Bool {
+        !body.isInMemory || body.count >= HTTPResponse.bodySentApartMinimum
+    }
+
+    /// Every field of the line but `bytes`.
+    private func fields(_ request: HTTPRequest, _ response: HTTPResponse, route: RequestSeries.Route, idOctets: Range<Int>,
+                               nanoseconds: Int, into fields: Logger.Metadata) -> Logger.Metadata {
+        var fields = fields
+        // This answer's own fields, never among those rendered ahead of time. An aggregate's
+        // answer says how each of its parts was answered.
+        fields.values[AccessFields.cacheStatus] = "-"
+        response.headers.lines.firstValues(named: Self.fieldsRead) { name, value in
+            switch name {
+            case 0: fields.values[AccessFields.cacheStatus] = .string(value)
+            case 1: fields["parts"] = .string(value)
+            default: if let upstream = Self.upstreamMilliseconds(value) { fields["upstream_ms"] = .stringConvertible(upstream) }
+            }
+        }
+        fields.values[AccessFields.client] = .string(request.clientAddress)
+        fields.values[AccessFields.duration] = .stringConvertible(Double((nanoseconds + 500) / 1000) / 1000)
+        fields.values[AccessFields.requestID] = .string(String(decoding: response.headers.lines.bytes[idOctets], as: UTF8.self))
+        fields.values[AccessFields.route] = .string(series.label(route))
+        fields.values[AccessFields.status] = .stringConvertible(response.status)
+        return fields
     }
 
     /// The answer's fields the line reads, in `record`'s order.

@@ -65,6 +65,9 @@ extension ServeSettings {
         if let v = read("event.loops", "a whole number from 1 to 256", { Int($0).flatMap { (1...256).contains($0) ? $0 : nil } }) {
             s.eventLoops = v
         }
+        if let v = read("unused.connections.per.client", "a whole number from 1 to 100000", {
+            Int($0).flatMap { (1...100_000).contains($0) ? $0 : nil }
+        }) { s.unusedConnectionsPerClient = v }
         if let v = read("upstream.backoff", "a duration from 1s to 60s", {
             SettingValues.duration($0).flatMap { $0 >= .seconds(1) && $0 <= .seconds(60) ? $0 : nil }
         }) { s.upstreamBackoff = v }

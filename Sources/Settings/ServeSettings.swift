@@ -33,6 +33,10 @@ public struct ServeSettings: Sendable, Equatable {
     /// Event loops serving the public port, one thread each; nil = one per CPU. Fewer leave
     /// cores to what shares the machine (a sidecar's application, a load generator).
     public var eventLoops: Int?
+    /// Connections from one client address that have sent nothing yet; past it, that
+    /// address's next connection is closed at once (a flood of unused connections from one
+    /// address cannot take every slot).
+    public var unusedConnectionsPerClient = 64
     /// The first pause of an upstream that fails without naming one (doubled up to 60 s while failures continue).
     public var upstreamBackoff: Duration = .seconds(5)
     /// At most one client-forced refresh per key of a built-in route in this interval; 0 = no limit.
@@ -84,7 +88,7 @@ public struct ServeSettings: Sendable, Equatable {
         /// Every setting's key, in the order `--help` and the example file list them.
         static let all = ["host", "port", "cache.dir", "memory.limit", "disk.limit", "max.request.body", "max.object.size", "weather.url", "balance.url", "weather.ttl",
                           "balance.ttl", "stale.while.revalidate", "stale.if.error", "upstream.timeout", "upstream.concurrency",
-                          "event.loops", "upstream.backoff", "refresh.min.interval", "ca.file", "coordinate.precision", "log.level",
+                          "event.loops", "unused.connections.per.client", "upstream.backoff", "refresh.min.interval", "ca.file", "coordinate.precision", "log.level",
                           "log.format", "routes", "weather.headers", "balance.headers", "admin.port", "admin.host", "admin.token.file",
                           "redis.url", "redis.timeout", "redis.prefix", "demo", "built.in.routes"]
         var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
@@ -157,6 +161,7 @@ public struct ServeSettings: Sendable, Equatable {
     public var serverConfiguration: HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration(host: host, port: port)
         if let eventLoops { configuration.eventLoops = eventLoops }
+        configuration.maxUnusedConnectionsPerClient = unusedConnectionsPerClient
         configuration.maxBodyBytes = maxRequestBody
         configuration.requestSpoolDirectory = cacheDirectory
         return configuration

@@ -33,10 +33,21 @@ public final class TestClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
     public var timeout: Duration
 
-    public init(port: Int, host: String = "127.0.0.1", timeout: Duration = .seconds(10)) throws {
+    /// `source` binds the client's own address first (another loopback address, 127.0.0.2,
+    /// is another client to the server).
+    public init(port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: Duration = .seconds(10)) throws {
         self.timeout = timeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw TestClientError("socket: errno \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw TestClientError("bind to \(source): errno \(errno)") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = UInt16(port).bigEndian
