@@ -15,9 +15,8 @@ WORKDIR /src
 COPY Package.swift ./
 COPY Sources ./Sources
 COPY Tests ./Tests
-COPY layout ./layout
-# The flags are make bench's (Makefile, RELEASE_FLAGS): what it measures is what ships.
-RUN swift build -c release --static-swift-stdlib -Xswiftc -cross-module-optimization --experimental-lto-mode=full -Xlinker --symbol-ordering-file=layout/hot-functions.txt -Xlinker --no-warn-symbol-ordering --product larder \
+# The flags are make bench's and make release's (Makefile, RELEASE_FLAGS): what is measured ships.
+RUN swift build -c release --static-swift-stdlib -Xswiftc -cross-module-optimization --experimental-lto-mode=full --product larder \
     && install -D "$(swift build -c release --show-bin-path)/larder" /out/larder
 
 # ---- runtime ----------------------------------------------------------------------------

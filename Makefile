@@ -7,7 +7,7 @@ PORT ?= 8080
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test bench conformance fuzz sanitize soak layout build prerequisites clean
+.PHONY: run test release bench conformance fuzz sanitize soak build prerequisites clean
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -20,23 +20,18 @@ build: prerequisites
 run: build
 	$(SWIFT) run larder serve --demo --port $(PORT)
 
-# What make bench and make soak measure is what the Dockerfile ships: a release build with the
-# Swift runtime and Foundation linked statically, in a scratch path of its own (shared with the
-# shipping check), so the debug build under .build stays as it is.
-# Cross-module optimisation and full LTO shorten a miss, whose code runs with caches cold:
-# 0.59 ms of overhead against 0.62 without them in one make bench run, 0.58-0.63 against
-# 0.64-0.73 by hand, hits as fast (docs/performance.md, "Where a miss's time goes"). So does
-# linking the functions a request runs side by side, first in the text (layout/, written by
-# `make layout`). The Dockerfile and scripts/check-shipping.sh build with the same flags.
-RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full -Xlinker --symbol-ordering-file=layout/hot-functions.txt -Xlinker --no-warn-symbol-ordering
+# What make bench, make soak and make release build is what the Dockerfile ships: a release
+# build with the Swift runtime and Foundation linked statically, cross-module optimisation and
+# full LTO, in a scratch path of its own, so the debug build under .build stays as it is. The
+# Dockerfile builds with the same flags (scripts/check-shipping.sh checks it).
+RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
-# SwiftPM does not track the ordering file's contents: the binaries are linked again after it
-# changes. The stamp sits beside, not in, $(RELEASE_BIN): SwiftPM makes that a symbolic link.
-RELINK := .build-static/.layout-linked
-$(RELINK): layout/hot-functions.txt
-	rm -f $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench
-	mkdir -p .build-static && touch $@
+# What `make test` runs the shipping checks on: a plain release build beside the debug one in
+# .build, with the shipped build's cross-module optimisation (no static runtime, no LTO: both
+# cost minutes of linking).
+GATE_BUILD := $(SWIFT) build -c release -Xswiftc -cross-module-optimization
+GATE_BIN := .build/release
 
 VENV := .tools/venv
 
@@ -53,11 +48,13 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checkov.txt
 	touch $@
 
-## Every test: unit, parser, end-to-end over real sockets, then the API checks
-## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo)
-## and the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert
-## rules, the Dockerfile's release build).
-test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed $(RELINK)
+## Every test: unit, parser, end-to-end over real sockets, the fuzz smoke, the API checks
+## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo),
+## and the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert rules,
+## the Dockerfile's build command, the release binary run). Prints its time at the end.
+# Read once, when make starts: the elapsed time `make test` prints covers all of it.
+TEST_START := $(shell date +%s)
+test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 	$(SWIFT) build --build-tests
 	@# The tests' temporary folders (caches, logs, redis and TLS files: about 125 MB a run) go
 	@# to one ignored folder, emptied here, rather than piling up in /tmp run after run.
@@ -66,9 +63,16 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed $(RELINK)
 	@# The fuzz targets' smoke: each over its corpus, then seeded mutations (`make fuzz` runs libFuzzer).
 	timeout 5m "$$($(SWIFT) build --show-bin-path)/larder-fuzz" --seconds 1.5
 	scripts/check-api.sh
-	scripts/check-shipping.sh
+	$(GATE_BUILD)
+	scripts/check-shipping.sh $(GATE_BIN)/larder
+	@echo "make test: $$(( $$(date +%s) - $(TEST_START) )) s"
 	@# Reached only when everything above passed: one plain closing line for any reader.
 	@echo "tests: $$(grep -aoE 'Test run with [0-9]+ tests' .build/swift-test.log | grep -oE '[0-9]+' | head -n 1) passed, 0 failed"
+
+## The binary the Dockerfile ships, built the same way, in $(RELEASE_BIN).
+release: prerequisites
+	$(RELEASE) --product larder
+	@echo "built $(RELEASE_BIN)/larder"
 
 ## Measurements (not part of `make test`): the shipped build, loopback only, about 40 minutes.
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
@@ -77,7 +81,7 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed $(RELINK)
 ## last the scale section (a million stored entries, a miss storm; bench/results/scale.md): it
 ## deletes millions of files at its end, and on ext4 without a journal every file made in the
 ## minute after scans past the freed inodes. Table: bench/results/latest.md.
-bench: prerequisites $(RELINK)
+bench: prerequisites
 	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
 	$(RELEASE) --product larder
 	$(RELEASE) --product larder-bench
@@ -115,19 +119,10 @@ sanitize: prerequisites
 
 ## Measurement (not part of `make test`): SOAK_SECONDS (default 600) at saturation with
 ## mixed hits, misses and pass-through; RSS sampled every 10 s, errors and drift reported.
-soak: prerequisites $(RELINK)
+soak: prerequisites
 	@command -v wrk >/dev/null || scripts/install-packages.sh wrk
 	$(RELEASE) --product larder
 	python3 scripts/soak.py $(RELEASE_BIN)/larder
-
-## Rewrites layout/hot-functions.txt, the order in which the release build links the functions
-## a request runs (scripts/code-layout.py: callgrind over larder-bench's request paths). Run it
-## after changes to those paths; the shipping check in `make test` says when it is stale.
-layout: prerequisites $(RELINK)
-	@command -v valgrind >/dev/null || scripts/install-packages.sh valgrind
-	$(RELEASE) --product larder
-	$(RELEASE) --product larder-bench
-	python3 scripts/code-layout.py $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench layout/hot-functions.txt
 
 clean:
 	rm -rf .build .build-fuzz .build-asan .build-tsan .build-static

@@ -12,7 +12,8 @@ fi
 # openssl makes the CA and certificate of the https upstream tests.
 # hiredis is the Redis tier's client; redis-server runs for real in the shared-tier tests.
 # iproute2 and util-linux give the network and mount namespaces the deploy files run in.
-packages=(pkg-config libcurl4-openssl-dev libhiredis-dev redis-server curl openssl iproute2 util-linux)
+# valgrind (callgrind) counts the performance gate's instructions and allocations.
+packages=(pkg-config libcurl4-openssl-dev libhiredis-dev redis-server curl openssl iproute2 util-linux valgrind)
 # promtool (Debian's prometheus package) checks the alert rules.
 command -v promtool >/dev/null 2>&1 || packages+=(prometheus)
 # The API checks run Python tools in a virtual environment.
