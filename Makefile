@@ -81,11 +81,13 @@ release: prerequisites
 ## 1 GiB miss; bench/results/large.md), the libcurl fetch overhead and the memory hit cost, and
 ## last the scale section (a million stored entries, a miss storm; bench/results/scale.md): it
 ## deletes millions of files at its end, and on ext4 without a journal every file made in the
-## minute after scans past the freed inodes. Table: bench/results/latest.md.
+## minute after scans past the freed inodes. Table: bench/results/latest.md; the targets, each a
+## ratio to nginx measured in the same run, last (bench/results/targets.md; exit 1 if one is missed).
 bench: prerequisites
 	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
 	$(RELEASE) --product larder
 	$(RELEASE) --product larder-bench
+	python3 bench/targets.py --reset
 	python3 bench/bench.py $(RELEASE_BIN)/larder
 	python3 bench/redis_bench.py $(RELEASE_BIN)/larder
 	python3 bench/aggregate.py $(RELEASE_BIN)/larder
@@ -94,6 +96,8 @@ bench: prerequisites
 	$(RELEASE_BIN)/larder-bench memory-hit 1000000
 	$(RELEASE_BIN)/larder-bench pieces 1000000
 	python3 bench/scale.py $(RELEASE_BIN)/larder $(RELEASE_BIN)/larder-bench
+	@# The judged cells, every one a ratio measured in this run (bench/results/targets.md).
+	python3 bench/targets.py
 
 ## Measurement (not part of `make test`): the HTTP caching conformance suite through a
 ## pass-through route. CACHE_TESTS is a checkout of http-tests/cache-tests outside this repo.

@@ -32,6 +32,8 @@ import time
 import urllib.error
 import urllib.request
 
+import targets
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LARDER = sys.argv[1]
 DURATION = int(os.environ.get("BENCH_DURATION", "10"))
@@ -497,7 +499,30 @@ def report(rows, miss, idle, after):
               "direct request: " + "; ".join(f"{name} p50 {p50:.2f} ms, p99 {p99:.2f} ms" for name, (p50, p99) in miss.items()) + ".",
               f"10,000 idle keep-alive connections: Larder RSS {idle[0]:.1f} MiB before, {idle[1]:.1f} MiB while held.",
               "RSS after load: " + ", ".join(f"{name} {value:.1f} MiB" for name, value in after.items()) + "."]
+    lines += [""] + judged(best, miss)
     publish(lines, "latest.md")
+
+
+def judged(best, miss):
+    """The targets this section's cells are judged by (bench/targets.py): each the worst of
+    its cells, as a ratio measured in this run."""
+    def worst(numerator, denominator, scenarios):
+        cells = [(a["rps"] / b["rps"], f"{scenario}, {connections} connections")
+                 for scenario in scenarios for connections in (64, 256)
+                 for a, b in [(best(numerator, scenario, connections, "two"), best(denominator, scenario, connections, "two"))] if a and b]
+        return min(cells) if cells else None
+    out = []
+    for key, numerator, denominator, scenarios in [
+            ("memory-hits", "larder", "nginx proxy_cache", ("hot key", "1000 keys")),
+            ("memory-hits-logged", "larder (logged)", "nginx proxy_cache (logged)", ("hot key",)),
+            ("disk-hits", "larder (disk hits)", "larder", ("1000 keys",))]:
+        found = worst(numerator, denominator, scenarios)
+        if found:
+            out.append(targets.judge(key, *found))
+    if "larder" in miss and "nginx proxy_cache" in miss:
+        out.append(targets.judge("miss-overhead", miss["larder"][0] / miss["nginx proxy_cache"][0],
+                                 f"p50 of {MISS_KEYS} cold keys: {miss['larder'][0]:.2f} against {miss['nginx proxy_cache'][0]:.2f} ms"))
+    return out
 
 
 def publish(lines, name):

@@ -30,6 +30,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import NGINX, ROOT, free_port, publish, rss_mib, start, stop_all, wait_for  # noqa: E402
+import targets  # noqa: E402
 
 LARDER = sys.argv[1]
 ROUNDS = int(os.environ.get("BENCH_LARGE_ROUNDS", "5"))
@@ -203,6 +204,14 @@ def report(rows, misses):
         over = statistics.median(r[0] - r[1] for r in runs)
         peak = max(r[4] for r in runs)
         lines.append(f"| streamed | {name} | {first:.2f} | {origin_first:.2f} | {over:.2f} | {total:.2f} | {origin_total:.2f} | {peak:.1f} |")
+    worst = min((median_rate(rows[("larder", clients)]) / median_rate(rows[("nginx proxy_cache", clients)]),
+                 f"{clients} client{'s' if clients > 1 else ''}") for clients in (1, 8))
+    lines += ["", targets.judge("large-from-cache", *worst)]
+    if "larder" in misses and "nginx proxy_cache" in misses:
+        # The whole transfer's speed against nginx's: nginx's time over Larder's.
+        larder_total, nginx_total = (statistics.median(r[2] for r in misses[name]) for name in ("larder", "nginx proxy_cache"))
+        lines.append(targets.judge("large-streamed-miss", nginx_total / larder_total,
+                                   f"whole transfer {larder_total:.2f} s against {nginx_total:.2f} s"))
     publish(lines, "large.md")
 
 

@@ -32,6 +32,7 @@ import http.client
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench import NGINX, ROOT, cpu_seconds, free_port, publish, start, stat_ticks, stop_all, tree, wait_for  # noqa: E402
+import targets  # noqa: E402
 
 LARDER, LARDER_BENCH = sys.argv[1], sys.argv[2]
 ENTRIES = int(os.environ.get("BENCH_SCALE_ENTRIES", "1000000"))
@@ -343,6 +344,10 @@ def report(r):
     lines += ["", "Every round, in the order run (req/s; the table keeps each server's best): " + "; ".join(
         f"{' then '.join(f'{name} {rps:,.0f}' for name, rps in cells.items())} ({cells['larder'] / cells['nginx']:.2f}×)"
         for cells in r["storm rounds"]) + "."]
+    ls_storm = r["larder storm"]
+    lines += ["", targets.judge("storm", ls_storm["rps"] / r["nginx storm"]["rps"], f"best of {STORM_ROUNDS} rounds each"),
+              targets.judge("storm-kept", 100 * min(ls_storm["persisted"], ls_storm["answered"]) / max(1, ls_storm["answered"]),
+                            f"{ls_storm['persisted']:,} of {ls_storm['answered']:,} answers")]
     lines += ["", f"Of Larder's {r['larder storm']['cpu_us']:.1f} µs of CPU per answer, its event loops spent "
               f"{r['larder storm']['loops_us']:.1f} and its other threads (the disk writer) the rest."]
     storm_bound = MEMORY_LIMIT_MIB + 96 + r["larder storm"]["persisted"] * max(larder_bytes, 0) / 2**20
