@@ -35,9 +35,8 @@ ENV LARDER_HOST=0.0.0.0 \
     LARDER_CACHE_DIR=/var/cache/larder
 # glibc keeps 7 freed blocks of each size per thread for reuse. A miss storm frees libcurl's
 # and Swift's blocks in larger bursts, and the rest went through glibc's shared bins: at 512
-# the event loops spent 14 % less user CPU per answer (47.9 against 56.0 µs, four interleaved
-# 8 s storms of 32 connections) for 1.5 MiB more memory. A logged memory hit costs the same
-# (wrk A/B, ten 8 s pairs, each setting first in five: 10.25 against 10.32 µs of CPU).
+# the event loops spend less CPU per answer (make bench: scale, miss storm, server CPU
+# µs/answer) for about 1.5 MiB more memory, and a memory hit costs the same (hot key).
 ENV GLIBC_TUNABLES=glibc.malloc.tcache_count=512
 USER 10001:10001
 VOLUME ["/var/cache/larder"]

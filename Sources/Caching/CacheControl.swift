@@ -9,7 +9,7 @@ import HTTPCore
 /// large to represent becomes 2147483648 (§1.2.2).
 ///
 /// Measured: read on raw bytes, a stored entry's `Cache-Control` costs 681 instructions
-/// against 4,257 through String indices (callgrind, `larder-bench disk-hit-path`).
+/// against 4,257 through String indices (gate path disk-hit).
 public struct CacheControl: Sendable, Equatable {
     public enum MaxStale: Sendable, Equatable {
         case any

@@ -48,11 +48,9 @@ extension DiskTier {
     ///
     /// Only once the load has listed the directory: before, a read by name or the listing
     /// itself could meet the file before it is whole; after, a file is read only once the
-    /// index has it, which it does once written. Six interleaved pairs of 15 s miss storms
-    /// (`bench/scale.py`'s storm, every answer kept by both): the writer spent 34.7 µs of
-    /// CPU per answer against 38.9 through an unnamed file, lower in five of six pairs, and
-    /// answered 1.02× as many (median of the pairs); `O_TMPFILE` is the cost (16–20 µs of
-    /// system time per file made this way, 26–33 unnamed and linked, a C loop on ext4).
+    /// index has it, which it does once written. The writer spends less CPU per answer so
+    /// than through an unnamed file, `O_TMPFILE` being the cost (bench cell: scale, miss
+    /// storm, server CPU µs/answer).
     private func writeInPlace(to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome? {
         // `O_NOFOLLOW` guards only the file itself, so the folder is checked not to be a symlink.
         guard ensureDirectory(Self.folder(of: path)) else { return .failed }
@@ -73,9 +71,8 @@ extension DiskTier {
     private func writeFile(to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome {
         let folder = Self.folder(of: path)
         if makesUnnamedFiles {
-            // The folder is looked at only when the file cannot be made in it: 15.0-15.1 µs
-            // of system time per file against 16.7-17.0 checking it first (a C loop of these
-            // system calls, 50,000 files on tmpfs, where allocation costs least).
+            // The folder is looked at only when the file cannot be made in it: checking it
+            // first is one more system call per file (bench cell: scale, miss storm).
             var fd = Self.makeUnnamedFile(in: folder)
             if fd < 0, !Self.isFull(errno) {
                 guard ensureDirectory(folder) else { return .failed }
@@ -90,7 +87,7 @@ extension DiskTier {
 
     /// The folder part of an entry's path. In the path's own bytes: by Characters the search
     /// cost more instructions than the write's system calls, and through String's UTF-8 view
-    /// 2,070 (callgrind, `larder-bench pass-through-miss-path`).
+    /// 2,070 (gate path pass-through-miss).
     private static func folder(of path: String) -> String {
         var path = path
         return path.withUTF8 { bytes in String(decoding: bytes[..<bytes.lastIndex(of: UInt8(ascii: "/"))!], as: UTF8.self) }
@@ -104,10 +101,9 @@ extension DiskTier {
 
     /// The unnamed file `fd`, made in the entry's folder, filled and linked to its name once
     /// whole; a name already taken (an entry replaced) is replaced through a temporary link.
-    /// It makes no directory entry in `tmp` to remove again: in a miss storm (32 connections
-    /// of new keys for 10 s, nginx origin on loopback, three interleaved runs) the writer
-    /// spent 73–90 µs per file and kept every answer, against 106–173 µs and up to 22,000 of
-    /// 104,000 answers skipped through a named file.
+    /// It makes no directory entry in `tmp` to remove again: through a named file the writer
+    /// fell behind a miss storm and answers went unkept (bench cell: scale, miss storm,
+    /// share persisted).
     private func writeUnnamedFile(_ fd: Int32, to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome {
         defer { close(fd) }
         var failure = fill(fd)

@@ -57,8 +57,7 @@ public struct RenderedResponse: Sendable {
     ///
     /// Each field set is rendered from the stored fields as they are (`RenderedFields(_:where:)`),
     /// on every miss of a pass-through route: 9,800 instructions of a small miss against 10,700
-    /// filtering them into two field lists first and rendering each (callgrind, `larder-bench
-    /// pass-through-miss-path`).
+    /// filtering them into two field lists first and rendering each (gate path pass-through-miss).
     public init(relaying entry: CacheEntry) {
         self.init(status: entry.status, body: entry.body, fields: RenderedFields(entry.headers, where: Self.isRelayed),
                   notModifiedFields: RenderedFields(entry.headers) { Self.isRelayed($0) && !Self.describesBody($0) },

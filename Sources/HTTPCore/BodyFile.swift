@@ -11,8 +11,8 @@ public final class BodyFile: Sendable {
     public let descriptor: Int32
     /// Closed on a queue of its own rather than by whoever lets go last (a spool file): the
     /// last `close` of an unnamed file frees its blocks, which for a streamed 1 GiB answer
-    /// took 116 and 185 ms on an event loop (`strace -T` during `bench/large.py`), stalling
-    /// every connection that loop serves.
+    /// (bench cell: large objects, 1 GiB streamed miss) would stall every connection the loop
+    /// serves for far longer than a turn.
     private let closesAside: Bool
 
     /// Owns `descriptor` from now on.

@@ -10,7 +10,7 @@
 /// holds none.
 ///
 /// Measured: rendering responses into it rather than `[UInt8]` took a memory hit from
-/// 15,732 to 14,942 instructions (callgrind, `larder-bench hit-path`).
+/// 15,732 to 14,942 instructions (gate path memory-hit).
 public struct ByteBuffer: ~Copyable, ByteSink {
     @usableFromInline var base: UnsafeMutableRawPointer?
     @usableFromInline var storageCapacity = 0

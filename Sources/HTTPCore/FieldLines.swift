@@ -62,7 +62,7 @@ public struct FieldLines: Sendable {
     /// The value of the first line of each of `names` (any case), passed to `found` with the
     /// name's place in `names`, all in one pass over the lines: the access line reads three
     /// fields of every answer, and a scan per field cost 1,960 instructions per logged hit
-    /// (callgrind toggled on `EventLoop.service`, `larder-bench hit-path` at `info`).
+    /// (gate path memory-hit-logged).
     public func firstValues(named names: [StaticString], _ found: (_ name: Int, _ value: String) -> Void) {
         precondition(names.count <= 64, "one bit per name")
         var missing: UInt64 = names.count == 64 ? .max : (1 << names.count) - 1

@@ -22,7 +22,7 @@ public enum HopByHop {
     /// Whether `name` is one of `names` (any case). Asked of every field an answer relays
     /// or stores, and nearly all differ in length from every hop-by-hop name: those are told
     /// by one bit test, where comparing each with the ten names cost 2,000 instructions more
-    /// per pass-through miss (callgrind, `larder-bench pass-through-miss-path`).
+    /// per pass-through miss (gate path pass-through-miss).
     public static func contains(_ name: String) -> Bool {
         let length = name.utf8.count
         return length < 64 && lengths & (1 << length) != 0 && HTTPHeaders.name(name, isOneOf: names)

@@ -4,7 +4,7 @@
 /// field name was a measurable part of parsing a request and of reading an entry from disk.
 ///
 /// Measured: 8,348 → 6,185 instructions per disk hit for a stored entry's fields
-/// (callgrind, `larder-bench disk-hit-path`).
+/// (gate path disk-hit).
 public enum KnownFieldNames {
     /// The literal for `bytes`, or nil when they are not one of the names, as spelt here.
     public static func literal(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {

@@ -1,9 +1,8 @@
 /// Deadlines kept by the event loop a Task runs on (an aggregate's parts, a miss waiting for
 /// room in the disk write queue): the loop's own epoll wait ends for them, and what they
 /// decide is written in that same turn. With `Task.sleep` a timer thread woke first and then
-/// woke the loop, and on this machine each wake-up is late by 0.2–0.3 ms at p50 and 4–5 ms at
-/// p99 (`clock_nanosleep` and `Task.sleep` measured alone), so one wake-up fewer is a shorter
-/// tail for every aggregate that meets its deadline.
+/// woke the loop, and each wake-up comes late, so one wake-up fewer is a shorter tail for
+/// every aggregate that meets its deadline (bench cell: aggregates, one part late, p99).
 /// Touched only on its loop's thread.
 public final class LoopDeadlines: LoopGuest {
     private var pending: [(due: UInt64, fire: () -> Void)] = []

@@ -33,7 +33,7 @@ public struct ReceivedFields: Sendable {
     /// a new head (after a 1xx or a redirect); the blank line ends one. Read as a buffer of
     /// bytes, not a slice of raw bytes: every check below is then a plain loop, and a
     /// pass-through miss's head costs 7,300 instructions against 11,900 through slices
-    /// (callgrind, `larder-bench pass-through-miss-path`).
+    /// (gate path pass-through-miss).
     public mutating func add(line raw: UnsafeRawBufferPointer) {
         guard violation == nil else { return }
         // Bytes as libcurl hands them over (`char`): UInt8 may alias them.

@@ -17,9 +17,8 @@ extension EventLoop {
     func yieldBeforeSleeping(_ events: UnsafeMutablePointer<epoll_event>, wait: Int32) -> Int32 {
         yieldCore()
         // One look without waiting, and one more yield before sleeping when it finds nothing:
-        // the caller just answered often sends its next request in that moment. Without them a
-        // hot-key memory hit cost 15.9–16.1 µs of server CPU against 14.5–15.1 (wrk, 64
-        // connections, three interleaved rounds against a build with them).
+        // the caller just answered often sends its next request in that moment, and without
+        // them a memory hit costs more server CPU (bench cell: hot key, server CPU µs/req).
         let ready = epoll_wait(epfd, events, Self.maxEvents, 0)
         if ready != 0 { return ready }
         sched_yield()

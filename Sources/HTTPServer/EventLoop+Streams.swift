@@ -21,10 +21,8 @@ extension EventLoop {
         connection.awaitingStream = true
         // The client was just sent all there is (a streamed answer's head, at first) while this
         // loop goes on relaying the body: give the core away once, so the client can read now
-        // rather than at the next scheduler tick. With a third process busy on the two cores (a
-        // packet capture), a streamed 1 GiB miss's first byte over the origin's, five
-        // interleaved runs of `bench/large.py` each: medians 0.46–0.64 ms with the yield,
-        // 0.16–1.53 ms without; with nothing else running, three pairs did not separate.
+        // rather than at the next scheduler tick (bench cell: large objects, the 1 GiB streamed
+        // miss's first byte).
         if idleStrategy == .yieldThenSleep { yieldCore() }
         return .wouldBlock
     }

@@ -138,7 +138,8 @@ final class EventLoop: @unchecked Sendable {
                 fireDueTimers(now: MonotonicClock.nanoseconds())
                 // libcurl may read the answer's head in that same call (a fast origin): the job
                 // it resumed runs now, so the head goes out before the after-turn work lets the
-                // paused stream take its next share (strace: 512 KiB read ahead of the head).
+                // paused stream take its next share (bench cell: large objects, the 1 GiB
+                // streamed miss's first byte).
                 if queuedFromLoop { drainInbox(woken: false) }
             }
             if !afterTurnWork.isEmpty { runAfterTurnWork() }

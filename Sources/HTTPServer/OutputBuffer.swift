@@ -10,7 +10,7 @@ import HTTPCore
 /// sent too, not a copy of it each.
 ///
 /// Measured: rendering into raw storage rather than `[UInt8]` took a memory hit from 15,732
-/// to 14,942 instructions (callgrind, `larder-bench hit-path`).
+/// to 14,942 instructions (gate path memory-hit).
 struct OutputBuffer: ~Copyable {
     var bytes = ByteBuffer(capacity: 512)
     /// Bytes from the front of `bytes` already sent.

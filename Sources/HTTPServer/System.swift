@@ -45,7 +45,8 @@ enum System {
     }
 
     /// `recv`, not `read`: on a socket `read` goes through the file layer first (position
-    /// lock, permission hooks, `vfs_read`), about 2% of a memory hit's CPU in a profile.
+    /// lock, permission hooks, `vfs_read`), a share of a memory hit's server CPU (bench cell:
+    /// hot key, server CPU µs/req).
     static func receive(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer) throws(SystemError) -> IOResult {
         try nonBlocking("recv") { Glibc.recv(fd, buffer.baseAddress, buffer.count, 0) }
     }

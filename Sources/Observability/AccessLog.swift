@@ -117,7 +117,7 @@ public struct AccessLog: Sendable {
     private static let fieldsRead: [StaticString] = ["Cache-Status", "Larder-Parts", "Server-Timing"]
 
     /// `GET /target 200`, made in one allocation: 700 instructions per line against 1,500
-    /// through string interpolation (callgrind toggled on `EventLoop.service`, `larder-bench hit-path`).
+    /// through string interpolation (gate path memory-hit).
     static func message(_ request: HTTPRequest, _ status: Int) -> Logger.Message {
         let method = request.method.description
         var target = request.target
@@ -138,7 +138,7 @@ public struct AccessLog: Sendable {
 
     /// The `dur` of the `upstream` metric in a Server-Timing value. Split on its bytes: split
     /// by Characters it cost 27,600 instructions per logged miss, three quarters of the access
-    /// line, and on its bytes 9,800 (callgrind, `larder-bench miss-path` 300 and 900 at `info`).
+    /// line, and on its bytes 9,800 (gate path built-in-miss).
     static func upstreamMilliseconds(_ timing: String) -> Double? {
         func members(_ text: Substring, _ separator: UInt8) -> LazyMapSequence<[Substring.UTF8View], Substring> {
             text.utf8.split(separator: separator).lazy.map { Substring($0).trimmingOWS() }
@@ -151,11 +151,8 @@ public struct AccessLog: Sendable {
 
 /// The access line's fields, as a dictionary that already holds every key, set at each
 /// value's index (no key hashed), and kept per thread from one line to the next (no
-/// dictionary made and freed per line). Measured per logged memory hit (callgrind toggled on
-/// `EventLoop.service`, `larder-bench hit-path` 1,000 and 3,000 at `info`): a dictionary
-/// literal cost 4,100 instructions, over half of it hashing the seven keys; a copy of this
-/// template and its seven stores 1,700; keeping it per thread took the whole hit from 32,700
-/// to 30,500.
+/// dictionary made and freed per line): a dictionary literal per line cost 4,100 instructions
+/// per logged hit, over half of it hashing the seven keys (gate path memory-hit-logged).
 enum AccessFields {
     static let template: Logger.Metadata = {
         // Room for the two a line may add (`parts`, `upstream_ms`), so adding them never regrows it.

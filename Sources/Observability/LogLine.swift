@@ -105,7 +105,7 @@ struct LogLine: ~Copyable {
     /// `string` is always a string. An `Int`, and a `Double` that is a whole number of
     /// thousandths (an access line's durations), are written without making their text:
     /// `description` and the scan of its text cost 1,900 instructions per access line
-    /// (callgrind toggled on `EventLoop.service`, `larder-bench hit-path` at `info`).
+    /// (gate path memory-hit-logged).
     private mutating func write(_ value: Logger.MetadataValue) {
         switch value {
         case .string(let text):
@@ -126,7 +126,7 @@ struct LogLine: ~Copyable {
     /// The value when its type is exactly `T` (`Int` or `Double`), read from the existential's
     /// inline buffer, where Swift's ABI keeps any value of three words or fewer that is
     /// bitwise-takable: `as?` cost 285 instructions a field, through the runtime's general
-    /// cast (callgrind, `larder-bench hit-path` at `info`).
+    /// cast (gate path memory-hit-logged).
     private static func value<T: BitwiseCopyable>(of convertible: any CustomStringConvertible & Sendable, as type: T.Type) -> T? {
         guard Swift.type(of: convertible) == type else { return nil }
         return withUnsafeBytes(of: convertible) { $0.load(as: T.self) }

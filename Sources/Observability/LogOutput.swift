@@ -95,8 +95,8 @@ public struct LogOutput: LogHandler {
     /// dictionary is reused, `AccessFields`), so a thread sorts each set of keys once and
     /// keeps the last few (a hit's line, a miss's with `upstream_ms`, an aggregate's with
     /// `parts`); a line only checks that its keys are one of those. Sorting every line cost
-    /// 1,900 instructions per access line, its String comparisons most of it (callgrind
-    /// toggled on `EventLoop.service`, `larder-bench hit-path` at `info`).
+    /// 1,900 instructions per access line, its String comparisons most of it (gate path
+    /// memory-hit-logged).
     private struct KeyOrder {
         static let kept = 4
 

@@ -59,8 +59,7 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
     /// Whether a request path falls under this route.
     /// Compared as bytes, as paths are (RFC 3986 §6.2.1): by Characters, a combining mark
     /// after the prefix's last byte joined it into another Character, and the comparisons
-    /// cost 10,400 instructions per pass-through miss (callgrind, `larder-bench
-    /// pass-through-miss-path`).
+    /// cost 10,400 instructions per pass-through miss (gate path pass-through-miss).
     public func covers(_ path: Substring) -> Bool {
         var path = path, prefix = prefix
         return prefix.withUTF8 { prefix in

@@ -4,9 +4,8 @@ import Glibc
 
 /// The proxy variables of the environment, read once when the client is made and handed to
 /// libcurl with every transfer. Left to itself libcurl reads them on every transfer (five
-/// `getenv`s walking the environment), which was 5 µs of a miss with caches cold (perf
-/// sampling of the loop over 400 sequential misses); the variables are read as libcurl reads
-/// them, so the same ones apply.
+/// `getenv`s walking the environment, gate path built-in-miss); the variables are read as
+/// libcurl reads them, so the same ones apply.
 public struct ProxySettings: Sendable, Equatable {
     /// The proxy for `http` URLs: `http_proxy` (lower case only, as in libcurl, since CGI sets
     /// `HTTP_PROXY` from a request's `Proxy` field), else `all_proxy` or `ALL_PROXY`; empty for none.

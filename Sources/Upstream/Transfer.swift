@@ -37,9 +37,9 @@ final class Transfer: @unchecked Sendable {
     private var turnBudget = 0
     private(set) var paused = false
     /// How much of a streamed body one turn of the loop takes in. libcurl reads a socket
-    /// until it is empty, and a fast origin keeps it full: a 64 MiB miss held its loop (and
-    /// the answer's own head, waiting in the loop's inbox) for 9–17 ms before the first byte
-    /// went out, against 0.35 ms from the origin.
+    /// until it is empty, and a fast origin keeps it full: a large miss held its loop (and
+    /// the answer's own head, waiting in the loop's inbox) for many turns' worth before the
+    /// first byte went out (bench cell: large objects, 1 GiB streamed miss, first byte).
     static let bytesPerTurn = 512 << 10
     /// A final head has arrived (for the head deadline of a transfer that may stream).
     fileprivate var headDone = false

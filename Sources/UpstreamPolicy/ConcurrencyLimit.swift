@@ -83,9 +83,7 @@ public final class ConcurrencyLimit: Sendable {
     /// One task per limit, not one per waiter, wakes at the earliest deadline and turns away
     /// the waiters whose time is up; a waiter with an earlier deadline than the running
     /// task's starts its own. A timer task per queued request cost a task, a timer and a
-    /// cancellation per miss: a 10 s storm (`bench/scale.py`'s set-up, 32 connections over
-    /// 16 slots, two interleaved rounds) gave 6,107 and 4,785 req/s with it, 6,349 and 5,054
-    /// with this.
+    /// cancellation per miss (bench cell: scale, miss storm, req/s).
     private func startSweeping(at first: ContinuousClock.Instant) {
         Task { [self] in
             var wake = first
