@@ -7,7 +7,7 @@ PORT ?= 8080
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test release bench conformance fuzz sanitize soak build prerequisites clean
+.PHONY: run test gate release bench conformance fuzz sanitize soak build prerequisites clean
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -27,7 +27,7 @@ run: build
 RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
-# What `make test` runs the shipping checks on: a plain release build beside the debug one in
+# What `make test`'s performance gate counts and its shipping checks run: a plain release build beside the debug one in
 # .build, with the shipped build's cross-module optimisation (no static runtime, no LTO: both
 # cost minutes of linking). Product by product: larder-fuzz imports modules @testable, which
 # a release build does not allow.
@@ -51,7 +51,8 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 
 ## Every test: unit, parser, end-to-end over real sockets, the fuzz smoke, the API checks
 ## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo),
-## and the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert rules,
+## the performance gate (instructions and allocations per request path, scripts/gate) and
+## the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert rules,
 ## the Dockerfile's build command, the release binary run). Prints its time at the end.
 # Read once, when make starts: the elapsed time `make test` prints covers all of it.
 TEST_START := $(shell date +%s)
@@ -65,10 +66,21 @@ test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
 	timeout 5m "$$($(SWIFT) build --show-bin-path)/larder-fuzz" --seconds 1.5
 	scripts/check-api.sh
 	$(GATE_BUILD) --product larder
+	$(GATE_BUILD) --product larder-bench
+	scripts/gate/gate.py $(GATE_BIN)
+	scripts/gate/gate.py --prove-refusal $(GATE_BIN)
 	scripts/check-shipping.sh $(GATE_BIN)/larder
 	@echo "make test: $$(( $$(date +%s) - $(TEST_START) )) s"
 	@# Reached only when everything above passed: one plain closing line for any reader.
 	@echo "tests: $$(grep -aoE 'Test run with [0-9]+ tests' .build/swift-test.log | grep -oE '[0-9]+' | head -n 1) passed, 0 failed"
+
+## The performance gate alone (a part of `make test`): the release build, then instructions
+## and heap allocations per request path under callgrind against scripts/gate's thresholds.
+## `make gate GATE_ARGS=--record` writes this toolchain's thresholds file anew.
+gate: prerequisites
+	$(GATE_BUILD) --product larder
+	$(GATE_BUILD) --product larder-bench
+	scripts/gate/gate.py $(GATE_ARGS) $(GATE_BIN)
 
 ## The binary the Dockerfile ships, built the same way, in $(RELEASE_BIN).
 release: prerequisites

@@ -36,6 +36,12 @@ func throwing(_ work: () throws -> Void) {
     }
 }
 
+/// Runs `HitPath` down one path: REQUESTS is the first argument, the log level the one at
+/// `logLevel` (default warning).
+func path(_ path: HitPath.Path, requests: Int, logLevel: Int) {
+    throwing { try HitPath.run(path, requests: Int(argument(1) ?? "") ?? requests, logLevel: argument(logLevel) ?? "warning") }
+}
+
 switch arguments.first {
 case "upstream-overhead":
     blocking { try await UpstreamOverhead.run(count: Int(argument(1) ?? "") ?? 1000, url: argument(2)) }
@@ -52,19 +58,24 @@ case "pieces":
 case "memory-hit":
     blocking { await MemoryHit.run(iterations: Int(argument(1) ?? "") ?? 1_000_000) }
 case "hit-path":
-    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning") }
+    path(.memoryHit, requests: 10_000, logLevel: 2)
 case "disk-hit-path":
-    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 10_000, logLevel: argument(2) ?? "warning", fromDisk: true) }
+    path(.diskHit, requests: 10_000, logLevel: 2)
+case "aggregate-path":
+    path(.aggregate, requests: 10_000, logLevel: 2)
 case "miss-path":
-    let simulator = required(2, usage: "miss-path REQUESTS SIMULATOR-URL [log level]")
-    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 1000, logLevel: argument(3) ?? "warning", missesFrom: simulator) }
+    path(.miss(simulator: required(2, usage: "miss-path REQUESTS SIMULATOR-URL [log level]")), requests: 1000, logLevel: 3)
 case "pass-through-miss-path":
-    let origin = required(2, usage: "pass-through-miss-path REQUESTS ORIGIN-URL [log level]")
-    throwing { try HitPath.run(requests: Int(argument(1) ?? "") ?? 1000, logLevel: argument(3) ?? "warning", passThroughTo: origin) }
+    path(.passThroughMiss(origin: required(2, usage: "pass-through-miss-path REQUESTS ORIGIN-URL [log level]")), requests: 1000, logLevel: 3)
+case "revalidation-path":
+    path(.revalidation(origin: required(2, usage: "revalidation-path REQUESTS ORIGIN-URL [log level]")), requests: 1000, logLevel: 3)
+case "relay-path":
+    path(.relay(origin: required(2, usage: "relay-path REQUESTS ORIGIN-URL [log level]")), requests: 10, logLevel: 3)
 default:
     print("usage: larder-bench upstream-overhead [count] | memory-hit [iterations] | pieces [iterations] | memory-accounting [entries]"
           + " | fill-disk directory count origin"
-          + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | miss-path requests simulator-url [log level]"
-          + " | pass-through-miss-path requests origin-url [log level]")
+          + " | hit-path [requests] [log level] | disk-hit-path [requests] [log level] | aggregate-path [requests] [log level]"
+          + " | miss-path requests simulator-url [log level] | pass-through-miss-path requests origin-url [log level]"
+          + " | revalidation-path requests origin-url [log level] | relay-path requests origin-url [log level]")
 }
 exit(0)
