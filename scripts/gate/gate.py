@@ -36,6 +36,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INSTRUCTION_MARGIN = 0.02
+# A whole allocation more per request fails; a fraction is one made every few requests.
+ALLOCATION_SLACK = 0.5
 ALLOCATORS = {"malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "valloc", "pvalloc"}
 
 # name, larder-bench command, arguments after REQUESTS ({sim}, {origin} filled in), the two
@@ -71,7 +73,9 @@ def read_thresholds(path):
     for line in open(path):
         fields = line.split("#")[0].split()
         if fields:
-            thresholds[fields[0]] = (int(fields[1]), float(fields[2]))
+            # Optional: an allocation slack and an instruction margin of the path's own.
+            thresholds[fields[0]] = (int(fields[1]), float(fields[2]), float(fields[3]) if len(fields) > 3 else ALLOCATION_SLACK,
+                                     float(fields[4]) / 100 if len(fields) > 4 else INSTRUCTION_MARGIN)
     return thresholds
 
 
@@ -132,12 +136,11 @@ def measure(bench, work, name, command, args, runs, unit, env):
 def verdict(measured, threshold):
     if threshold is None:
         return "no threshold"
-    (instructions, allocations), (limit_i, limit_a) = measured, threshold
+    (instructions, allocations), (limit_i, limit_a, slack, margin) = measured, threshold
     failures = []
-    if instructions > limit_i * (1 + INSTRUCTION_MARGIN):
+    if instructions > limit_i * (1 + margin):
         failures.append(f"instructions +{(instructions / limit_i - 1) * 100:.1f} %")
-    # A whole allocation more per request (or per MiB) fails; a fraction is one in several.
-    if allocations > limit_a + 0.05:
+    if allocations > limit_a + slack:
         failures.append(f"allocations +{allocations - limit_a:.2f}")
     return "FAIL: " + ", ".join(failures) if failures else "ok"
 
@@ -219,9 +222,14 @@ def main():
     if options.record:
         with open(thresholds_path, "w") as f:
             f.write(f"# The performance gate's thresholds for Swift {toolchain()} (scripts/gate/gate.py --record).\n"
-                    "# path  instructions  allocations   (per request; the relay per MiB)\n")
+                    "# path  instructions  allocations  [allocation slack  instruction margin %]\n"
+                    "# (per request; the relay per MiB). The misses' slack: their loop waits on another\n"
+                    "# process, and when the answer lands moves libcurl's and the loop's work by a few\n"
+                    "# allocations (two runs of one build: 186.66 and 190.05 per built-in miss).\n")
             for name, (instructions, allocations), _ in rows:
-                f.write(f"{name} {instructions} {allocations:.2f}\n")
+                _, _, slack, margin = thresholds.get(name, (0, 0, ALLOCATION_SLACK, INSTRUCTION_MARGIN))
+                extra = f" {slack:g} {margin * 100:g}" if (slack, margin) != (ALLOCATION_SLACK, INSTRUCTION_MARGIN) else ""
+                f.write(f"{name} {instructions} {allocations:.2f}{extra}\n")
         print(f"recorded {os.path.relpath(thresholds_path)}")
         return
     if options.prove_refusal:
