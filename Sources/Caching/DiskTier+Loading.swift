@@ -14,6 +14,12 @@ import HTTPCore
 /// served from the first request on, and eviction waits (the order is not known yet). A
 /// purge during the load removes what the index knows and is remembered until the load is
 /// over: a file found later, or whose head is read later, that it selects is removed then.
+///
+/// What is found is outside input, checked before it costs anything, as nginx's cache
+/// loader does: a file too small to hold an entry's header or larger than the whole budget
+/// is removed when listed; one whose head does not decode is removed when its head is read.
+/// A file is charged what it occupies (its allocated blocks, at most its size in blocks),
+/// not its apparent size: a sparse file claiming 100 GB costs the blocks it really has.
 extension DiskTier {
     struct Loading {
         enum Phase { case listing, readingHeads, whole }
@@ -95,12 +101,12 @@ extension DiskTier {
         var found: [(slot: UInt32, modified: Int)] = []
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for folder in folders.sorted() where folder.utf8.count == 2 && Self.isDirectory(directory + "/" + folder) {
-            let files = Self.regularFiles(in: directory + "/" + folder, prefix: folder)
+            let files = Self.regularFiles(in: directory + "/" + folder, prefix: folder, largest: budget)
             let victims = index.withLock { index -> [EntryName] in
                 let unknown = files.filter { !index.entries.contains($0.name) && !index.loading.settled.contains($0.name) }
                 if index.loading.purgedAll { return unknown.map(\.name) }
                 for file in unknown {
-                    index.entries.insert(file.name, charge: Self.charge(file.size), stamp: index.nextStamp(), head: nil, unordered: true)
+                    index.entries.insert(file.name, charge: Self.charge(file.occupied), stamp: index.nextStamp(), head: nil, unordered: true)
                     found.append((index.entries.slot(of: file.name)!, file.modified))
                 }
                 return []
@@ -111,24 +117,27 @@ extension DiskTier {
     }
 
     /// The regular files of `folder` named by 64 hex digits starting with `prefix`: name,
-    /// size and modification time; empty ones, unfinished writes, are removed.
-    /// `AT_SYMLINK_NOFOLLOW`: a symlink or FIFO planted here is not an entry, and is never
-    /// followed.
-    private static func regularFiles(in folder: String, prefix: String) -> [(name: EntryName, size: Int, modified: Int)] {
+    /// bytes occupied and modification time. Empty ones, unfinished writes, are removed, and
+    /// so are those that cannot be an entry: shorter than its header, or over `largest`
+    /// bytes (no entry larger than the budget is ever written). `AT_SYMLINK_NOFOLLOW`: a
+    /// symlink or FIFO planted here is not an entry, and is never followed.
+    private static func regularFiles(in folder: String, prefix: String, largest: Int) -> [(name: EntryName, occupied: Int, modified: Int)] {
         guard let stream = opendir(folder) else { return [] }
         defer { closedir(stream) }
         let descriptor = dirfd(stream)
-        var files: [(name: EntryName, size: Int, modified: Int)] = []
+        var files: [(name: EntryName, occupied: Int, modified: Int)] = []
         while let item = readdir(stream) {
             let file = withUnsafeBytes(of: item.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             guard file.hasPrefix(prefix), let name = EntryName(hex: file) else { continue }
             var info = stat()
             guard fstatat(descriptor, file, &info, AT_SYMLINK_NOFOLLOW) == 0, info.st_mode & S_IFMT == S_IFREG else { continue }
-            if info.st_size == 0 {
-                unlinkat(descriptor, file, 0)  // a write in place its process was killed in (`largestWrittenInPlace`)
+            // Empty: a write in place its process was killed in (`largestWrittenInPlace`).
+            if info.st_size < DiskEntryCodec.headerSize || info.st_size > largest {
+                unlinkat(descriptor, file, 0)
                 continue
             }
-            files.append((name, Int(info.st_size), info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
+            let occupied = min(Int(info.st_size), Int(info.st_blocks) * 512)
+            files.append((name, occupied, info.st_mtim.tv_sec * 1_000_000_000 + info.st_mtim.tv_nsec))
         }
         return files
     }
@@ -139,16 +148,20 @@ extension DiskTier {
         case entry(key: String, status: Int, headers: HTTPHeaders)
         /// One of ours, of an older format.
         case olderVersion
+        /// Not an entry: no header of ours, or a head that does not decode.
         case unreadable
+        /// Not opened or read (gone meanwhile, or out of descriptors): nothing learnt.
+        case unopened
     }
 
     /// The start of a file, read as `readFile` reads (no symlink, FIFO or device).
     static func readHead(_ path: String) -> Head {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return .unreadable }
+        guard fd >= 0 else { return .unopened }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG,
+        guard fstat(fd, &info) == 0 else { return .unopened }
+        guard info.st_mode & S_IFMT == S_IFREG,
               let header = readExactly(fd, count: DiskEntryCodec.headerSize, at: 0) else { return .unreadable }
         if DiskEntryCodec.isOlderVersion(header) { return .olderVersion }
         guard let length = DiskEntryCodec.headLength(header), length <= min(Int(info.st_size), 1 << 20),
@@ -172,6 +185,11 @@ extension DiskTier {
     /// outside the lock.
     func loadHeads() {
         var next = 0
+        let damaged = index.withLock { $0.corruptions }
+        defer {
+            let removed = index.withLock { $0.corruptions } - damaged
+            if removed > 0 { report("removed \(removed) files in the cache directory that are not entries (no valid head)") }
+        }
         while true {
             let batch = index.withLock { index -> [(slot: UInt32, name: EntryName, stamp: UInt32)] in
                 var batch: [(slot: UInt32, name: EntryName, stamp: UInt32)] = []
@@ -203,7 +221,11 @@ extension DiskTier {
                         index.forget(file.name)  // written by an older Larder: what it holds is fetched again
                         victims.append(file.name)
                     case .unreadable:
-                        break  // its first read finds it damaged and removes it
+                        index.forget(file.name)  // not an entry: it costs the budget nothing
+                        index.corruptions += 1
+                        victims.append(file.name)
+                    case .unopened:
+                        break  // its first read tells
                     }
                 }
                 return victims
