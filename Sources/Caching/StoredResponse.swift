@@ -58,8 +58,13 @@ public struct RenderedResponse: Sendable {
     /// Each field set is rendered from the stored fields as they are (`RenderedFields(_:where:)`),
     /// on every miss of a pass-through route: 9,800 instructions of a small miss against 10,700
     /// filtering them into two field lists first and rendering each (gate path pass-through-miss).
+    ///
+    /// A 200 says `Accept-Ranges: bytes` in place of whatever the origin said: Larder answers
+    /// ranges of it itself (RFC 9110 §14.3). The line is part of the fields rendered here,
+    /// once per miss or disk read, so a memory hit copies it with the rest and does no more.
     public init(relaying entry: CacheEntry) {
-        self.init(status: entry.status, body: entry.body, fields: RenderedFields(entry.headers, where: Self.isRelayed),
+        let fields = RenderedFields(entry.headers, where: Self.isRelayed, followedBy: entry.status == 200 ? Self.acceptsRanges : [])
+        self.init(status: entry.status, body: entry.body, fields: fields,
                   notModifiedFields: RenderedFields(entry.headers) { Self.isRelayed($0) && !Self.describesBody($0) },
                   etag: entry.etag, modified: entry.lastModified.flatMap(HTTPDateParser.parse) ?? entry.date)
     }
@@ -67,14 +72,18 @@ public struct RenderedResponse: Sendable {
     /// The fields of a part of the entry (a 206 made from it): as relayed, without any
     /// `Content-Range` it had, since the part states its own (RFC 9110 §14.4).
     public static func partialFields(of entry: CacheEntry) -> RenderedFields {
-        RenderedFields(entry.headers) { isRelayed($0) && !HTTPHeaders.namesEqual($0, "content-range") }
+        RenderedFields(entry.headers, where: { isRelayed($0) && !HTTPHeaders.namesEqual($0, "content-range") }, followedBy: acceptsRanges)
     }
 
-    /// Whether a stored field goes to clients: `Age` and `Content-Length` are Larder's own to
-    /// send, and so is the framing, whatever a stored answer says (hop-by-hop fields are
-    /// dropped); the tag fields are for caches, not clients.
+    private static let acceptsRanges = Array("Accept-Ranges: bytes\r\n".utf8)
+
+    /// Whether a stored field goes to clients: `Age`, `Content-Length` and `Accept-Ranges` are
+    /// Larder's own to send, and so is the framing, whatever a stored answer says (hop-by-hop
+    /// fields are dropped); the tag fields are for caches, not clients.
+
     private static func isRelayed(_ name: String) -> Bool {
         !HTTPHeaders.namesEqual(name, "age") && !HTTPHeaders.namesEqual(name, "content-length")
+            && !HTTPHeaders.namesEqual(name, "accept-ranges")
             && !HopByHop.contains(name) && !HTTPHeaders.name(name, isOneOf: CacheTags.fields)
             && !HTTPHeaders.namesEqual(name, CacheOverrides.noteField)
     }

@@ -16,10 +16,10 @@ public struct RenderedFields: Sendable, Equatable {
     }
 
     /// The fields whose names `include` takes, rendered from `fields` as they are: no filtered
-    /// copy of them is made first.
-    public init(_ fields: HTTPHeaders, where include: (String) -> Bool) {
+    /// copy of them is made first. `lines`, already rendered, follow them in the same buffer.
+    public init(_ fields: HTTPHeaders, where include: (String) -> Bool, followedBy lines: [UInt8] = []) {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(fields.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
+        bytes.reserveCapacity(fields.reduce(lines.count) { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 })
         var hasDate = false
         for (name, value) in fields where include(name) {
             // The name's own bytes: appending its UTF-8 view goes through a generic path.
@@ -32,6 +32,7 @@ public struct RenderedFields: Sendable, Equatable {
             bytes.append(0x0A)
             hasDate = hasDate || HTTPHeaders.namesEqual(name, "date")
         }
+        bytes += lines
         self.bytes = bytes
         self.hasDate = hasDate
     }
