@@ -3,8 +3,8 @@ import Testing
 @testable import Caching
 
 /// What a pass-through route sends of a stored answer: every stored field but Larder's own
-/// (`Age`, `Content-Length`, framing, tags, the override note), and for a 304 only those that
-/// do not describe a body.
+/// (`Age`, `Content-Length`, framing, tags, the override note) plus `Accept-Ranges: bytes`
+/// (a stored body answers ranges), and for a 304 only those that do not describe a body.
 @Suite struct RelayedFieldsTests {
     private let stored = entry([
         ("Date", httpDate(0)), ("Content-Type", "text/plain"), ("Age", "5"), ("Content-Length", "2"),
@@ -21,7 +21,7 @@ import Testing
         let rendered = RenderedResponse(relaying: stored)
         #expect(lines(rendered.fields) == [
             "Date: \(httpDate(0))", "Content-Type: text/plain", "ETag: \"v1\"", "Content-Location: /x",
-            "content-encoding: gzip", "Set-Cookie: a=1", "Set-Cookie: b=2", "X-Odd: ",
+            "content-encoding: gzip", "Set-Cookie: a=1", "Set-Cookie: b=2", "X-Odd: ", "Accept-Ranges: bytes",
         ])
         #expect(rendered.fields.hasDate)
     }
