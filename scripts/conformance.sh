@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make conformance CACHE_TESTS=DIR: the HTTP caching conformance suite (http-tests/cache-tests,
 # the suite behind cache-tests.fyi) against Larder as a gateway cache on loopback.
-# Starts the suite's origin, Larder with --route /=ORIGIN and a fresh cache directory, runs
+# Starts the suite's origin, Larder with a route / to ORIGIN (client-refresh: honour) and a fresh cache directory, runs
 # the suite's client through Larder, then prints the required and optional tests passed
 # (the suite's own dependency rules) and every required test that fails. Stops what it starts.
 set -euo pipefail
@@ -51,8 +51,10 @@ grep -q Listening "$WORK/origin.log" || { echo "the suite's origin did not start
 
 # One test's origin sends a body of unknown transfer coding, which ends only when it closes
 # the connection (RFC 9112 §6.3), 5 s later: the upstream timeout must outlast that.
-start_larder "$WORK" "$LARDER" serve --port 0 --cache-dir "$WORK/cache" --upstream-timeout 8s \
-    --route "/=http://127.0.0.1:$ORIGIN_PORT"
+# The suite checks RFC 9111 as written: the route honours a client's no-cache and max-age=0,
+# where a route's default (client-refresh: ignore) keeps them from the origin.
+printf 'routes:\n  /:\n    origin: http://127.0.0.1:%s\n    client-refresh: honour\n' "$ORIGIN_PORT" > "$WORK/larder.yaml"
+start_larder "$WORK" "$LARDER" serve --port 0 --cache-dir "$WORK/cache" --upstream-timeout 8s --config "$WORK/larder.yaml"
 echo "conformance: origin on $ORIGIN_PORT, larder on $LARDER_PORT (pid $LARDER_PID)"
 
 (cd "$DIR" && timeout 900 npm run --silent cli --base="http://127.0.0.1:$LARDER_PORT") > "$WORK/results.json"

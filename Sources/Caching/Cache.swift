@@ -58,7 +58,7 @@ public final class Cache: Sendable {
         self.clock = clock
         self.render = render
         self.reuse = reuse
-        forcedRefreshes = RefreshLimiter(interval: policy.refreshMinInterval)
+        forcedRefreshes = RefreshLimiter(policy.clientRefresh)
     }
 
     /// The primary key of a resource of this route.
@@ -273,7 +273,7 @@ public final class Cache: Sendable {
             }
         case .forward:
             guard isClientForced(decision, found.response.entry), forcedRefreshes.isLimited(key, now: clock.now()) else { return nil }
-            detail = .refreshLimited
+            detail = policy.clientRefresh == .ignore ? .refreshIgnored : .refreshLimited
         }
         return CacheAnswer(response: found.response, age: Freshness.ageHeader(decision.age),
                            lifetime: Freshness.wholeSeconds(decision.lifetime),
@@ -283,7 +283,7 @@ public final class Cache: Sendable {
     /// Whether only the client's directives send a fresh stored answer to the upstream
     /// (`no-cache`, `max-age`, `min-fresh`), not the answer's own (`no-cache` from the origin).
     private func isClientForced(_ decision: CacheDecision, _ entry: CacheEntry) -> Bool {
-        guard policy.refreshMinInterval > 0, case .forward(.request) = decision.action else { return false }
+        guard policy.clientRefresh != .honour, case .forward(.request) = decision.action else { return false }
         return CacheDecision.decide(entry, now: clock.now(), request: .none, policy: policy).action == .serve
     }
 

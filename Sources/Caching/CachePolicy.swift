@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// What one route's cache allows: which upstream statuses are answers, which storage rule
 /// applies, the lifetime used when the upstream gives none, and the stale windows used when
@@ -21,10 +22,10 @@ public struct CachePolicy: Sendable {
     public var heuristicFreshness: Bool
     /// Which answers may be kept.
     public var storage: StorageRule
-    /// At most one client-forced refresh (`no-cache`, `max-age`, `min-fresh` on a fresh
-    /// stored answer) per key within this interval; others get the stored answer, marked
-    /// `refresh-limited`. 0 = every forced refresh goes to the upstream (RFC 9111 exactly).
-    public var refreshMinInterval: TimeInterval
+    /// What a client-forced refresh (`no-cache`, `max-age`, `min-fresh` on a fresh stored
+    /// answer) does: reaches the upstream, at most once per key per interval (the others get
+    /// the stored answer, marked `refresh-limited`), or never (`refresh-ignored`).
+    public var clientRefresh: ClientRefresh
     /// The largest body stored; a larger answer is relayed and not stored (`detail=too-large`).
     public var maxObjectSize = Int.max
 
@@ -37,7 +38,7 @@ public struct CachePolicy: Sendable {
         self.answerStatuses = answerStatuses
         self.heuristicFreshness = heuristicFreshness
         self.storage = storage
-        self.refreshMinInterval = refreshMinInterval
+        self.clientRefresh = refreshMinInterval > 0 ? .limit(refreshMinInterval) : .honour
     }
 
     /// A shared cache in front of any origin (pass-through routes): every status is passed

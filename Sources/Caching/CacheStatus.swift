@@ -54,6 +54,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         /// Every request Larder lets go to the upstream at once was in flight and none came
         /// free in time: it was not asked.
         case saturated
+        /// The client asked for a refresh of a fresh answer, and the route ignores such
+        /// requests (`client-refresh: ignore`): the stored answer was served.
+        case refreshIgnored = "refresh-ignored"
 
         /// Position in `allCases`, for tables indexed without hashing.
         var ordinal: Int {
@@ -68,6 +71,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
             case .backoff: 7
             case .tooLarge: 8
             case .saturated: 9
+            case .refreshIgnored: 10
             }
         }
     }

@@ -79,6 +79,7 @@ final class ServingRoutes: Sendable {
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds
             policy.staleIfError = mount.caching.staleIfError.seconds
             policy.maxObjectSize = mount.caching.maxObjectSize ?? settings.maxObjectSize
+            policy.clientRefresh = mount.caching.clientRefresh
             // Named by its prefix: the public port never shows where a route's origin is.
             upstreams.append(Health.Upstream(check: "route:\(mount.prefix)", name: nil, backoff: fetcher.backoff,
                                              origin: RedactedURL.text(mount.origin)))

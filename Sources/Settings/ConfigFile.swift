@@ -231,6 +231,17 @@ public struct ConfigFile: Sendable {
                             reader.problem("'\(QuotedText.of(name))' is not something Larder can ignore (no-cache, private, set-cookie)")
                         }
                     }
+                case "client-refresh":
+                    switch value.string?.lowercased() {
+                    case "honour"?, "honor"?: caching.clientRefresh = .honour
+                    case "ignore"?: caching.clientRefresh = .ignore
+                    default:
+                        if let interval = SettingValues.duration(value.string ?? ""), interval > .zero {
+                            caching.clientRefresh = .limit(interval.seconds)
+                        } else {
+                            reader.problem("must be honour, ignore, or a duration above zero (at most one per key in it)")
+                        }
+                    }
                 case "cache-key":
                     guard case .mapping(let options) = value else {
                         reader.problem("must be a mapping (ignore-query: [...], sort-query: true)")

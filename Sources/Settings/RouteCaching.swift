@@ -24,6 +24,9 @@ public struct RouteCaching: Sendable, Equatable {
     public var maxObjectSize: Int?
     /// What of the origin's answer is ignored (`no-cache`, `private`, `Set-Cookie`); none by default.
     public var overrides: CacheOverrides = []
+    /// A client's `no-cache` or `max-age=0` on a fresh stored answer: ignored by default, as
+    /// nginx and Varnish do, so no client can send every request to the origin.
+    public var clientRefresh: ClientRefresh = .ignore
 
     public init() {}
 

@@ -95,6 +95,7 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         if let limit = caching.maxObjectSize { notes.append("max-object-size \(limit)") }
         if let concurrency = caching.concurrency { notes.append("upstream-concurrency \(concurrency)") }
         if !caching.overrides.isEmpty { notes.append("override " + caching.overrides.description) }
+        if caching.clientRefresh != .ignore { notes.append("client-refresh \(caching.clientRefresh)") }
         return prefix + "=" + RedactedURL.text(origin) + (notes.isEmpty ? "" : " (" + notes.joined(separator: ", ") + ")")
     }
 }

@@ -226,8 +226,10 @@ import TestSupport
         defer { Task { await origin.stop() } }
         // A memory tier smaller than the answer makes every lookup a disk hit.
         let limit = kind == "disk-hit" ? "4MiB" : "16MiB"
-        let (larder, port) = try await Self.larder(origin, cacheDirectory: Self.freshDirectory(), ["--memory-limit", limit])
-        let target = "/b/blob/8?size=8000000"
+        // no-cache reaches the origin each time only where the route honours it.
+        let honour = try ConfigFileTests.file("routes:\n  /c:\n    origin: \(origin.url)\n    client-refresh: honour\n")
+        let (larder, port) = try await Self.larder(origin, cacheDirectory: Self.freshDirectory(), ["--memory-limit", limit, "--config", honour])
+        let target = kind == "no-cache" ? "/c/blob/8?size=8000000" : "/b/blob/8?size=8000000"
         _ = try await Self.get(port, target)
         try await Task.sleep(for: .milliseconds(300))  // the disk write is done
         let client = try TestClient(port: port)
