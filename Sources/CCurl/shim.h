@@ -4,6 +4,9 @@
 #define LARDER_CCURL_SHIM_H
 
 #include <curl/curl.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <unistd.h>
 
 static inline CURLcode larder_easy_setopt_long(CURL *easy, CURLoption option, long value) {
     return curl_easy_setopt(easy, option, value);
@@ -58,6 +61,48 @@ static inline CURLcode larder_easy_getinfo_long(CURL *easy, CURLINFO info, long 
 }
 static inline CURLcode larder_easy_getinfo_pointer(CURL *easy, CURLINFO info, void **value) {
     return curl_easy_getinfo(easy, info, value);
+}
+
+typedef int (*larder_prereq_callback)(void *context, char *primaryIP, char *localIP, int primaryPort, int localPort);
+
+/// Called once a connection, new or reused, is chosen, before the request goes on it
+/// (CURLOPT_PREREQFUNCTION); non-zero aborts the transfer and closes the connection.
+static inline CURLcode larder_easy_setopt_prereq(CURL *easy, larder_prereq_callback value, void *context) {
+    curl_easy_setopt(easy, CURLOPT_PREREQDATA, context);
+    return curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, value);
+}
+
+typedef int (*larder_close_socket_callback)(void *context, curl_socket_t socket);
+
+/// Who closes the sockets of the connections this handle opens (CURLOPT_CLOSESOCKETFUNCTION).
+static inline CURLcode larder_easy_setopt_close_socket(CURL *easy, larder_close_socket_callback value, void *context) {
+    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, context);
+    return curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, value);
+}
+
+/// The socket of the connection a finished transfer left open; -1 when none was kept.
+static inline int larder_easy_kept_socket(CURL *easy) {
+    curl_socket_t socket = CURL_SOCKET_BAD;
+    if(curl_easy_getinfo(easy, CURLINFO_ACTIVESOCKET, &socket) != CURLE_OK || socket == CURL_SOCKET_BAD) return -1;
+    return socket;
+}
+
+/// The local port of a socket; 0 when it has none.
+static inline int larder_local_port(int socket) {
+    struct sockaddr_storage address;
+    socklen_t length = sizeof(address);
+    if(getsockname(socket, (struct sockaddr *)&address, &length) != 0) return 0;
+    return address.ss_family == AF_INET6 ? ntohs(((struct sockaddr_in6 *)&address)->sin6_port)
+                                          : ntohs(((struct sockaddr_in *)&address)->sin_port);
+}
+
+/// Whether an idle socket holds bytes nobody asked for, without waiting; it is then shut
+/// down, so nothing ever reads them. 1 when it held some.
+static inline int larder_end_if_unasked(int socket) {
+    char byte;
+    if(recv(socket, &byte, 1, MSG_PEEK | MSG_DONTWAIT) <= 0) return 0;
+    shutdown(socket, SHUT_RDWR);
+    return 1;
 }
 
 static inline CURLMcode larder_multi_setopt_long(CURLM *multi, CURLMoption option, long value) {

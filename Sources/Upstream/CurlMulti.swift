@@ -10,6 +10,7 @@ final class CurlMulti {
     /// Transfers on the handle, by id.
     private var active: [Int: Transfer] = [:]
     private let inFlight: TransferCount
+    let keptConnections = KeptConnections()
 
     init(maxConnectionsPerHost: Int, inFlight: TransferCount) {
         handle = curl_multi_init()
@@ -28,6 +29,7 @@ final class CurlMulti {
         transfer.requestTime = Date()
         active[transfer.id] = transfer
         inFlight.value.add(1, ordering: .relaxed)
+        keptConnections.watch(transfer)
         curl_multi_add_handle(handle, transfer.easy)
     }
 
@@ -44,6 +46,8 @@ final class CurlMulti {
             _ = larder_easy_getinfo_pointer(larder_msg_easy(message), CURLINFO_PRIVATE, &context)
             guard let context else { continue }
             let transfer = Unmanaged<Transfer>.fromOpaque(context).takeUnretainedValue()
+            if keptConnections.sendsAgain(transfer, on: handle) { continue }
+            keptConnections.keep(transfer.easy)
             finish(transfer, transfer.outcome(larder_msg_result(message)).mapError { $0 })
         }
     }

@@ -20,6 +20,10 @@ final class Transfer: @unchecked Sendable {
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<UpstreamResponse, any Error>?
     var requestTime = Date()
+    /// The kept connections of its multi handle (`KeptConnections.watch`); whether the one
+    /// chosen for it held stray bytes, and whether it then went again on a new one.
+    var keptConnections: KeptConnections?
+    var refusedConnection = false, sentAgain = false
 
     private var headerList: UnsafeMutablePointer<curl_slist>?
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
