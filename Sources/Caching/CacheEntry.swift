@@ -40,7 +40,6 @@ public final class CacheEntry: Sendable {
     public init(status: Int, headers: HTTPHeaders, body: Body, requestTime: Date, responseTime: Date, interim: [InterimResponse] = []) {
         self.interim = interim
         self.status = status
-        self.headers = headers
         self.body = body
         self.requestTime = requestTime
         self.responseTime = responseTime
@@ -48,8 +47,11 @@ public final class CacheEntry: Sendable {
         var cacheControlValues: [String] = []
         var targetedValues: [String] = []
         var date: String?, age: String?, etag: String?, lastModified: String?, expires: String?, override: String?
+        var tagBytes = 0
         for field in headers {
             switch field.name.utf8.count {
+            case 9 where HTTPHeaders.namesEqual(field.name, "cache-tag"): tagBytes += field.value.utf8.count
+            case 13 where HTTPHeaders.namesEqual(field.name, "surrogate-key"): tagBytes += field.value.utf8.count
             case 3 where HTTPHeaders.namesEqual(field.name, "age"): age = age ?? field.value
             case 4 where HTTPHeaders.namesEqual(field.name, "date"): date = date ?? field.value
             case 4 where HTTPHeaders.namesEqual(field.name, "etag"): etag = etag ?? field.value
@@ -61,6 +63,8 @@ public final class CacheEntry: Sendable {
             default: break
             }
         }
+        // Within one tag's limit, no cap can apply: the tags are kept as sent, as almost always.
+        self.headers = tagBytes <= CacheTags.tagLimit ? headers : CacheTags.capped(headers)
         let targeted = targetedValues.isEmpty ? nil : TargetedCacheControl.parse(targetedValues)
         var cacheControl = targeted ?? CacheControl(cacheControlValues)
         // `override: [private]`: the origin's `private` goes on to clients, and only Larder ignores it.

@@ -25,8 +25,9 @@ public struct CachePurger: Sendable {
     /// several tiers counts once, and a variant index (no response of its own) not at all.
     public func purge(_ selection: Selection) async -> Int {
         var removed = Set<EntryName>()
+        let test = Test(selection)
         func removeFromMemory() {
-            for (key, item) in memory.removeAll(where: { key, item in Self.matches(selection, key, item) }) {
+            for (key, item) in memory.removeAll(where: test.matches) {
                 if case .response = item { removed.insert(DiskTier.name(key)) }
             }
         }
@@ -41,16 +42,27 @@ public struct CachePurger: Sendable {
         return Set(removed.map(\.hex)).union(await shared.purge(selection)).count
     }
 
-    static func matches(_ selection: Selection, _ key: CacheKey, _ item: MemoryTier.Item) -> Bool {
-        switch selection {
-        case .all:
-            return true
-        case .key(let primary):
-            return key == primary || key.primary == primary
-        case .tags(let tags):
-            switch item {
-            case .response(let response): return CacheTags.of(key, response.entry).contains(where: tags.contains)
-            case .variants: return CacheTags.of(key, headers: []).contains(where: tags.contains)
+    /// A selection as memory's scan tests it: the wanted tags arranged once for the scan.
+    struct Test: Sendable {
+        let selection: Selection
+        let tags: CacheTags.Wanted
+
+        init(_ selection: Selection) {
+            self.selection = selection
+            if case .tags(let wanted) = selection { tags = CacheTags.Wanted(wanted) } else { tags = CacheTags.Wanted([]) }
+        }
+
+        func matches(_ key: CacheKey, _ item: MemoryTier.Item) -> Bool {
+            switch selection {
+            case .all:
+                return true
+            case .key(let primary):
+                return key == primary || key.primary == primary
+            case .tags:
+                switch item {
+                case .response(let response): return CacheTags.carry(tags, key: key, headers: response.entry.headers)
+                case .variants: return CacheTags.carry(tags, key: key, headers: [])
+                }
             }
         }
     }

@@ -35,6 +35,17 @@ struct DiskTagSets {
     func sets(holdingAnyOf wanted: Set<String>) -> Set<UInt32> {
         let numbers = Set(wanted.compactMap { tags.number(of: $0) })
         guard !numbers.isEmpty else { return [] }
-        return Set(sets.numbers(where: { $0.contains(where: numbers.contains) }).map { $0 + 1 })
+        // Each set is sorted: a binary search per wanted tag, not a pass over up to
+        // `CacheTags.answerLimit` bytes' worth of tags per set.
+        return Set(sets.numbers(where: { set in numbers.contains { Self.sorted(set, holds: $0) } }).map { $0 + 1 })
+    }
+
+    private static func sorted(_ set: [UInt32], holds number: UInt32) -> Bool {
+        var low = 0, high = set.count
+        while low < high {
+            let middle = (low + high) / 2
+            if set[middle] < number { low = middle + 1 } else { high = middle }
+        }
+        return low < set.count && set[low] == number
     }
 }
