@@ -13,7 +13,7 @@ import Upstream
 struct LarderCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "larder",
-        abstract: "A caching REST microservice for weather and account balance.",
+        abstract: "A caching HTTP service: built-in weather and balance routes, and an RFC 9111 gateway cache for any origin through pass-through routes (--route, or routes in --config).",
         version: Version.current,
         subcommands: [Serve.self, CheckConfig.self, UpstreamSim.self, HealthCheck.self],
         defaultSubcommand: Serve.self)

@@ -56,6 +56,17 @@ import TestSupport
         #expect(inReadme == ServeSettings.fileKeys.union(["config"]))
     }
 
+    /// The README's gateway-only file is a working configuration: two routes, no built-in ones.
+    @Test func theReadmesGatewayFileGivesTwoRoutesAndNoBuiltInOnes() async throws {
+        let readme = try String(contentsOfFile: Self.root.appendingPathComponent("README.md").path, encoding: .utf8)
+        let after = try #require(readme.range(of: "A gateway only")).upperBound
+        let block = try #require(readme[after...].firstMatch(of: /```yaml\n((?:.|\n)*?)```/))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: Self.file(String(block.1))))
+        #expect(settings.builtInRoutes.isEmpty)
+        #expect(settings.routes.map(\.prefix) == ["/orders", "/catalog"])
+        #expect(settings.routes.allSatisfy { $0.caching.clientRefresh == .ignore })
+    }
+
     @Test func flagsWinOverTheEnvironmentAndBothOverTheFile() async throws {
         let path = try Self.file("port: 9001\nweather-ttl: 90s\nmemory-limit: 8MiB\nweather-headers:\n  - \"X-Key: a,b\"\n  - \"X-Other: c\"\n")
         let config = try await ConfigFile.load(path: path)
