@@ -53,11 +53,15 @@ final class KeptConnections {
         return true
     }
 
-    /// Notes the connection a finished transfer opened, if libcurl kept it.
+    /// Notes the HTTP/1 connection a finished transfer opened, if libcurl kept it.
     func keep(_ easy: UnsafeMutableRawPointer) {
         var connects = 0
+        var version = 0
         _ = larder_easy_getinfo_long(easy, CURLINFO_NUM_CONNECTS, &connects)
         guard connects > 0 else { return }
+        // HTTP/2 frames every byte and multiplexes: its connection is never idle nor out of step.
+        _ = larder_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &version)
+        guard version == CURL_HTTP_VERSION_1_1 || version == CURL_HTTP_VERSION_1_0 else { return }
         let socket = larder_easy_kept_socket(easy)
         guard socket >= 0 else { return }
         var localPort = 0
