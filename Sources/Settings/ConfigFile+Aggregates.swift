@@ -129,6 +129,7 @@ extension ConfigFile {
     /// `served` are the paths the settings answer without aggregates, `mounts` the pass-through routes.
     func aggregates(served: [String], mounts: [RouteMount], problems: inout [String]) -> [AggregateDeclaration] {
         let paths = Set(aggregates.map(\.declaration.path) + (served.contains("/overview") ? ["/overview"] : []))
+        let prefixes = RouteMount.Prefixes(mounts)
         var declared: [AggregateDeclaration] = []
         for aggregate in aggregates {
             let path = aggregate.declaration.path
@@ -153,7 +154,7 @@ extension ConfigFile {
                     problems.append("\(partPlace): write the target's path in normalised form (\(TargetPath.normalized(target) ?? "none"))")
                     good = false
                 } else if !(["/weather", "/balance"].contains(target) && served.contains(target))
-                            && !mounts.contains(where: { $0.covers(target[...]) }) {
+                            && !prefixes.coverAny(target) {
                     problems.append("\(partPlace): no route of this Larder serves \(target)")
                     good = false
                 }

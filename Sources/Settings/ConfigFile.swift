@@ -1,7 +1,6 @@
 import Configuration
 import Foundation
 import HTTPCore
-import SystemPackage
 import Yams
 
 /// A configuration file (`--config FILE`, `LARDER_CONFIG`), YAML or JSON: each setting under
@@ -19,9 +18,9 @@ import Yams
 ///     x-forwarded-for: false        # the default
 /// ```
 ///
-/// Values are read through swift-configuration's file provider, below flags and environment
-/// variables. The file is also composed with Yams, which keeps where each key is, so a key
-/// Larder does not know, a value of the wrong shape or a bad setting is refused with its line.
+/// The file is read once (`BoundedFile`: at most 1 MiB) and composed with Yams, which keeps
+/// where each key is, so a key Larder does not know, a value of the wrong shape or a bad
+/// setting is refused with its line; its values are read below flags and environment variables.
 public struct ConfigFile: Sendable {
     public let path: String
     /// The file's values for the settings reader: `larder.cache.dir` reads the file's `cache-dir`.
@@ -56,31 +55,31 @@ public struct ConfigFile: Sendable {
     /// Reads and checks the file's shape; a setting's value is checked when settings are resolved.
     public static func load(path: String) async throws(ConfigurationError) -> ConfigFile {
         let text = try Self.text(path: path)
-        let (lines, routes, lists, aggregates) = try shape(of: text, path: path)
-        let provider: any ConfigProvider
-        do {
-            // JSON through the YAML snapshot too: JSON is YAML, and the YAML snapshot gives a
-            // number or a boolean as the text it is written as (the JSON one refuses it as a string).
-            provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(path)).mapKeys(Self.fileKeyOf)
-        } catch {
-            throw ConfigurationError("\(path): \(error)")
-        }
+        let (lines, routes, lists, aggregates, scalars) = try shape(of: text, path: path)
+        // The settings' values from the file as composed here, as the text they are written as
+        // (a number or a boolean too; JSON is YAML): not swift-configuration's file provider,
+        // which would read the file again, unbounded, and parse it again, in time quadratic in
+        // its keys (a queue taken from the front of an array: 20,000 routes took 13.6 s).
+        let values = Dictionary(uniqueKeysWithValues: scalars.map { key, value in
+            (AbsoluteConfigKey([key]), ConfigValue(.string(value), isSecret: false))
+        })
+        let provider = InMemoryProvider(name: path, values: values).mapKeys(Self.fileKeyOf)
         return ConfigFile(path: path, provider: provider, lines: lines, routes: routes, lists: lists, aggregates: aggregates)
     }
 
-    /// The file's text. A file that is not text at all (NUL bytes, not UTF-8) is refused before
-    /// it is read as YAML, so that no problem quotes any of it.
+    /// The file's text, read once and at most `BoundedFile.sizeLimit` bytes of it (1 MiB, the
+    /// README says so: a configuration is a few kilobytes). A file that is not text at all
+    /// (NUL bytes, not UTF-8) is refused before it is read as YAML, so that no problem quotes any of it.
     private static func text(path: String) throws(ConfigurationError) -> String {
-        let data: Data
-        do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
-        } catch {
-            throw ConfigurationError("\(path): cannot be read (\((error as NSError).localizedDescription))")
+        let data: [UInt8]
+        switch BoundedFile.read(path) {
+        case .success(let bytes): data = bytes
+        case .failure(let refusal): throw ConfigurationError("\(path): \(refusal.reason)")
         }
         if data.contains(0) {
             throw ConfigurationError("\(path): not a YAML or JSON file: it holds NUL bytes (binary content is never quoted)")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(validating: data, as: UTF8.self) else {
             throw ConfigurationError("\(path): not a YAML or JSON file: it is not UTF-8 text (binary content is never quoted)")
         }
         return text
@@ -93,14 +92,14 @@ public struct ConfigFile: Sendable {
 
     /// The keys' lines and the routes, or every problem with the file's shape, each with its line.
     static func shape(of text: String, path: String) throws(ConfigurationError)
-        -> (lines: [String: Int], routes: [Route], lists: [String: [String]], aggregates: [Aggregate]) {
+        -> (lines: [String: Int], routes: [Route], lists: [String: [String]], aggregates: [Aggregate], scalars: [String: String]) {
         let root: Node?
         do {
             root = try Yams.compose(yaml: text)
         } catch {
             throw ConfigurationError("\(path):\(Self.line(of: error)): the file is not valid YAML or JSON: \(Self.problem(of: error))")
         }
-        guard let root else { return ([:], [], [:], []) }
+        guard let root else { return ([:], [], [:], [], [:]) }
         guard case .mapping(let settings) = root else {
             throw ConfigurationError("\(path):\(root.mark?.line ?? 1): the file must be a mapping of settings (key: value)")
         }
@@ -108,6 +107,7 @@ public struct ConfigFile: Sendable {
         var routes: [Route] = []
         var lists: [String: [String]] = [:]
         var aggregates: [Aggregate] = []
+        var scalars: [String: String] = [:]
         var problems: [String] = []
         for (keyNode, value) in settings {
             let line = keyNode.mark?.line ?? 1
@@ -130,12 +130,14 @@ public struct ConfigFile: Sendable {
                 } else {
                     problems.append("\(path):\(line): \(key): must be a list of text values")
                 }
-            } else if value.scalar == nil {
+            } else if let scalar = value.scalar {
+                scalars[key] = scalar.string
+            } else {
                 problems.append("\(path):\(line): \(key): must be a single value, not a list or mapping")
             }
         }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return (lines, routes, lists, aggregates)
+        return (lines, routes, lists, aggregates, scalars)
     }
 
     private static func routes(_ node: Node, path: String, lines: inout [String: Int], problems: inout [String]) -> [Route] {

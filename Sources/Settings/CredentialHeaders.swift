@@ -33,8 +33,10 @@ public enum CredentialHeaders {
         var value = String(item[item.index(after: colon)...].trimmingOWS())
         if value.hasPrefix("@") {
             let path = String(value.dropFirst())
-            guard let data = FileManager.default.contents(atPath: path) else {
-                return .failure(Problem(reason: "the value file for \(name) cannot be read: \(path)"))
+            let data: [UInt8]
+            switch BoundedFile.read(path) {
+            case .success(let bytes): data = bytes
+            case .failure(let refusal): return .failure(Problem(reason: "the value file for \(name) \(refusal.reason): \(path)"))
             }
             // A file usually ends with a newline; the value does not.
             value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines).trimmingOWS().description

@@ -72,6 +72,27 @@ public struct RouteMount: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// Routes' prefixes as bytes, to ask whether any route covers a path without trying each
+    /// route (an aggregate part against every route was parts × routes `covers` calls): the
+    /// prefixes `covers` accepts are the path itself and its leading parts before and up to
+    /// each `/`, looked up as bytes, as `covers` compares them.
+    struct Prefixes {
+        private let prefixes: Set<[UInt8]>
+
+        init(_ mounts: [RouteMount]) { prefixes = Set(mounts.map { Array($0.prefix.utf8) }) }
+
+        /// Whether any of the routes covers `path`, as `mounts.contains { $0.covers(path) }` says.
+        func coverAny(_ path: String) -> Bool {
+            let bytes = Array(path.utf8)
+            if prefixes.contains(bytes) { return true }
+            for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "/") {
+                if index > 0, prefixes.contains(Array(bytes[..<index])) { return true }
+                if prefixes.contains(Array(bytes[...index])) { return true }
+            }
+            return false
+        }
+    }
+
     /// As printed: the origin with any password redacted, and the rules that differ from the
     /// defaults (fields set by name only: their values may be secrets).
     public var description: String {
