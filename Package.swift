@@ -191,7 +191,7 @@ let package = Package(
         .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "Observability", "TestSupport"]),
         // Measurements that are not tests: `make bench`.
         .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log"),
-                                                                     .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "Collections", package: "swift-collections")]),
+                                                                     .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "OrderedCollections", package: "swift-collections")]),
         // A raw socket client with deadlines, shared by the end-to-end tests.
         .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),

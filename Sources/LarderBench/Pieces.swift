@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Caching
-import Collections
+import OrderedCollections
 import Foundation
 import HTTPCore
 @_spi(Bench) import HTTPServer
