@@ -64,9 +64,6 @@ public final class LarderService: Service, @unchecked Sendable {
         self.redis = redis
         let shared = redis?.tier
         let health = Health(metrics: metrics, logger: logger, clock: clock)
-        let first = ServingRoutes(settings: settings, ServingRoutes.Shared(
-            memory: memory, disk: disk, shared: shared, client: client, health: health, metrics: metrics, clock: clock, logger: logger))
-        routes.replace(with: first)
         let routes = self.routes
         // Each request reads the routes serving now; a reload swaps them between requests.
         @Sendable func current() -> ServingRoutes { routes.now! }
@@ -104,11 +101,15 @@ public final class LarderService: Service, @unchecked Sendable {
         router.fallback = { request in current().serveUnrouted(request) }
         precondition(router.paths == settings.servedPaths.sorted(), "servedPaths must list the router's paths")
 
-        // The pass-through label is always declared: a reload may add the first route.
+        // Pass-through routes and aggregates a reload adds declare their stale series as they come.
         let cached = router.paths.filter(ServingRoutes.builtInPaths.contains) + settings.servedAggregates.map(\.path)
-            + [RequestSeries.passThroughLabel]
-        let accessLog = AccessLog(logger: accessLogger, series: metrics.requestSeries(routes: router.paths, cached: cached),
-                                  passThroughCovers: { current().passThrough?.covers($0) == true })
+        let series = metrics.requestSeries(routes: router.paths, cached: cached)
+        let accessLog = AccessLog(logger: accessLogger, series: series, unroutedSeries: { current().series(unrouted: $0) })
+        // Made before a request can come: the router's handlers read them only per request.
+        let first = ServingRoutes(settings: settings, ServingRoutes.Shared(
+            memory: memory, disk: disk, shared: shared, client: client, health: health, metrics: metrics, clock: clock, logger: logger,
+            series: series))
+        routes.replace(with: first)
         var configuration = settings.serverConfiguration
         // Read per request with a body, from the routes serving now: a reload applies at once.
         configuration.bodyLimit = { path in current().requestBodyLimit(path) }

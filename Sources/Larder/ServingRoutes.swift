@@ -24,6 +24,9 @@ final class ServingRoutes: Sendable {
     /// The aggregates, by path (`/overview` among them when both built-in routes are on).
     let aggregates: [String: Aggregate]
     let upstreams: [Health.Upstream]
+    /// The request series of the aggregates the router has no path for (a reload added
+    /// them), by path; empty mostly, so a pass-through request seldom looks here.
+    private let aggregateSeries: [String: RequestSeries.Route]
     /// `/openapi.yaml` for these routes: the aggregates are part of it.
     let openAPI: [UInt8]
     /// The built-in routes' paths, in this order in every generation (`builtInPaths`), and
@@ -45,6 +48,8 @@ final class ServingRoutes: Sendable {
         let metrics: LarderMetrics
         let clock: any CacheClock
         let logger: Logger
+        /// The request series, where each configured route finds its label once.
+        let series: RequestSeries
     }
 
     init(settings: ServeSettings, _ base: Shared) {
@@ -85,7 +90,8 @@ final class ServingRoutes: Sendable {
                                              origin: RedactedURL.text(mount.origin)))
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
-                clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }))
+                clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }),
+                series: base.series.route(labelled: mount.prefix))
         }, metrics: base.metrics)
         // Pass-through origins are counted under one name, `origin`, so labels stay bounded.
         for name in Set(upstreams.map { $0.name ?? LarderService.originMetricName }) { base.metrics.declareUpstream(name) }
@@ -98,6 +104,8 @@ final class ServingRoutes: Sendable {
         aggregates = Dictionary(settings.servedAggregates.compactMap { declared in
             Aggregate(declared, settings: settings, builtIns: builtIns, passThrough: passThrough, metrics: base.metrics).map { (declared.path, $0) }
         }, uniquingKeysWith: { first, _ in first })
+        aggregateSeries = Dictionary(uniqueKeysWithValues: aggregates.keys.filter { !base.series.routes.contains($0) }
+            .map { ($0, base.series.route(labelled: $0)) })
         openAPI = Array(OpenAPIDocument.yaml(builtIn: builtIns.filter { settings.servedPaths.contains($0.route.path) }.map(\.route.path),
                                              aggregates: Array(aggregates.values)).utf8)
     }
@@ -110,6 +118,13 @@ final class ServingRoutes: Sendable {
             return settings.maxRequestBody
         }
         return route.mount.rules.maxRequestBody ?? ForwardingRules.defaultMaxRequestBody
+    }
+
+    /// The request series of a path no path of the router's own matched: an aggregate's, else
+    /// the covering pass-through route's; nil for neither.
+    func series(unrouted path: Substring) -> RequestSeries.Route? {
+        if !aggregateSeries.isEmpty, let aggregate = aggregateSeries[String(path)] { return aggregate }
+        return passThrough?.series(covering: path)
     }
 
     /// A request no path of the router's own matched: an aggregate (one a reload added),

@@ -64,7 +64,7 @@ enum Pieces {
 
     private static func requestSeries(_ n: Int) {
         let series = LarderMetrics(memoryLimit: 1 << 20, diskLimit: 1 << 20).requestSeries(routes: ["/weather"], cached: ["/weather"])
-        let route = series.route(matched: 0, passThrough: false)
+        let route = series.route(matched: 0, unrouted: nil)
         let registry = PrometheusCollectorRegistry()
         let buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map { Duration.milliseconds($0 * 1000) }
         let requests = MetricNameDescriptor(metricName: "larder_http_requests", unitName: "total", helpText: "Requests.")

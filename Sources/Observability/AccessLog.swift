@@ -17,14 +17,15 @@ import Synchronization
 public struct AccessLog: Sendable {
     let logger: Logger
     let series: RequestSeries
-    /// Whether a pass-through route covers a path (the request then counts as `pass-through`).
-    let passThroughCovers: @Sendable (Substring) -> Bool
+    /// The configured route that covers a path no path of the router's matched (a
+    /// pass-through route, an aggregate a reload added); nil when none does (`other`).
+    let unroutedSeries: @Sendable (Substring) -> RequestSeries.Route?
     let requestIDs = RequestIDs()
 
-    public init(logger: Logger, series: RequestSeries, passThroughCovers: @escaping @Sendable (Substring) -> Bool = { _ in false }) {
+    public init(logger: Logger, series: RequestSeries, unroutedSeries: @escaping @Sendable (Substring) -> RequestSeries.Route? = { _ in nil }) {
         self.logger = logger
         self.series = series
-        self.passThroughCovers = passThroughCovers
+        self.unroutedSeries = unroutedSeries
     }
 
     /// The router's answers, logged and counted. The series must number routes as this
@@ -54,7 +55,7 @@ public struct AccessLog: Sendable {
     private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64) {
         let idOctets = response.headers.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
-        let route = series.route(matched: matched, passThrough: passThroughCovers(request.path))
+        let route = series.route(matched: matched, unrouted: unroutedSeries(request.path))
         let result = response.cacheOutcome
         series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info

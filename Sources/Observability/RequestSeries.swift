@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import Synchronization
 
 /// The series every request touches: `larder_http_requests_total` by route and status and
 /// `larder_http_request_duration_seconds` by route and cache result. Kept in fixed tables of
@@ -11,28 +12,41 @@ import HTTPCore
 /// Measured (`larder-bench pieces`): 24–25 ns per request against 978–1,351 ns through
 /// swift-prometheus's registry (a counter and a duration histogram looked up by labels).
 ///
-/// Route labels are the router's own paths, plus `pass-through` for every path a
-/// pass-through route answers and `other` for the rest.
+/// Route labels are bounded: `pass-through` and `other` first, then the router's own paths,
+/// then the labels configuration gives (each pass-through route's prefix, an aggregate a
+/// reload added), one slot each for the process's life, resolved when the routes are made
+/// (`route(labelled:)`), never per request. A reload may add up to `addedLabelLimit` labels
+/// of its own; past them a route counts as `pass-through`.
 public final class RequestSeries: Sendable {
-    public static let passThroughLabel = "pass-through"
+    static let passThroughLabel = "pass-through"
     static let otherLabel = "other"
+    /// Labels configuration may add over the whole process, past those at start.
+    public static let addedLabelLimit = 64
     static let statuses = 100...599
     /// Upper bounds of the duration buckets, in seconds.
     static let bounds: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
     /// One route label, as an index into the tables.
-    @_spi(Bench) public struct Route: Sendable {
+    public struct Route: Sendable, Equatable {
         fileprivate let index: Int
+        /// A path a pass-through route covers, when its route has no label of its own.
+        public static let passThrough = Route(index: 0)
+        static let other = Route(index: 1)
+        static let firstRouted = 2
     }
 
     /// A histogram's cells: one per bucket (not cumulative), then the count, then the sum in nanoseconds.
     private static let histogramWidth = bounds.count + 3
 
+    /// `pass-through`, `other`, then `routes`: fixed, read per logged line without a lock.
     private let labels: [String]
-    /// Indexes into `labels` of the routes whose stale series are written out from the start.
+    /// Labels configuration added, at indexes from `labels.count` on; written once each.
+    private let added: Mutex<[String]>
+    /// Indexes into `labels` of the routes whose stale series are written out from the start
+    /// (every added label is one: they are all cached routes).
     private let cached: Set<Int>
-    /// The routes' own paths: the first labels, in the order a router numbers them (`Router.paths`).
-    let routes: [String]
+    /// The routes' own paths, in the order a router numbers them (`Router.paths`).
+    public let routes: [String]
     /// Both tables flat and striped per loop, so a request costs two indexes and adds to
     /// its own loop's cache lines: `requests[route][status]` at `route * statuses.count +
     /// status − 100`, `durations[route][result][cell]` at `(route * results + result) *
@@ -44,23 +58,41 @@ public final class RequestSeries: Sendable {
 
     init(routes: [String], cached: [String] = []) {
         self.routes = routes
-        let labels = routes + [Self.passThroughLabel, Self.otherLabel]
+        let labels = [Self.passThroughLabel, Self.otherLabel] + routes
         self.labels = labels
+        added = Mutex([])
         self.cached = Set(cached.compactMap { labels.firstIndex(of: $0) })
-        requests = StripedCounters(count: labels.count * Self.statuses.count)
-        durations = StripedCounters(count: labels.count * CacheOutcome.allCases.count * Self.histogramWidth)
+        let slots = labels.count + Self.addedLabelLimit
+        requests = StripedCounters(count: slots * Self.statuses.count)
+        durations = StripedCounters(count: slots * CacheOutcome.allCases.count * Self.histogramWidth)
         boundsNanoseconds = Self.bounds.map { Int(($0 * 1e9).rounded()) }
     }
 
     /// The route a request counts under: the position in `routes` of the path the router
-    /// matched (`Router.handle(_:matchedPath:)`), else `pass-through` when `passThrough` says
-    /// a pass-through route covers its path, else `other`.
-    @_spi(Bench) public func route(matched: Int?, passThrough: @autoclosure () -> Bool) -> Route {
-        if let matched, routes.indices.contains(matched) { return Route(index: matched) }
-        return Route(index: labels.count - (passThrough() ? 2 : 1))
+    /// matched (`Router.handle(_:matchedPath:)`), else what `unrouted` says (the route that
+    /// covers its path), else `other`.
+    @_spi(Bench) public func route(matched: Int?, unrouted: @autoclosure () -> Route?) -> Route {
+        if let matched, routes.indices.contains(matched) { return Route(index: matched + Route.firstRouted) }
+        return unrouted() ?? .other
     }
 
-    func label(_ route: Route) -> String { labels[route.index] }
+    /// The slot of a configured route's label (a pass-through prefix, an aggregate's path):
+    /// the router's own when it has the path, the one given before when a reload keeps the
+    /// route, else a new one; `pass-through` once `addedLabelLimit` are taken.
+    public func route(labelled label: String) -> Route {
+        if let index = labels.firstIndex(of: label) { return Route(index: index) }
+        return added.withLock { added in
+            if let index = added.firstIndex(of: label) { return Route(index: labels.count + index) }
+            guard added.count < Self.addedLabelLimit else { return .passThrough }
+            added.append(label)
+            return Route(index: labels.count + added.count - 1)
+        }
+    }
+
+    func label(_ route: Route) -> String {
+        if route.index < labels.count { return labels[route.index] }
+        return added.withLock { $0[route.index - labels.count] }
+    }
 
     /// Counts one answered request and its duration.
     @_spi(Bench) public func record(_ route: Route, status: Int, result: CacheOutcome, nanoseconds: Int) {
@@ -88,6 +120,7 @@ public final class RequestSeries: Sendable {
     func render() -> String {
         var text = ""
         var lines: [String] = []
+        let labels = labels + added.withLock { $0 }
         for route in labels.indices {
             for offset in 0..<Self.statuses.count {
                 let count = requests[requestCell(route: route, offset: offset)]
@@ -101,7 +134,8 @@ public final class RequestSeries: Sendable {
         for route in labels.indices {
             for result in CacheOutcome.allCases.indices {
                 let cells = durationCells(route: route, result: result)
-                let alerted = CacheOutcome.allCases[result] == .stale && cached.contains(route)
+                let alerted = CacheOutcome.allCases[result] == .stale
+                    && (cached.contains(route) || route >= self.labels.count)
                 guard cells[Self.bounds.count + 1] > 0 || alerted else { continue }
                 let labelSet = "route=\"\(labels[route])\",cache=\"\(CacheOutcome.allCases[result].label)\""
                 var cumulative = 0

@@ -12,10 +12,13 @@ public struct PassThroughRoutes: Sendable {
     public struct Route: Sendable {
         public let mount: RouteMount
         public let cache: Cache
+        /// Its request series, labelled by its prefix: resolved once, not per request.
+        public let series: RequestSeries.Route
 
-        public init(mount: RouteMount, cache: Cache) {
+        public init(mount: RouteMount, cache: Cache, series: RequestSeries.Route = .passThrough) {
             self.mount = mount
             self.cache = cache
+            self.series = series
         }
     }
 
@@ -28,8 +31,9 @@ public struct PassThroughRoutes: Sendable {
         self.metrics = metrics
     }
 
-    /// Whether some route covers the path (the access log labels it `pass-through`).
-    public func covers(_ path: Substring) -> Bool { routes.contains { $0.mount.covers(path) } }
+    /// The request series of the route that covers the path, if one does (the access log
+    /// labels the request with it).
+    public func series(covering path: Substring) -> RequestSeries.Route? { routes.first { $0.mount.covers(path) }?.series }
 
     public var handler: HTTPHandler {
         let routes = self

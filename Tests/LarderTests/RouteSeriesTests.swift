@@ -1,0 +1,73 @@
+import Foundation
+import HTTPCore
+import HTTPServer
+import Locking
+import Testing
+import TestSupport
+@testable import Larder
+@testable import Observability
+@testable import Settings
+
+/// Each pass-through route and aggregate counts under its own label, the route as configured
+/// (never a raw path), in `/metrics` and in the access line; a route a reload adds gets its
+/// own series too.
+@Suite(.timeLimit(.minutes(1))) struct RouteSeriesTests {
+    static func origin(_ body: String) throws -> TestOrigin {
+        try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=60")]), body: body) }
+    }
+
+    @Test func twoRoutesCountApartAndAReloadedRouteGetsItsOwnSeries() async throws {
+        let (a, b, c) = (try Self.origin("from A"), try Self.origin("from B"), try Self.origin("from C"))
+        let next = Locked<ServeSettings?>(nil)
+        let log = RecordedLog()
+        try await withLarder(reload: { next.withLock { $0! } }, logger: log.logger(level: .info), { settings in
+            settings.routes = [RouteMount("/api=\(a.url)")!, RouteMount("/media=\(b.url)")!]
+        }) { h in
+            for target in ["/api/x", "/api/y?q=1", "/api/x"] { #expect(try await h.get(target).text == "from A") }
+            #expect(try await h.get("/media/1.png").text == "from B")
+            #expect(try await h.get("/nowhere").status == 404)
+            var metrics = try await h.get("/metrics").text
+            for line in [#"larder_http_requests_total{route="/api",status="200"} 3"#,
+                         #"larder_http_requests_total{route="/media",status="200"} 1"#,
+                         #"larder_http_requests_total{route="other",status="404"} 1"#,
+                         #"larder_http_request_duration_seconds_count{route="/api",cache="hit"} 1"#,
+                         #"larder_http_request_duration_seconds_count{route="/api",cache="miss"} 2"#,
+                         // A route's stale series is there from the start, for the alert on it.
+                         #"larder_http_request_duration_seconds_count{route="/media",cache="stale"} 0"#] {
+                #expect(metrics.contains(line), "\(line)\n\(metrics)")
+            }
+            #expect(!metrics.contains(#"route="pass-through""#) && !metrics.contains("route=\"/api/x\""), "\(metrics)")
+
+            var changed = h.service.settings
+            changed.routes = [RouteMount("/api=\(a.url)")!, RouteMount("/files=\(c.url)")!]
+            next.withLock { $0 = changed }
+            #expect(await h.service.reload() == .reloaded(restartNeeded: []))
+            #expect(try await h.get("/files/z").text == "from C")
+            #expect(try await h.get("/api/z").text == "from A")
+            metrics = try await h.get("/metrics").text
+            for line in [#"larder_http_requests_total{route="/files",status="200"} 1"#,
+                         #"larder_http_requests_total{route="/api",status="200"} 4"#,
+                         // The removed route's count stays what it was: a counter never goes back.
+                         #"larder_http_requests_total{route="/media",status="200"} 1"#] {
+                #expect(metrics.contains(line), "\(line)\n\(metrics)")
+            }
+            #expect(!metrics.contains(#"route="other",status="200""#), "\(metrics)")
+        }
+        let routes = log.all.filter { $0.metadata["log"] == "access" }.map { "\($0.message) \($0.metadata["route"] ?? "-")" }
+        for line in ["GET /api/y?q=1 200 /api", "GET /media/1.png 200 /media", "GET /nowhere 404 other", "GET /files/z 200 /files"] {
+            #expect(routes.contains(line), "\(line)\n\(routes)")
+        }
+        for origin in [a, b, c] { await origin.stop() }
+    }
+
+    /// Labels a reload adds are bounded: past the limit, a route counts as `pass-through`.
+    @Test func addedLabelsAreBounded() {
+        let series = RequestSeries(routes: ["/weather"])
+        let first = series.route(labelled: "/r0")
+        #expect(series.route(labelled: "/r0") == first)
+        #expect(series.route(labelled: "/weather") != first)
+        for index in 1..<RequestSeries.addedLabelLimit { #expect(series.route(labelled: "/r\(index)") != .passThrough) }
+        #expect(series.route(labelled: "/one-too-many") == .passThrough)
+        #expect(series.label(series.route(labelled: "/r5")) == "/r5")
+    }
+}
