@@ -151,8 +151,6 @@ public final class LarderService: Service, @unchecked Sendable {
         first.describe(to: logger)
     }
 
-    static let originMetricName = "origin"
-
 
     private static func hostInURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
 

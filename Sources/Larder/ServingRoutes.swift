@@ -56,6 +56,7 @@ final class ServingRoutes: Sendable {
         self.settings = settings
         self.base = base
         var upstreams: [Health.Upstream] = []
+        var originNames: Set<String> = []
         // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
         let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
             guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
@@ -73,7 +74,9 @@ final class ServingRoutes: Sendable {
         }
         passThrough = settings.routes.isEmpty ? nil : PassThroughRoutes(routes: settings.routes.map { mount in
             // An origin's 429 or 503 is relayed with its own Retry-After; only an unreachable origin is paused.
-            var fetcher = Self.fetcher(settings, base, LarderService.originMetricName, forwarding: true, credentials: [],
+            let originName = OriginName.of(mount.origin)
+            originNames.insert(originName)
+            var fetcher = Self.fetcher(settings, base, originName, forwarding: true, credentials: [],
                                        isAnswer: { $0 < 500 }, pausesOnAnswers: false,
                                        timeout: mount.caching.timeout, concurrency: mount.caching.concurrency)
             fetcher.overrides = mount.caching.overrides
@@ -93,8 +96,8 @@ final class ServingRoutes: Sendable {
                 clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }),
                 series: base.series.route(labelled: mount.prefix))
         }, metrics: base.metrics)
-        // Pass-through origins are counted under one name, `origin`, so labels stay bounded.
-        for name in Set(upstreams.map { $0.name ?? LarderService.originMetricName }) { base.metrics.declareUpstream(name) }
+        // Pass-through origins are counted by `scheme://host:port`: bounded by the configuration.
+        for name in Set(upstreams.compactMap(\.name)).union(originNames) { base.metrics.declareUpstream(name) }
         self.builtIns = builtIns
         self.upstreams = upstreams
         larder = LarderRoutes(metrics: base.metrics)

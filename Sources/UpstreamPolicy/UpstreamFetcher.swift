@@ -9,7 +9,8 @@ import Upstream
 /// `UpstreamFailure`; every outcome is counted and remembered for `/readyz` under `name`. While
 /// the upstream backs off, nothing is sent and the cache hears `UpstreamFailure.backingOff`.
 public struct UpstreamFetcher: CacheFetcher {
-    /// The upstream's name in metrics and readiness: `weather`, `balance`, `origin`.
+    /// The upstream's name in metrics and readiness: `weather`, `balance`, or a pass-through
+    /// origin's `scheme://host:port` (`OriginName`).
     let name: String
     let client: UpstreamClient
     let timeout: Duration

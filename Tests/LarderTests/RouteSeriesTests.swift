@@ -36,6 +36,14 @@ import TestSupport
                          #"larder_http_request_duration_seconds_count{route="/media",cache="stale"} 0"#] {
                 #expect(metrics.contains(line), "\(line)\n\(metrics)")
             }
+            // Each origin its own upstream series, named `scheme://host:port`.
+            for line in ["larder_upstream_requests_total{upstream=\"\(a.url)\",outcome=\"ok\"} 2",
+                         "larder_upstream_requests_total{upstream=\"\(b.url)\",outcome=\"ok\"} 1",
+                         "larder_upstream_request_duration_seconds_count{upstream=\"\(b.url)\"} 1",
+                         "larder_upstream_backoffs_total{upstream=\"\(a.url)\"} 0"] {
+                #expect(metrics.contains(line), "\(line)\n\(metrics)")
+            }
+            #expect(!metrics.contains(#"upstream="origin""#), "\(metrics)")
             #expect(!metrics.contains(#"route="pass-through""#) && !metrics.contains("route=\"/api/x\""), "\(metrics)")
 
             var changed = h.service.settings
@@ -58,6 +66,15 @@ import TestSupport
             #expect(routes.contains(line), "\(line)\n\(routes)")
         }
         for origin in [a, b, c] { await origin.stop() }
+    }
+
+    /// An origin's name keeps no credentials, path or default-port ambiguity.
+    @Test func originNamesAreSchemeHostAndPort() {
+        #expect(OriginName.of("http://user:secret@API.example:8000/base") == "http://api.example:8000")
+        #expect(OriginName.of("HTTPS://api.example") == "https://api.example:443")
+        #expect(OriginName.of("http://api.example/v1") == "http://api.example:80")
+        #expect(OriginName.of("http://[::1]:9000/x") == "http://[::1]:9000")
+        #expect(OriginName.of("http://[::1]") == "http://[::1]:80")
     }
 
     /// Labels a reload adds are bounded: past the limit, a route counts as `pass-through`.

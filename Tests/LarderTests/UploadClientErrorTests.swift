@@ -16,8 +16,11 @@ struct UploadClientErrorTests {
     /// Whether the origin's error and timeout counters are still at zero.
     static func originNotBlamed(_ larder: ServiceHarness) async throws -> Bool {
         let metrics = try await larder.get("/metrics").text
-        return metrics.contains("larder_upstream_requests_total{upstream=\"origin\",outcome=\"error\"} 0")
-            && metrics.contains("larder_upstream_requests_total{upstream=\"origin\",outcome=\"timeout\"} 0")
+        let counted = metrics.split(separator: "\n").filter {
+            $0.hasPrefix("larder_upstream_requests_total{upstream=\"http://127.0.0.1:")
+                && ($0.contains("outcome=\"error\"") || $0.contains("outcome=\"timeout\""))
+        }
+        return counted.count == 2 && counted.allSatisfy { $0.hasSuffix("} 0") }
     }
 
     /// The next whole upload still goes through.

@@ -154,9 +154,9 @@ import Locking
             let next = try await h.get("/o/fresh")
             #expect(next.status == 200, "\(next.header("cache-status") ?? "-")")
             let metrics = try await h.get("/metrics").text
-            #expect(metrics.contains("larder_upstream_requests_total{upstream=\"origin\",outcome=\"timeout\"} 0"))
-            #expect(metrics.contains("larder_upstream_requests_total{upstream=\"origin\",outcome=\"ok\"} \(answered + 1)"))
-            #expect(metrics.contains("larder_upstream_saturated_total{upstream=\"origin\"} \(20 - answered)"))
+            #expect(metrics.contains("larder_upstream_requests_total{upstream=\"http://127.0.0.1:\(origin.port)\",outcome=\"timeout\"} 0"))
+            #expect(metrics.contains("larder_upstream_requests_total{upstream=\"http://127.0.0.1:\(origin.port)\",outcome=\"ok\"} \(answered + 1)"))
+            #expect(metrics.contains("larder_upstream_saturated_total{upstream=\"http://127.0.0.1:\(origin.port)\"} \(20 - answered)"))
         }
         await origin.stop()
     }
