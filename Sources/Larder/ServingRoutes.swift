@@ -26,7 +26,7 @@ final class ServingRoutes: Sendable {
     let upstreams: [Health.Upstream]
     /// The request series of the aggregates the router has no path for (a reload added
     /// them), by path; empty mostly, so a pass-through request seldom looks here.
-    private let aggregateSeries: [String: RequestSeries.Route]
+    private let aggregateSeries: [String: AccessLog.Labels]
     /// `/openapi.yaml` for these routes: the aggregates are part of it.
     let openAPI: [UInt8]
     /// The built-in routes' paths, in this order in every generation (`builtInPaths`), and
@@ -94,7 +94,7 @@ final class ServingRoutes: Sendable {
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
                 clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }),
-                series: base.series.route(labelled: mount.prefix))
+                labels: AccessLog.Labels(series: base.series.route(labelled: mount.prefix), origin: originName))
         }, metrics: base.metrics)
         // Pass-through origins are counted by `scheme://host:port`: bounded by the configuration.
         for name in Set(upstreams.compactMap(\.name)).union(originNames) { base.metrics.declareUpstream(name) }
@@ -108,7 +108,7 @@ final class ServingRoutes: Sendable {
             Aggregate(declared, settings: settings, builtIns: builtIns, passThrough: passThrough, metrics: base.metrics).map { (declared.path, $0) }
         }, uniquingKeysWith: { first, _ in first })
         aggregateSeries = Dictionary(uniqueKeysWithValues: aggregates.keys.filter { !base.series.routes.contains($0) }
-            .map { ($0, base.series.route(labelled: $0)) })
+            .map { ($0, AccessLog.Labels(series: base.series.route(labelled: $0))) })
         openAPI = Array(OpenAPIDocument.yaml(builtIn: builtIns.filter { settings.servedPaths.contains($0.route.path) }.map(\.route.path),
                                              aggregates: Array(aggregates.values)).utf8)
     }
@@ -123,11 +123,11 @@ final class ServingRoutes: Sendable {
         return route.mount.rules.maxRequestBody ?? ForwardingRules.defaultMaxRequestBody
     }
 
-    /// The request series of a path no path of the router's own matched: an aggregate's, else
-    /// the covering pass-through route's; nil for neither.
-    func series(unrouted path: Substring) -> RequestSeries.Route? {
+    /// The labels of a path no path of the router's own matched: an aggregate's, else the
+    /// covering pass-through route's; nil for neither.
+    func labels(unrouted path: Substring) -> AccessLog.Labels? {
         if !aggregateSeries.isEmpty, let aggregate = aggregateSeries[String(path)] { return aggregate }
-        return passThrough?.series(covering: path)
+        return passThrough?.labels(covering: path)
     }
 
     /// A request no path of the router's own matched: an aggregate (one a reload added),

@@ -19,10 +19,22 @@ public struct AccessLog: Sendable {
     let series: RequestSeries
     /// The configured route that covers a path no path of the router's matched (a
     /// pass-through route, an aggregate a reload added); nil when none does (`other`).
-    let unroutedSeries: @Sendable (Substring) -> RequestSeries.Route?
+    let unroutedSeries: @Sendable (Substring) -> Labels?
+
+    /// What a configured route's requests are labelled with, resolved when the route is made:
+    /// its request series, and for a pass-through route its origin's name (`origin` in the line).
+    public struct Labels: Sendable {
+        public let series: RequestSeries.Route
+        public let origin: String?
+
+        public init(series: RequestSeries.Route, origin: String? = nil) {
+            self.series = series
+            self.origin = origin
+        }
+    }
     let requestIDs = RequestIDs()
 
-    public init(logger: Logger, series: RequestSeries, unroutedSeries: @escaping @Sendable (Substring) -> RequestSeries.Route? = { _ in nil }) {
+    public init(logger: Logger, series: RequestSeries, unroutedSeries: @escaping @Sendable (Substring) -> Labels? = { _ in nil }) {
         self.logger = logger
         self.series = series
         self.unroutedSeries = unroutedSeries
@@ -55,7 +67,12 @@ public struct AccessLog: Sendable {
     private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64) {
         let idOctets = response.headers.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
-        let route = series.route(matched: matched, unrouted: unroutedSeries(request.path))
+        var origin: String?
+        let route = series.route(matched: matched, unrouted: {
+            let labels = unroutedSeries(request.path)
+            origin = labels?.origin
+            return labels?.series
+        }())
         let result = response.cacheOutcome
         series.record(route, status: response.status, result: result, nanoseconds: nanoseconds)
         let level: Logger.Level = response.status >= 500 ? .error : result == .standIn ? .warning : .info
@@ -65,7 +82,8 @@ public struct AccessLog: Sendable {
             // is not logged as having had it all. Only such bodies pay for the wait.
             guard logger.logLevel <= level else { return }
             let (logger, message) = (logger, Self.message(request, response.status))
-            let fields = self.fields(request, response, route: route, idOctets: idOctets, nanoseconds: nanoseconds, into: AccessFields.template)
+            let fields = self.fields(request, response, route: route, origin: origin, idOctets: idOctets, nanoseconds: nanoseconds,
+                                     into: AccessFields.template)
             response.bodySent = { sent in
                 var fields = fields
                 fields.values[AccessFields.bytes] = .stringConvertible(sent)
@@ -77,7 +95,7 @@ public struct AccessLog: Sendable {
         // message and fields are made only when the line passes it. The source is given, as
         // swift-log would otherwise work it out from the file's name on every line.
         logger.log(level: level, Self.message(request, response.status), metadata: {
-            var fields = self.fields(request, response, route: route, idOctets: idOctets, nanoseconds: nanoseconds,
+            var fields = self.fields(request, response, route: route, origin: origin, idOctets: idOctets, nanoseconds: nanoseconds,
                                      into: AccessFields.thisThread())
             defer { AccessFields.keep(fields) }
             // A small body leaves with its head, whole.
@@ -93,7 +111,7 @@ public struct AccessLog: Sendable {
     }
 
     /// Every field of the line but `bytes`.
-    private func fields(_ request: HTTPRequest, _ response: HTTPResponse, route: RequestSeries.Route, idOctets: Range<Int>,
+    private func fields(_ request: HTTPRequest, _ response: HTTPResponse, route: RequestSeries.Route, origin: String?, idOctets: Range<Int>,
                                nanoseconds: Int, into fields: Logger.Metadata) -> Logger.Metadata {
         var fields = fields
         // This answer's own fields, never among those rendered ahead of time. An aggregate's
@@ -110,6 +128,8 @@ public struct AccessLog: Sendable {
         fields.values[AccessFields.duration] = .stringConvertible(Double((nanoseconds + 500) / 1000) / 1000)
         fields.values[AccessFields.requestID] = .string(String(decoding: response.headers.lines.bytes[idOctets], as: UTF8.self))
         fields.values[AccessFields.route] = .string(series.label(route))
+        // A pass-through request names its origin (`scheme://host:port`); the line gains a key.
+        if let origin { fields["origin"] = .string(origin) }
         fields.values[AccessFields.status] = .stringConvertible(response.status)
         return fields
     }
@@ -156,8 +176,8 @@ public struct AccessLog: Sendable {
 /// per logged hit, over half of it hashing the seven keys (gate path memory-hit-logged).
 enum AccessFields {
     static let template: Logger.Metadata = {
-        // Room for the two a line may add (`parts`, `upstream_ms`), so adding them never regrows it.
-        var fields = Logger.Metadata(minimumCapacity: 9)
+        // Room for the three a line may add (`origin`, `parts`, `upstream_ms`), so adding them never regrows it.
+        var fields = Logger.Metadata(minimumCapacity: 10)
         for key in ["bytes", "cache_status", "client", "duration_ms", "request_id", "route", "status"] { fields[key] = "" }
         return fields
     }()

@@ -12,13 +12,13 @@ public struct PassThroughRoutes: Sendable {
     public struct Route: Sendable {
         public let mount: RouteMount
         public let cache: Cache
-        /// Its request series, labelled by its prefix: resolved once, not per request.
-        public let series: RequestSeries.Route
+        /// Its request series (labelled by its prefix) and origin's name: resolved once, not per request.
+        public let labels: AccessLog.Labels
 
-        public init(mount: RouteMount, cache: Cache, series: RequestSeries.Route = .passThrough) {
+        public init(mount: RouteMount, cache: Cache, labels: AccessLog.Labels = AccessLog.Labels(series: .passThrough)) {
             self.mount = mount
             self.cache = cache
-            self.series = series
+            self.labels = labels
         }
     }
 
@@ -31,9 +31,9 @@ public struct PassThroughRoutes: Sendable {
         self.metrics = metrics
     }
 
-    /// The request series of the route that covers the path, if one does (the access log
-    /// labels the request with it).
-    public func series(covering path: Substring) -> RequestSeries.Route? { routes.first { $0.mount.covers(path) }?.series }
+    /// The labels of the route that covers the path, if one does (the access log labels the
+    /// request with them).
+    public func labels(covering path: Substring) -> AccessLog.Labels? { routes.first { $0.mount.covers(path) }?.labels }
 
     public var handler: HTTPHandler {
         let routes = self

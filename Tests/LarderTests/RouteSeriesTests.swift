@@ -61,8 +61,10 @@ import TestSupport
             }
             #expect(!metrics.contains(#"route="other",status="200""#), "\(metrics)")
         }
-        let routes = log.all.filter { $0.metadata["log"] == "access" }.map { "\($0.message) \($0.metadata["route"] ?? "-")" }
-        for line in ["GET /api/y?q=1 200 /api", "GET /media/1.png 200 /media", "GET /nowhere 404 other", "GET /files/z 200 /files"] {
+        let routes = log.all.filter { $0.metadata["log"] == "access" }
+            .map { "\($0.message) \($0.metadata["route"] ?? "-") \($0.metadata["origin"] ?? "-")" }
+        for line in ["GET /api/y?q=1 200 /api \(a.url)", "GET /media/1.png 200 /media \(b.url)", "GET /nowhere 404 other -",
+                     "GET /files/z 200 /files \(c.url)", "GET /metrics 200 /metrics -"] {
             #expect(routes.contains(line), "\(line)\n\(routes)")
         }
         for origin in [a, b, c] { await origin.stop() }
