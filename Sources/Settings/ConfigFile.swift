@@ -54,7 +54,7 @@ public struct ConfigFile: Sendable {
 
     /// Reads and checks the file's shape; a setting's value is checked when settings are resolved.
     public static func load(path: String) async throws(ConfigurationError) -> ConfigFile {
-        let text = try Self.text(path: path)
+        let text = try Self.text(path: path, bytes: await BoundedFile.readOnItsOwnThread(path))
         let (lines, routes, lists, aggregates, scalars) = try shape(of: text, path: path)
         // The settings' values from the file as composed here, as the text they are written as
         // (a number or a boolean too; JSON is YAML): not swift-configuration's file provider,
@@ -70,9 +70,9 @@ public struct ConfigFile: Sendable {
     /// The file's text, read once and at most `BoundedFile.sizeLimit` bytes of it (1 MiB, the
     /// README says so: a configuration is a few kilobytes). A file that is not text at all
     /// (NUL bytes, not UTF-8) is refused before it is read as YAML, so that no problem quotes any of it.
-    private static func text(path: String) throws(ConfigurationError) -> String {
+    private static func text(path: String, bytes: Result<[UInt8], BoundedFile.Refusal>) throws(ConfigurationError) -> String {
         let data: [UInt8]
-        switch BoundedFile.read(path) {
+        switch bytes {
         case .success(let bytes): data = bytes
         case .failure(let refusal): throw ConfigurationError("\(path): \(refusal.reason)")
         }
