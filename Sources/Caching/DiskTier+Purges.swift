@@ -58,7 +58,7 @@ extension DiskTier {
         let path = path(for: name)
         return await withCheckedContinuation { continuation in
             reads.async {
-                // A file under another key's name (copied or moved by hand) is not this one.
+                // A file under another key's name (copied or moved there by an operator) is not this one.
                 let decoded = Self.readFile(path).flatMap(DiskEntryCodec.decodeKeyed).flatMap { decoded in
                     Self.name(CacheKey(stored: decoded.key)) == name ? (CacheKey(stored: decoded.key), decoded.entry) : nil
                 }

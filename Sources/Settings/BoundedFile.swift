@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Foundation
 
 /// Reads a file Larder's settings name (a configuration file, a value file of `set-fields`)
 /// with bounds on what it reads and how long it waits: the path may name a huge file,
@@ -43,15 +42,6 @@ enum BoundedFile {
             _ = poll(&wait, 1, Int32(left.components.seconds * 1000 + left.components.attoseconds / 1_000_000_000_000_000 + 1))
         }
         return .failure(.tooLarge)
-    }
-
-    /// `read` on a thread of its own, for async callers: a FIFO that sends nothing would
-    /// otherwise hold one of the few threads every task runs on (one per core) for
-    /// `waitLimit`, and with it every request and test waiting on that pool.
-    static func readOnItsOwnThread(_ path: String) async -> Result<[UInt8], Refusal> {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: read(path)) }.start()
-        }
     }
 
     enum Refusal: Error {

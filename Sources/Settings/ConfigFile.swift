@@ -53,8 +53,18 @@ public struct ConfigFile: Sendable {
     }
 
     /// Reads and checks the file's shape; a setting's value is checked when settings are resolved.
+    /// On a thread of its own: a FIFO that sends nothing holds the read for seconds, and a
+    /// large file's parse takes seconds too; on a task either would hold one of the few threads
+    /// every task runs on (one per core), and with it every request waiting on that pool.
     public static func load(path: String) async throws(ConfigurationError) -> ConfigFile {
-        let text = try Self.text(path: path, bytes: await BoundedFile.readOnItsOwnThread(path))
+        let loaded: Result<ConfigFile, ConfigurationError> = await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: Result { () throws(ConfigurationError) in try loadHere(path: path) }) }.start()
+        }
+        return try loaded.get()
+    }
+
+    private static func loadHere(path: String) throws(ConfigurationError) -> ConfigFile {
+        let text = try Self.text(path: path, bytes: BoundedFile.read(path))
         let (lines, routes, lists, aggregates, scalars) = try shape(of: text, path: path)
         // The settings' values from the file as composed here, as the text they are written as
         // (a number or a boolean too; JSON is YAML): not swift-configuration's file provider,

@@ -91,7 +91,8 @@ import Testing
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: path))
         let took = ContinuousClock.now - started
         #expect(settings.routes.count == 20_000)
-        #expect(took < .seconds(5), "20,000 routes took \(took)")
+        // Quadratic, they took 13.6–18.2 s alone; linear, 2.1 s alone and 7.5 s in a full run.
+        #expect(took < .seconds(12), "20,000 routes took \(took)")
     }
 }
 
