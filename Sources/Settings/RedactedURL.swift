@@ -1,4 +1,5 @@
 import Foundation
+import HTTPCore
 
 /// An upstream or origin URL as Larder prints it (the settings line, route lines, readiness,
 /// the admin API): a password in its user part, and the value of every query parameter
@@ -24,19 +25,64 @@ public enum RedactedURL {
             rest = rest[..<question]
         }
         var text = withoutPassword(String(rest))
-        if let query {
-            let items = query.split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
-                guard let equals = item.firstIndex(of: "="), isCredential(item[..<equals]) else { return String(item) }
-                return item[...equals] + mark
-            }
-            text += "?" + items.joined(separator: "&")
-        }
+        if let query { text += "?" + redacted(query: query) }
         return text + fragment
     }
 
+    /// A query with the value of each parameter named like a credential `<redacted>`.
+    public static func redacted(query: Substring) -> String {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+            guard let equals = item.firstIndex(of: "="), isCredential(item[..<equals]) else { return String(item) }
+            return item[...equals] + mark
+        }.joined(separator: "&")
+    }
+
+    /// Whether any parameter of a query is named like a credential: read on its bytes, with
+    /// no string made, as every access line asks it of its request's query.
+    public static func hasCredential(query: Substring) -> Bool {
+        var query = query
+        return query.withUTF8 { bytes in
+            var start = 0
+            while start < bytes.count {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "&")) ?? bytes.count
+                if let equals = bytes[start..<end].firstIndex(of: UInt8(ascii: "=")),
+                   isCredential(name: UnsafeBufferPointer(rebasing: bytes[start..<equals])) { return true }
+                start = end + 1
+            }
+            return false
+        }
+    }
+
     static func isCredential(_ name: Substring) -> Bool {
-        let plain = (name.removingPercentEncoding ?? String(name)).lowercased().filter { $0 != "-" && $0 != "_" }
-        return names.contains(plain) || suffixes.contains { plain.hasSuffix($0) }
+        var name = name
+        return name.withUTF8 { isCredential(name: $0) }
+    }
+
+    private static let nameBytes = names.map { Array($0.utf8) }
+    private static let suffixBytes = suffixes.map { Array($0.utf8) }
+
+    /// The name percent-decoded, `-` and `_` dropped and ASCII lower-cased, then compared
+    /// with `names` and `suffixes`.
+    static func isCredential(name: UnsafeBufferPointer<UInt8>) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(name.count, 1)) { plain in
+            var count = 0
+            var index = 0
+            while index < name.count {
+                var byte = name[index]
+                index += 1
+                if byte == UInt8(ascii: "%"), index + 1 < name.count,
+                   let high = FieldSyntax.hexValue(name[index]), let low = FieldSyntax.hexValue(name[index + 1]) {
+                    byte = UInt8(high << 4 | low)
+                    index += 2
+                }
+                if byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") { continue }
+                plain[count] = (0x41...0x5A).contains(byte) ? byte | 0x20 : byte
+                count += 1
+            }
+            let text = UnsafeBufferPointer(rebasing: plain[..<count])
+            return nameBytes.contains { text.elementsEqual($0) }
+                || suffixBytes.contains { text.count >= $0.count && text[(text.count - $0.count)...].elementsEqual($0) }
+        }
     }
 
     /// `scheme://user:password@host…` with the password replaced.
