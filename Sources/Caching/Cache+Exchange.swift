@@ -161,7 +161,8 @@ extension Cache {
     /// (`DiskTier+Queue`) rather than go unwritten; memory and the shared tier have it first.
     /// A body still arriving is offered to every tier once it is whole, so its answer never
     /// says `stored`; meanwhile the memory tier holds it as it is, so requests for it read
-    /// along instead of asking the origin again, and drops it if it never becomes whole.
+    /// along instead of asking the origin again, and drops it if it never becomes whole (or,
+    /// one too large for memory, once the disk tier's write of it is over).
     @discardableResult
     private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) async -> Bool {
         if case .stream(let region) = entry.body, case .response(let response) = item {
@@ -173,8 +174,16 @@ extension Cache {
                 // Once the stream has ended no answer waits for this entry: a full queue skips it.
                 let entry = entry.with(body: body)
                 let item = MemoryTier.Item.response(StoredResponse(entry: entry, rendered: response.rendered.with(body: body)))
-                offerToMemoryAndShared(key, item, entry, expiry: expiry)
-                disk?.write(key, entry, rendition: rendition(item))
+                guard case .file = body, let disk else {
+                    offerToMemoryAndShared(key, item, entry, expiry: expiry)
+                    disk?.write(key, entry, rendition: rendition(item))
+                    return
+                }
+                // A body in a file is the disk tier's to serve, once its file is named: until
+                // then the whole stream stays in memory, so a request arriving meanwhile is a
+                // hit rather than a second fetch (nginx renames its finished temporary file).
+                if let expiry { shared?.write(key, entry, expiry: expiry) }
+                disk.write(key, entry, rendition: rendition(item)) { [memory] in memory.remove(key, ifStill: response) }
             }
             return false
         }

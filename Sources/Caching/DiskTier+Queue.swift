@@ -22,9 +22,15 @@ extension DiskTier {
     /// Stores the entry, with what the route rendered from it when given, in the background;
     /// `waitForWrites` waits for every write started so far. Past the write queue's byte
     /// limit the entry is not written (and counted). Returns whether it was taken for writing.
+    /// `whenDone` is called once the write is over, whatever its outcome (at once when skipped).
     @discardableResult
-    public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil) -> Bool {
-        admit(key, entry, rendition, mayOverfill: false) != nil
+    public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil,
+                      whenDone: (@Sendable () -> Void)? = nil) -> Bool {
+        guard admit(key, entry, rendition, mayOverfill: false, whenDone: whenDone) != nil else {
+            whenDone?()
+            return false
+        }
+        return true
     }
 
     /// As `write`, for an entry read back from this tier and kept again (with the rendition
@@ -73,7 +79,8 @@ extension DiskTier {
 
     /// Puts the entry in line if the queue has room (or, with `mayOverfill`, if the disk is
     /// not stalled): nil when skipped (counted), else whether it took the queue past its limit.
-    private func admit(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, mayOverfill: Bool, replacing: Bool = false) -> Bool? {
+    private func admit(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, mayOverfill: Bool, replacing: Bool = false,
+                       whenDone: (@Sendable () -> Void)? = nil) -> Bool? {
         let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
         let queued = Self.inLine(entry, encodedSize: size)
         let overfilled: Bool? = index.withLock { index in
@@ -94,6 +101,7 @@ extension DiskTier {
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
             writeAdmitted(key, entry, rendition, charged: queued, replacing: replacing)
+            whenDone?()
         }
         loop?.afterTurn { [writes] in writes.start() }
         return overfilled
