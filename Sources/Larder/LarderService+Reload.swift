@@ -17,10 +17,11 @@ extension LarderService {
         } catch {
             return refuse(error.problems)
         }
-        guard let current = routes.now else { return .unavailable("the service has not started") }
-        let (settings, restartNeeded) = Self.reloadable(read, over: current.settings)
-        let next = ServingRoutes(settings: settings, current.base)
-        routes.replace(with: next)
+        guard let (next, restartNeeded) = routes.remake({ current in
+            let (settings, restartNeeded) = Self.reloadable(read, over: current.settings)
+            return (ServingRoutes(settings: settings, current.base), restartNeeded)
+        }) else { return .unavailable("the service has not started") }
+        let settings = next.settings
         metrics.configReloaded(success: true, at: Date().timeIntervalSince1970)
         logger.info("configuration reloaded", metadata: settings.summary)
         if !restartNeeded.isEmpty {

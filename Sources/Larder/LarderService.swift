@@ -103,7 +103,7 @@ public final class LarderService: Service, @unchecked Sendable {
 
         // Pass-through routes and aggregates a reload adds declare their stale series as they come.
         let cached = router.paths.filter(ServingRoutes.builtInPaths.contains) + settings.servedAggregates.map(\.path)
-        let series = metrics.requestSeries(routes: router.paths, cached: cached)
+        let series = metrics.requestSeries(routes: router.paths, cached: cached, removable: settings.servedAggregates.map(\.path))
         let accessLog = AccessLog(logger: accessLogger, series: series, unroutedSeries: { current().labels(unrouted: $0) })
         // Made before a request can come: the router's handlers read them only per request.
         let first = ServingRoutes(settings: settings, ServingRoutes.Shared(

@@ -57,6 +57,8 @@ final class ServingRoutes: Sendable {
         self.base = base
         var upstreams: [Health.Upstream] = []
         var originNames: Set<String> = []
+        // Each configured route's and aggregate's label, the ones these settings no longer have let go.
+        let routeLabels = base.series.configure(settings.routes.map(\.prefix) + settings.servedAggregates.map(\.path))
         // Every built-in route is one `Cache` over the shared tiers, told apart by its policy and render hook.
         let builtIns = [BuiltInRoute.weather(settings), BuiltInRoute.balance(settings)].map { route in
             guard route.locate != nil else { return LarderRoutes.Mounted(route: route, cache: nil) }
@@ -94,10 +96,8 @@ final class ServingRoutes: Sendable {
             return PassThroughRoutes.Route(mount: mount, cache: Cache(
                 route: mount.origin, policy: policy, memory: base.memory, disk: base.disk, shared: base.shared, fetcher: fetcher,
                 clock: base.clock, render: { _, entry in RenderedResponse(relaying: entry) }),
-                labels: AccessLog.Labels(series: base.series.route(labelled: mount.prefix), origin: originName))
+                labels: AccessLog.Labels(series: routeLabels[mount.prefix] ?? .passThrough, origin: originName))
         }, metrics: base.metrics)
-        // Pass-through origins are counted by `scheme://host:port`: bounded by the configuration.
-        for name in Set(upstreams.compactMap(\.name)).union(originNames) { base.metrics.declareUpstream(name) }
         self.builtIns = builtIns
         self.upstreams = upstreams
         larder = LarderRoutes(metrics: base.metrics)
@@ -108,7 +108,13 @@ final class ServingRoutes: Sendable {
             Aggregate(declared, settings: settings, builtIns: builtIns, passThrough: passThrough, metrics: base.metrics).map { (declared.path, $0) }
         }, uniquingKeysWith: { first, _ in first })
         aggregateSeries = Dictionary(uniqueKeysWithValues: aggregates.keys.filter { !base.series.routes.contains($0) }
-            .map { ($0, AccessLog.Labels(series: base.series.route(labelled: $0))) })
+            .map { ($0, AccessLog.Labels(series: routeLabels[$0] ?? .passThrough)) })
+        // Pass-through origins are counted by `scheme://host:port`: bounded by the configuration.
+        let upstreamNames = Set(upstreams.compactMap(\.name)).union(originNames)
+        let served = aggregates
+        base.metrics.configure(upstreams: upstreamNames, aggregateParts: settings.servedAggregates.filter { served[$0.path] != nil }
+            .flatMap { declared in declared.parts.map { (declared.path, $0.name) } })
+        base.health.keepOutcomes(of: upstreamNames)
         openAPI = Array(OpenAPIDocument.yaml(builtIn: builtIns.filter { settings.servedPaths.contains($0.route.path) }.map(\.route.path),
                                              aggregates: Array(aggregates.values)).utf8)
     }
@@ -174,10 +180,25 @@ final class ServingRoutes: Sendable {
 /// back; every generation writes through the one disk tier, which a stop waits on.)
 final class CurrentRoutes: Sendable {
     private let routes = Mutex<ServingRoutes?>(nil)
+    /// Held while a reload makes its routes and swaps them in: making them gives each
+    /// configured route its series and lets go of the rest, so two reloads at once (SIGHUP,
+    /// the admin API, a changed file) must swap in the routes of the last one made.
+    private let making = Mutex(())
 
     var now: ServingRoutes? { routes.withLock { $0 } }
 
     func replace(with next: ServingRoutes) {
         routes.withLock { $0 = next }
+    }
+
+    /// Swaps in the routes `make` makes from those serving now, and answers them with what
+    /// `make` said; nil before the first routes serve.
+    func remake<Said: Sendable>(_ make: (ServingRoutes) -> (ServingRoutes, Said)) -> (ServingRoutes, Said)? {
+        making.withLock { _ in
+            guard let current = now else { return nil }
+            let (next, said) = make(current)
+            replace(with: next)
+            return (next, said)
+        }
     }
 }

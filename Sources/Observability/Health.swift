@@ -30,6 +30,11 @@ public final class Health: UpstreamObserver {
     /// An outcome that is not an answer (no answer, a 5xx, or a status the route does not
     /// take) is one `warning` line with what the library or the upstream said, which callers
     /// are never shown; only an unhealthy one (no answer, a 5xx) makes readiness `warn`.
+    /// Forgets the last outcome of upstreams no route has any more (a reload removed them).
+    public func keepOutcomes(of upstreams: Set<String>) {
+        lastOutcome.withLock { outcomes in outcomes = outcomes.filter { upstreams.contains($0.key) } }
+    }
+
     public func record(upstream: String, outcome: String, healthy: Bool, warns: Bool, detail: String, duration: Duration) {
         lastOutcome.withLock { $0[upstream] = (healthy, outcome, detail, Date()) }
         metrics.upstream(upstream, outcome: outcome, duration: duration)
@@ -39,7 +44,7 @@ public final class Health: UpstreamObserver {
     public func backoffChanged(upstream: String, _ change: UpstreamBackoff.Change) {
         switch change {
         case .paused(let until, let reason):
-            metrics.counter(.upstreamBackoffs, [("upstream", upstream)]).increment()
+            metrics.upstreamEvent(.upstreamBackoffs, upstream)
             logger.warning("upstream \(upstream) backing off until \(Self.timestamp(until)): \(reason)")
         case .reopened:
             logger.notice("upstream \(upstream) reopened: the probe request was answered")
@@ -47,13 +52,13 @@ public final class Health: UpstreamObserver {
     }
 
     public func refusedDuringBackoff(upstream: String) {
-        metrics.counter(.upstreamBackoffRefusals, [("upstream", upstream)]).increment()
+        metrics.upstreamEvent(.upstreamBackoffRefusals, upstream)
     }
 
     /// Larder's saturation, not the upstream's: counted, not logged (the access line says 503)
     /// and not an outcome of the upstream.
     public func refusedWhileSaturated(upstream: String) {
-        metrics.counter(.upstreamSaturated, [("upstream", upstream)]).increment()
+        metrics.upstreamEvent(.upstreamSaturated, upstream)
     }
 
     /// One upstream as readiness shows it: its check name (what the public port names: a

@@ -27,11 +27,17 @@ public final class LarderMetrics: Sendable {
                                                       .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                                       .milliseconds(2500), .seconds(5), .seconds(10)]
 
-    private struct UpstreamSeriesKey: Hashable {
-        let upstream: String
-        let outcome: String
+    /// The registry's handles for one upstream, kept: making them on every fetch (sorting
+    /// labels, fixing help text) cost a miss thousands of instructions.
+    private struct UpstreamSeries {
+        let requests: [String: Counter]
+        let duration: DurationHistogram
+        let events: [MetricFamily: Counter]
+
+        static let eventFamilies: [MetricFamily] = [.upstreamBackoffs, .upstreamBackoffRefusals, .upstreamSaturated]
     }
-    private let upstreamSeries = Locked<[UpstreamSeriesKey: (Counter, DurationHistogram)]>([:])
+    /// The upstreams of the routes serving now, by name.
+    private let upstreamSeries = Locked<[String: UpstreamSeries]>([:])
 
     /// Whether a shared tier (Redis) sits between disk and the upstream in every lookup.
     private let sharedTier: Bool
@@ -85,8 +91,9 @@ public final class LarderMetrics: Sendable {
 
     /// The request series of a router's routes, made once; `/metrics` writes them out too.
     /// `cached` are the labels of the routes the cache answers, whose stale series an alert reads.
-    public func requestSeries(routes: [String], cached: [String]) -> RequestSeries {
-        let made = RequestSeries(routes: routes, cached: cached)
+    /// `removable`: the paths among `routes` that configuration gave (aggregates), which a reload may remove.
+    public func requestSeries(routes: [String], cached: [String], removable: [String] = []) -> RequestSeries {
+        let made = RequestSeries(routes: routes, cached: cached, removable: removable)
         series.withLock { $0 = made }
         return made
     }
@@ -126,43 +133,65 @@ public final class LarderMetrics: Sendable {
     /// Outcomes an upstream exchange is counted under (`UpstreamObserver.observed`).
     static let upstreamOutcomes = ["ok", "status_4xx", "status_5xx", "timeout", "error"]
 
-    /// Makes an upstream's counters at zero, so an alert's `increase()` sees its first event
-    /// (a series that first appears at 1 shows no increase).
-    public func declareUpstream(_ name: String) {
-        for outcome in Self.upstreamOutcomes where upstreamSeries.withLock({ $0[UpstreamSeriesKey(upstream: name, outcome: outcome)] }) == nil {
-            _ = makeUpstreamSeries(UpstreamSeriesKey(upstream: name, outcome: outcome))
+    /// The upstreams and aggregate parts of the routes about to serve. Each new upstream's
+    /// and part's counters are made at zero, so an alert's `increase()` sees its first event
+    /// (a series that first appears at 1 shows no increase); the series of those no route
+    /// has any more leave `/metrics`, and what a request still in flight on a removed route
+    /// reports of them is not counted.
+    public func configure(upstreams: Set<String>, aggregateParts: [(aggregate: String, part: String)]) {
+        upstreamSeries.withLock { known in
+            for (name, gone) in known where !upstreams.contains(name) {
+                gone.requests.values.forEach(registry.unregisterCounter)
+                gone.events.values.forEach(registry.unregisterCounter)
+                registry.unregisterDurationHistogram(gone.duration)
+                known[name] = nil
+            }
+            for name in upstreams where known[name] == nil {
+                known[name] = UpstreamSeries(
+                    requests: Dictionary(uniqueKeysWithValues: Self.upstreamOutcomes.map {
+                        ($0, counter(.upstreamRequests, [("upstream", name), ("outcome", $0)]))
+                    }),
+                    duration: registry.makeDurationHistogram(descriptor: MetricFamily.upstreamDuration.descriptor, labels: [("upstream", name)],
+                                                             buckets: Self.upstreamBuckets),
+                    events: Dictionary(uniqueKeysWithValues: UpstreamSeries.eventFamilies.map { ($0, counter($0, [("upstream", name)])) }))
+            }
         }
-        _ = counter(.upstreamBackoffs, [("upstream", name)])
-        _ = counter(.upstreamBackoffRefusals, [("upstream", name)])
-        _ = counter(.upstreamSaturated, [("upstream", name)])
+        let parts = Set(aggregateParts.map { AggregatePartLabels(aggregate: $0.aggregate, part: $0.part) })
+        self.aggregateParts.withLock { known in
+            for labels in known.keys where !parts.contains(labels) {
+                for result in AggregatePartCounters.results {
+                    registry.unregisterCounter(counter(.aggregateParts, labels.labels(result)))
+                    lastTotals.withLock { $0[Self.totalID(.aggregateParts, labels.labels(result))] = nil }
+                }
+                known[labels] = nil
+            }
+        }
     }
 
     func upstream(_ name: String, outcome: String, duration: Duration) {
-        let key = UpstreamSeriesKey(upstream: name, outcome: outcome)
-        let (requests, durations) = upstreamSeries.withLock { $0[key] } ?? makeUpstreamSeries(key)
+        guard let series = upstreamSeries.withLock({ $0[name] }), let requests = series.requests[outcome] else { return }
         requests.increment()
-        durations.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        series.duration.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
-    /// The registry's handles for one upstream and outcome, kept: making them on every
-    /// fetch (sorting labels, fixing help text) cost a miss thousands of instructions.
-    private func makeUpstreamSeries(_ key: UpstreamSeriesKey) -> (Counter, DurationHistogram) {
-        let made = (counter(.upstreamRequests, [("upstream", key.upstream), ("outcome", key.outcome)]),
-                    registry.makeDurationHistogram(descriptor: MetricFamily.upstreamDuration.descriptor, labels: [("upstream", key.upstream)],
-                                                   buckets: Self.upstreamBuckets))
-        upstreamSeries.withLock { $0[key] = made }
-        return made
+    /// Counts a backoff, a refusal during one, or a saturated request of a configured upstream.
+    func upstreamEvent(_ family: MetricFamily, _ name: String) {
+        upstreamSeries.withLock { $0[name]?.events[family] }?.increment()
     }
 
     /// Moves a counter kept as a running total elsewhere (a tier's evictions) up to that
     /// total; a total still at zero is exported as 0, so an alert sees the first event.
     private func catchUp(_ family: MetricFamily, _ labels: [(String, String)], to total: Int) {
-        let id = family.name + labels.map { "|\($0.0)=\($0.1)" }.joined()
+        let id = Self.totalID(family, labels)
         let delta = lastTotals.withLock { last in
             defer { last[id] = total }
             return total - (last[id] ?? 0)
         }
         counter(family, labels).increment(by: Int64(max(0, delta)))
+    }
+
+    private static func totalID(_ family: MetricFamily, _ labels: [(String, String)]) -> String {
+        family.name + labels.map { "|\($0.0)=\($0.1)" }.joined()
     }
 
     /// Brings the level gauges up to date and renders the text exposition format.
@@ -187,9 +216,12 @@ public final class LarderMetrics: Sendable {
             catchUp(.redisCorruptValues, [], to: counts.corruptions)
             gauge(.redisUp).set(Double(shared.problem == nil ? 1 : 0))
         }
-        for (labels, cells) in aggregateParts.withLock({ $0 }) {
-            for (index, result) in AggregatePartCounters.results.enumerated() {
-                catchUp(.aggregateParts, labels.labels(result), to: cells[index])
+        // Under the lock `configure` removes parts with, so no part removed is made again here.
+        aggregateParts.withLock { parts in
+            for (labels, cells) in parts {
+                for (index, result) in AggregatePartCounters.results.enumerated() {
+                    catchUp(.aggregateParts, labels.labels(result), to: cells[index])
+                }
             }
         }
         let requests = (series.withLock { $0 }?.render() ?? "") + renderLookups()

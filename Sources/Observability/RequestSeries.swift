@@ -14,9 +14,11 @@ import Synchronization
 ///
 /// Route labels are bounded: `pass-through` and `other` first, then the router's own paths,
 /// then the labels configuration gives (each pass-through route's prefix, an aggregate a
-/// reload added), one slot each for the process's life, resolved when the routes are made
-/// (`route(labelled:)`), never per request. A reload may add up to `addedLabelLimit` labels
-/// of its own; past them a route counts as `pass-through`.
+/// reload added), resolved when the routes are made (`configure`), never per request. Only
+/// the routes serving now have series in `/metrics`: a label a reload removes leaves it, and
+/// its slot is taken again, emptied, once all `addedLabelLimit` are in use, so reloads that
+/// come and go keep both the tables and the exposition bounded. Past the limit at once, a
+/// route counts as `pass-through`.
 public final class RequestSeries: Sendable {
     static let passThroughLabel = "pass-through"
     static let otherLabel = "other"
@@ -40,8 +42,23 @@ public final class RequestSeries: Sendable {
 
     /// `pass-through`, `other`, then `routes`: fixed, read per logged line without a lock.
     private let labels: [String]
-    /// Labels configuration added, at indexes from `labels.count` on; written once each.
-    private let added: Mutex<[String]>
+    /// Labels configuration added, at indexes from `labels.count` on, and which labels the
+    /// routes serving now do not have.
+    private let added: Mutex<Added>
+    /// Positions in `routes` of the paths configuration gave (the aggregates at start), which a reload may remove.
+    private let removable: [Int]
+    /// Bits by position in `routes` (the first 64) of the removable paths not served now: a
+    /// request to one counts as an unrouted path does. Read per request, so no lock.
+    private let unservedBits = Atomic<UInt64>(0)
+
+    private struct Added {
+        /// The label of each added slot.
+        var labels: [String] = []
+        /// Added slots whose label no route serving now has, the one let go longest ago first.
+        var idle: [Int] = []
+        /// Positions in `routes` of removable paths not served now.
+        var unserved: Set<Int> = []
+    }
     /// Indexes into `labels` of the routes whose stale series are written out from the start
     /// (every added label is one: they are all cached routes).
     private let cached: Set<Int>
@@ -56,11 +73,13 @@ public final class RequestSeries: Sendable {
     /// The bucket bounds in nanoseconds, compared with a duration without a Double.
     private let boundsNanoseconds: [Int]
 
-    init(routes: [String], cached: [String] = []) {
+    /// `removable`: the paths among `routes` that configuration gave, which a reload may remove.
+    init(routes: [String], cached: [String] = [], removable: [String] = []) {
         self.routes = routes
         let labels = [Self.passThroughLabel, Self.otherLabel] + routes
         self.labels = labels
-        added = Mutex([])
+        added = Mutex(Added())
+        self.removable = removable.compactMap { routes.firstIndex(of: $0) }
         self.cached = Set(cached.compactMap { labels.firstIndex(of: $0) })
         let slots = labels.count + Self.addedLabelLimit
         requests = StripedCounters(count: slots * Self.statuses.count)
@@ -72,26 +91,52 @@ public final class RequestSeries: Sendable {
     /// matched (`Router.handle(_:matchedPath:)`), else what `unrouted` says (the route that
     /// covers its path), else `other`.
     @_spi(Bench) public func route(matched: Int?, unrouted: @autoclosure () -> Route?) -> Route {
-        if let matched, routes.indices.contains(matched) { return Route(index: matched + Route.firstRouted) }
+        if let matched, routes.indices.contains(matched), matched >= 64 || unservedBits.load(ordering: .relaxed) & (1 << matched) == 0 {
+            return Route(index: matched + Route.firstRouted)
+        }
         return unrouted() ?? .other
     }
 
-    /// The slot of a configured route's label (a pass-through prefix, an aggregate's path):
-    /// the router's own when it has the path, the one given before when a reload keeps the
-    /// route, else a new one; `pass-through` once `addedLabelLimit` are taken.
-    public func route(labelled label: String) -> Route {
-        if let index = labels.firstIndex(of: label) { return Route(index: index) }
+    /// The slots of the labels of the routes about to serve (pass-through prefixes, aggregate
+    /// paths), and every other label configuration gave let go: its series leave `/metrics`.
+    /// A label keeps its slot, and its counts, while it serves and until its slot is taken
+    /// again; a new one takes the router's slot when the router has the path, else a free
+    /// slot, else the one let go longest ago, emptied (a request still in flight on the
+    /// removed route may count there); `pass-through` when all `addedLabelLimit` serve.
+    public func configure(_ configured: [String]) -> [String: Route] {
+        let serving = Set(configured)
         return added.withLock { added in
-            if let index = added.firstIndex(of: label) { return Route(index: labels.count + index) }
-            guard added.count < Self.addedLabelLimit else { return .passThrough }
-            added.append(label)
-            return Route(index: labels.count + added.count - 1)
+            added.unserved = Set(removable.filter { !serving.contains(routes[$0]) })
+            unservedBits.store(added.unserved.reduce(0) { $1 < 64 ? $0 | 1 << $1 : $0 }, ordering: .relaxed)
+            added.idle.removeAll { serving.contains(added.labels[$0]) }
+            for slot in added.labels.indices where !serving.contains(added.labels[slot]) && !added.idle.contains(slot) {
+                added.idle.append(slot)
+            }
+            var given: [String: Route] = [:]
+            for label in configured where given[label] == nil { given[label] = slot(for: label, &added) }
+            return given
         }
+    }
+
+    private func slot(for label: String, _ added: inout Added) -> Route {
+        if let index = labels.firstIndex(of: label) { return Route(index: index) }
+        if let slot = added.labels.firstIndex(of: label) { return Route(index: labels.count + slot) }
+        if added.labels.count < Self.addedLabelLimit {
+            added.labels.append(label)
+            return Route(index: labels.count + added.labels.count - 1)
+        }
+        guard !added.idle.isEmpty else { return .passThrough }
+        let slot = added.idle.removeFirst()
+        added.labels[slot] = label
+        let route = labels.count + slot
+        requests.zero(requestCell(route: route, offset: 0)..<requestCell(route: route + 1, offset: 0))
+        durations.zero(durationsStart(route: route, result: 0)..<durationsStart(route: route + 1, result: 0))
+        return Route(index: route)
     }
 
     func label(_ route: Route) -> String {
         if route.index < labels.count { return labels[route.index] }
-        return added.withLock { $0[route.index - labels.count] }
+        return added.withLock { $0.labels[route.index - labels.count] }
     }
 
     /// Counts one answered request and its duration.
@@ -120,8 +165,12 @@ public final class RequestSeries: Sendable {
     func render() -> String {
         var text = ""
         var lines: [String] = []
-        let labels = labels + added.withLock { $0 }
-        for route in labels.indices {
+        let fixed = self.labels
+        let (labels, hidden) = self.added.withLock { added in
+            (fixed + added.labels, Set(added.unserved.map { $0 + Route.firstRouted } + added.idle.map { $0 + fixed.count }))
+        }
+        let shown = labels.indices.filter { !hidden.contains($0) }
+        for route in shown {
             for offset in 0..<Self.statuses.count {
                 let count = requests[requestCell(route: route, offset: offset)]
                 guard count > 0 else { continue }
@@ -131,7 +180,7 @@ public final class RequestSeries: Sendable {
         Self.family(.httpRequests, type: "counter", lines, into: &text)
 
         lines = []
-        for route in labels.indices {
+        for route in shown {
             for result in CacheOutcome.allCases.indices {
                 let cells = durationCells(route: route, result: result)
                 let alerted = CacheOutcome.allCases[result] == .stale

@@ -40,6 +40,13 @@ final class StripedCounters: @unchecked Sendable {
         cells[stripe * stride + index].wrappingAdd(amount, ordering: .relaxed)
     }
 
+    /// Sets counters back to zero in every stripe (a slot taken again for another series).
+    func zero(_ range: Range<Int>) {
+        for stripe in 0..<stripes {
+            for index in range { cells[stripe * stride + index].store(0, ordering: .relaxed) }
+        }
+    }
+
     /// The total of one counter over every stripe.
     subscript(index: Int) -> Int {
         var total = 0

@@ -5,7 +5,7 @@ import Locking
 import Testing
 import TestSupport
 @testable import Larder
-@testable import Observability
+@testable @_spi(Bench) import Observability
 @testable import Settings
 
 /// Each pass-through route and aggregate counts under its own label, the route as configured
@@ -55,10 +55,12 @@ import TestSupport
             metrics = try await h.get("/metrics").text
             for line in [#"larder_http_requests_total{route="/files",status="200"} 1"#,
                          #"larder_http_requests_total{route="/api",status="200"} 4"#,
-                         // The removed route's count stays what it was: a counter never goes back.
-                         #"larder_http_requests_total{route="/media",status="200"} 1"#] {
+                         "larder_upstream_requests_total{upstream=\"\(c.url)\",outcome=\"ok\"} 1",
+                         "larder_upstream_requests_total{upstream=\"\(a.url)\",outcome=\"ok\"} 3"] {
                 #expect(metrics.contains(line), "\(line)\n\(metrics)")
             }
+            // The removed route and its origin leave `/metrics`, as if never configured.
+            #expect(!metrics.contains(#"route="/media""#) && !metrics.contains("upstream=\"\(b.url)\""), "\(metrics)")
             #expect(!metrics.contains(#"route="other",status="200""#), "\(metrics)")
         }
         let routes = log.all.filter { $0.metadata["log"] == "access" }
@@ -79,14 +81,28 @@ import TestSupport
         #expect(OriginName.of("http://[::1]") == "http://[::1]:80")
     }
 
-    /// Labels a reload adds are bounded: past the limit, a route counts as `pass-through`.
-    @Test func addedLabelsAreBounded() {
+    /// Labels configuration gives are bounded by the labels serving at once: past the limit a
+    /// route counts as `pass-through`; a label let go keeps its slot until another needs it,
+    /// then its slot is emptied for the next (the one let go longest ago first).
+    @Test func labelsAreBoundedByThoseServingAndSlotsLetGoAreEmptiedForTheNext() {
         let series = RequestSeries(routes: ["/weather"])
-        let first = series.route(labelled: "/r0")
-        #expect(series.route(labelled: "/r0") == first)
-        #expect(series.route(labelled: "/weather") != first)
-        for index in 1..<RequestSeries.addedLabelLimit { #expect(series.route(labelled: "/r\(index)") != .passThrough) }
-        #expect(series.route(labelled: "/one-too-many") == .passThrough)
-        #expect(series.label(series.route(labelled: "/r5")) == "/r5")
+        let first = series.configure(["/r0", "/weather"])
+        #expect(first["/r0"] != first["/weather"] && first["/r0"] != .passThrough)
+        let full = series.configure((0..<RequestSeries.addedLabelLimit).map { "/r\($0)" } + ["/one-too-many"])
+        #expect(full["/r0"] == first["/r0"] && full["/one-too-many"] == .passThrough)
+        #expect((0..<RequestSeries.addedLabelLimit).allSatisfy { full["/r\($0)"] != .passThrough })
+        series.record(full["/r0"]!, status: 200, result: .hit, nanoseconds: 1000)
+        series.record(full["/r1"]!, status: 200, result: .hit, nanoseconds: 1000)
+        #expect(series.render().contains(#"larder_http_requests_total{route="/r0",status="200"} 1"#))
+        // `/r0` and `/r1` are let go; `/r0` is back before its slot is taken, its count kept; `/new` takes `/r1`'s, emptied.
+        _ = series.configure((2..<RequestSeries.addedLabelLimit).map { "/r\($0)" })
+        let back = series.configure((0..<RequestSeries.addedLabelLimit).filter { $0 != 1 }.map { "/r\($0)" } + ["/new"])
+        #expect(back["/r0"] == first["/r0"] && back["/new"] == full["/r1"])
+        #expect(series.label(back["/new"]!) == "/new")
+        let text = series.render()
+        #expect(text.contains(#"larder_http_requests_total{route="/r0",status="200"} 1"#), "\(text)")
+        #expect(!text.contains(#"route="/r1""#) && !text.contains(#"route="/new",status"#), "\(text)")
+        #expect(!text.contains(#"route="/new",cache="hit""#), "\(text)")
+        #expect(text.contains(#"larder_http_request_duration_seconds_count{route="/new",cache="stale"} 0"#), "\(text)")
     }
 }
