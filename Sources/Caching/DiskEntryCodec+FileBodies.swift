@@ -10,8 +10,16 @@ extension DiskEntryCodec {
     /// The bytes of a file entry before its body (header, key, metadata), checksum included:
     /// `bodyChecksum` continues the checksum over the body, read from wherever it lies, and
     /// is nil when it could not be read.
-    static func head(key: String, entry: CacheEntry, bodyChecksum: (UInt32) -> UInt32?) -> [UInt8]? {
-        let keyBytes = Array(key.utf8), meta = metadata(of: entry)
+    /// With `length`, the metadata is padded with zero bytes so the head is that long; nil
+    /// when it is longer already.
+    static func head(key: String, entry: CacheEntry, length: Int? = nil, bodyChecksum: (UInt32) -> UInt32?) -> [UInt8]? {
+        let keyBytes = Array(key.utf8)
+        var meta = metadata(of: entry)
+        if let length {
+            let padding = length - headerSize - keyBytes.count - meta.count
+            guard padding >= 0 else { return nil }
+            meta += repeatElement(0, count: padding)
+        }
         var out = header(key: keyBytes, meta: meta, bodyLength: entry.body.count, renditionLength: 0,
                          capacity: headerSize + keyBytes.count + meta.count)
         out += keyBytes

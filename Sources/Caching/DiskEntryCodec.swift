@@ -9,8 +9,9 @@ import HTTPCore
 ///     key | metadata | body | rendition
 ///
 /// metadata = status u32 | request time f64 | response time f64 | field count u32 |
-/// per field: name length u32, name, value length u32, value. rendition = nothing, or tag
-/// length u32 | tag | rendered body. Integers little-endian.
+/// per field: name length u32, name, value length u32, value, then any number of zero bytes
+/// (padding, so that a body already in its file lies where the format puts it). rendition =
+/// nothing, or tag length u32 | tag | rendered body. Integers little-endian.
 ///
 /// Decoding checks every length against what is there and the checksum against the bytes,
 /// so a flipped, truncated or empty file is rejected, never misread. The checksum finds
@@ -199,7 +200,7 @@ enum DiskEntryCodec {
                   let valueLength = fields.u32(), let value = fields.take(Int(valueLength)), FieldSyntax.isValue(value) else { return nil }
             headers.append((name, String(decoding: value, as: UTF8.self)))
         }
-        guard fields.remaining == 0, areServable(headers) else { return nil }
+        guard fields.take(fields.remaining)?.allSatisfy({ $0 == 0 }) == true, areServable(headers) else { return nil }
         return (Int(status), requestTime, responseTime, headers)
     }
 

@@ -67,6 +67,31 @@ extension DiskTier {
         }
     }
 
+    /// A whole answer's spool file made its entry where it lies, rather than copied: the head
+    /// written into the room left before the body (`BodyFile.headRoom`, the metadata padded to
+    /// fill it) and the file named, as nginx renames a finished temporary file into place.
+    /// Nil when it cannot be (a file made with a name, already named, a head longer than the
+    /// room, a body not running to the file's end, a folder on another file system): the
+    /// body is then copied. The spool's readers read only past the room, so the head written
+    /// into it changes nothing they send.
+    func nameSpool(_ key: CacheKey, _ entry: CacheEntry, _ region: FileRegion, to path: String) -> (WriteOutcome, Int)? {
+        let file = region.file
+        var info = stat()
+        guard makesUnnamedFiles, file.headRoom > 0, region.offset == file.headRoom,
+              fstat(file.descriptor, &info) == 0, Int(info.st_size) == region.offset + region.count,
+              let head = DiskEntryCodec.head(key: key.text, entry: entry, length: region.offset, bodyChecksum: {
+                  DiskEntryCodec.checksum(continuing: $0, file, offset: region.offset, count: region.count)
+              }),
+              file.claimForNaming() else { return nil }
+        // Nothing was written before the body: the padding's zeros are there already (a hole).
+        let written = (head.lastIndex { $0 != 0 } ?? 0) + 1
+        guard head[..<written].withUnsafeBytes({ file.write($0, at: 0) }) else { return (Self.outcome(errno), 0) }
+        fchmod(file.descriptor, 0o644)
+        guard ensureDirectory(Self.folder(of: path)) else { return (.failed, 0) }
+        let failure = nameUnnamedFile(file.descriptor, to: path)
+        return failure == EXDEV ? nil : (Self.outcome(failure), head.count + region.count)
+    }
+
     /// `fill` (0, or the errno it failed with) an unnamed file, else a temporary one, and name it.
     private func writeFile(to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome {
         let folder = Self.folder(of: path)
@@ -106,14 +131,20 @@ extension DiskTier {
     /// share persisted).
     private func writeUnnamedFile(_ fd: Int32, to path: String, _ fill: (Int32) -> Int32) -> WriteOutcome {
         defer { close(fd) }
-        var failure = fill(fd)
-        if failure == 0 { failure = Self.name(fd, path) }
+        let failure = fill(fd)
+        return Self.outcome(failure == 0 ? nameUnnamedFile(fd, to: path) : failure)
+    }
+
+    /// Names the whole unnamed file `fd` `path`, through a temporary link when the name is
+    /// taken: 0, or the errno it failed with.
+    private func nameUnnamedFile(_ fd: Int32, to path: String) -> Int32 {
+        var failure = Self.name(fd, path)
         if failure == EEXIST {
             let temporary = "\(directory)/tmp/\(temporaryNames.next())"
             failure = Self.name(fd, temporary)
             if failure == 0 { failure = Self.move(temporary, to: path) }
         }
-        return Self.outcome(failure)
+        return failure
     }
 
     /// Gives the unnamed file `fd` the name `path`: 0, or the errno it failed with.

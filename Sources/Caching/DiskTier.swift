@@ -247,6 +247,7 @@ public final class DiskTier: Sendable {
             let bytes = DiskEntryCodec.encode(key: key.text, entry: entry, rendition: rendition)
             return (writeFile(bytes, to: path), bytes.count)
         }
+        if let named = nameSpool(key, entry, region, to: path) { return named }
         let head = DiskEntryCodec.head(key: key.text, entry: entry) {
             DiskEntryCodec.checksum(continuing: $0, region.file, offset: region.offset, count: region.count)
         }

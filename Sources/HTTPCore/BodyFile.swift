@@ -1,4 +1,5 @@
 import Dispatch
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,16 +16,32 @@ public final class BodyFile: Sendable {
     /// serves for far longer than a turn.
     private let closesAside: Bool
 
+    /// Bytes at the start of a spool file left for a disk entry's head, its body written after
+    /// them: a whole answer's file can then be named as its entry (`DiskTier`) rather than
+    /// copied. 0 for any other file.
+    public let headRoom: Int
+    /// Whether the file was made unnamed (`O_TMPFILE`), so it can be given a name.
+    public let isUnnamed: Bool
+    private let named = Atomic<Bool>(false)
+
     /// Owns `descriptor` from now on.
-    public init(adopting descriptor: Int32, closesAside: Bool = false) {
+    public init(adopting descriptor: Int32, closesAside: Bool = false, headRoom: Int = 0, unnamed: Bool = false) {
         self.descriptor = descriptor
         self.closesAside = closesAside
+        self.headRoom = headRoom
+        self.isUnnamed = unnamed
+    }
+
+    /// Claims the file to be named, once: false when it cannot be (not unnamed) or was claimed.
+    public func claimForNaming() -> Bool {
+        isUnnamed && !named.exchange(true, ordering: .acquiringAndReleasing)
     }
 
     /// A new, empty file in `directory`: unnamed (`O_TMPFILE`) where the file system allows,
     /// else made with a unique name and unlinked at once. Nil when neither works.
-    public static func spool(in directory: String) -> BodyFile? {
+    public static func spool(in directory: String, headRoom: Int = 0) -> BodyFile? {
         var fd = open(directory, Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o600)
+        let unnamed = fd >= 0
         if fd < 0 {
             var template = Array((directory.hasSuffix("/") ? directory : directory + "/").utf8CString.dropLast()) + Array("larder-spool-XXXXXX".utf8CString)
             fd = mkstemp(&template)
@@ -33,7 +50,7 @@ public final class BodyFile: Sendable {
                 template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
             }
         }
-        return fd >= 0 ? BodyFile(adopting: fd, closesAside: true) : nil
+        return fd >= 0 ? BodyFile(adopting: fd, closesAside: true, headRoom: headRoom, unnamed: unnamed) : nil
     }
 
     /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.

@@ -48,13 +48,19 @@ public final class BodyStream: Sendable {
         case failed
     }
 
-    public init(file: BodyFile, length: Int, openEnded: Bool = false) {
+    /// Where the body begins in the file: positions (`written`, a region's `offset`) are the
+    /// file's, so a reader sends from the file at the position it has reached.
+    public let start: Int
+
+    public init(file: BodyFile, length: Int, openEnded: Bool = false, start: Int = 0) {
         self.file = file
         self.length = length
         self.isOpenEnded = openEnded
+        self.start = start
+        state.withLock { $0.written = start }
     }
 
-    /// Bytes in the file so far: the whole body once it is `.complete`.
+    /// The file position written up to: the end of the body once it is `.complete`.
     public var written: Int { state.withLock { $0.written } }
 
     /// Why the stream failed, when its writer said (`refuse`).
@@ -96,7 +102,7 @@ public final class BodyStream: Sendable {
     /// has ended (abandoned: nobody will read them).
     public func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
         let at: Int? = state.withLock { $0.outcome == nil ? $0.written : nil }
-        guard let at, at + bytes.count <= length, file.write(bytes, at: at) else { return false }
+        guard let at, at - start + bytes.count <= length, file.write(bytes, at: at) else { return false }
         let due = state.withLock { state -> [@Sendable () -> Void] in
             state.written += bytes.count
             guard state.waiters.contains(where: { $0.until <= state.written }) else { return [] }
@@ -128,7 +134,7 @@ public final class BodyStream: Sendable {
     private func end(succeeded: Bool, refusal: Refusal?) {
         let ended: (Bool, [(until: Int, wake: @Sendable () -> Void)], [@Sendable (Bool) -> Void])? = state.withLock { state in
             guard state.outcome == nil else { return nil }
-            let whole = succeeded && (isOpenEnded || state.written == length)
+            let whole = succeeded && (isOpenEnded || state.written - start == length)
             state.outcome = whole
             state.refusal = refusal
             defer {

@@ -11,4 +11,7 @@ public enum HeldAnswer {
     public static let largestBody = 8 << 20
     public static let largestSpooled = 1 << 30
     public static let streamedFrom = 1 << 20
+    /// Where an answer's body begins in its spool file (`BodyFile.headRoom`): room for the
+    /// head of the disk entry the file may become; a head larger than this is copied.
+    public static let spoolHeadRoom = 64 << 10
 }

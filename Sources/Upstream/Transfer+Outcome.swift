@@ -11,7 +11,7 @@ extension Transfer {
         var status = 0
         _ = larder_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
         guard ReceivedFields.isFinalStatus(status) else { return .failure(.protocolError("status \(status) is not a final HTTP status")) }
-        let content: Body = spool.map { .file(FileRegion(file: $0, offset: 0, count: spooled)) } ?? .bytes(body)
+        let content: Body = spool.map { .file(FileRegion(file: $0, offset: $0.headRoom, count: spooled)) } ?? .bytes(body)
         return .success(UpstreamResponse(status: status, headers: head.fields, body: content,
                                          requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }

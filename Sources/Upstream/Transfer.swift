@@ -233,11 +233,11 @@ final class Transfer: @unchecked Sendable {
         // Past what is held in memory: what was held moves to the file, and the rest follows it.
         // The write goes to the page cache, so it costs the loop a copy, not a wait on the disk.
         if spool == nil {
-            guard let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else {
+            guard let directory = spoolDirectory, let file = BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom) else {
                 spoolFailure = "no spool file could be made in \(spoolDirectory ?? "")"
                 return 0
             }
-            guard body.withUnsafeBytes({ file.write($0, at: 0) }) else {
+            guard body.withUnsafeBytes({ file.write($0, at: file.headRoom) }) else {
                 spoolFailure = "writing the spool file failed: \(String(cString: strerror(errno)))"
                 return 0
             }
@@ -245,7 +245,7 @@ final class Transfer: @unchecked Sendable {
             spooled = body.count
             body = []
         }
-        guard spool!.write(chunk, at: spooled) else {
+        guard spool!.write(chunk, at: spool!.headRoom + spooled) else {
             spoolFailure = "writing the spool file failed: \(String(cString: strerror(errno)))"
             return 0
         }
@@ -285,8 +285,8 @@ final class Transfer: @unchecked Sendable {
     private func startStreamIfLarge() {
         guard let streamsFrom, let continuation, head.latestStatus == 200, let length = head.declaredLength,
               length >= streamsFrom,
-              let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else { return }
-        hand(BodyStream(file: file, length: length), count: length, to: continuation)
+              let directory = spoolDirectory, let file = BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom) else { return }
+        hand(BodyStream(file: file, length: length, start: file.headRoom), count: length, to: continuation)
     }
 
     /// An answer with no `Content-Length` (chunked, or ended by the origin's close): once more
@@ -297,8 +297,8 @@ final class Transfer: @unchecked Sendable {
     private func startOpenEndedStream(adding count: Int) -> Bool {
         guard stream == nil, let streamsFrom, let continuation, headDone, head.latestStatus == 200, head.declaredLength == nil,
               spool == nil, body.count + count > streamsFrom,
-              let directory = spoolDirectory, let file = BodyFile.spool(in: directory) else { return false }
-        let stream = BodyStream(file: file, length: StreamRegion.toTheEnd, openEnded: true)
+              let directory = spoolDirectory, let file = BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom) else { return false }
+        let stream = BodyStream(file: file, length: StreamRegion.toTheEnd, openEnded: true, start: file.headRoom)
         guard body.withUnsafeBytes({ stream.append($0) }) else { return false }
         body = []
         hand(stream, count: StreamRegion.toTheEnd, to: continuation)
@@ -310,7 +310,8 @@ final class Transfer: @unchecked Sendable {
         self.stream = stream
         self.continuation = nil
         continuation.resume(returning: UpstreamResponse(status: 200, headers: head.fields,
-                                                        body: .stream(StreamRegion(stream: stream, count: count, interest: StreamInterest(stream))),
+                                                        body: .stream(StreamRegion(stream: stream, offset: stream.start, count: count,
+                                                                                   interest: StreamInterest(stream))),
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 

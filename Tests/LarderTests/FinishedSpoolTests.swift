@@ -43,8 +43,14 @@ struct FinishedSpoolTests {
             #expect(second.status == 200 && sameBytes(second.body, Self.body))
             let asked = origin.requests.count
             #expect(asked == 1)
-            // And once the disk has it, from there.
+            // And once the disk has it, from there: the spool file itself, named, not a copy
+            // (the unused part of the room left for the head is a hole; a copy has none).
             await larder.service.waitForDiskWrites()
+            let files = FaultSuiteTests.entryFiles(larder.cacheDirectory)
+            var info = stat()
+            #expect(files.count == 1 && stat(files[0], &info) == 0)
+            #expect(Int(info.st_size) == HeldAnswer.spoolHeadRoom + Self.size)
+            #expect(Int(info.st_blocks) * 512 < Int(info.st_size), "\(info.st_blocks) blocks of \(info.st_size) bytes")
             let third = try await larder.get("/b/big")
             #expect(third.header("Cache-Status")?.hasPrefix("larder; hit") == true && sameBytes(third.body, Self.body))
             #expect(origin.requests.count == 1)
