@@ -205,6 +205,7 @@ private struct SeededRandom {
         let directory = temporaryDirectory()
         let size = DiskTier.charge(DiskEntryCodec.encode(key: "k0", entry: sample).count)
         let disk = try DiskTier(directory: directory, budget: size * 3)
+        await disk.waitForIndex()  // eviction waits for the start-up listing, late in a loaded run
         for i in 0..<3 { disk.write("k\(i)", sample) }
         await disk.waitForWrites()
         _ = await disk.read("k0")  // k1 is now the least recently used

@@ -198,7 +198,10 @@ private func testRouter(started: Started = Started()) -> HTTPHandler {
     }
 
     @Test func connectionsPastTheMaximumGet503() async throws {
-        try await withServer({ $0.maxConnections = 4; $0.eventLoops = 1 }, handler: testRouter()) { _, port in
+        // The admitted clients connect before any sends: under a full parallel run the last
+        // may wait past the default 10 s first-byte timeout, which would close it unanswered.
+        try await withServer({ $0.maxConnections = 4; $0.eventLoops = 1; $0.firstByteTimeout = .seconds(120) },
+                             handler: testRouter()) { _, port in
             let admitted = try (0..<4).map { _ in try TestClient(port: port) }
             for client in admitted {
                 try client.send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")

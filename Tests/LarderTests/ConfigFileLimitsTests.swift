@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 @testable import Settings
+import TestSupport
 
 /// A configuration file is bounded in what Larder reads of it (a path may name a huge file,
 /// `/dev/zero` or a FIFO), and its routes are checked in n log n time, so a reload of a
@@ -32,6 +33,13 @@ import Testing
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("larder-fifo-\(UUID().uuidString)").path
         try #require(mkfifo(path, 0o600) == 0)
         return path
+    }
+
+    /// How many of this process's descriptors have `path` open.
+    static func descriptors(naming path: String) -> Int {
+        let real = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return names.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == real }.count
     }
 
     @Test func aFileAtTheLimitIsReadAndOneBytePastItIsRefused() async throws {
@@ -78,8 +86,10 @@ import Testing
         let text = "port: 9999\n"
         #expect(write(writer, text, text.utf8.count) == text.utf8.count)
         let reading = Task { try await ConfigFile.load(path: path) }
-        try await Task.sleep(for: .milliseconds(200))
-        close(writer)  // the end of the file
+        // The end of the file, once Larder holds the FIFO open: closed before, the last
+        // descriptor would take the bytes with it (a loaded run starts the task late).
+        #expect(await eventually(timeout: .seconds(30)) { Self.descriptors(naming: path) == 2 })
+        close(writer)
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await reading.value)
         #expect(settings.port == 9999)
     }

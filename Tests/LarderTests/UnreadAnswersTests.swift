@@ -97,6 +97,7 @@ import TestSupport
         // per turn of its loop, then the next connection gets its turn.
         let asked = ContinuousClock.now
         #expect(try await FaultSuiteTests.get(port, "/metrics").status == 200)
-        #expect(ContinuousClock.now - asked < .seconds(8))
+        // A bound on a stall, not a pace: 9.3 s once in a loaded full run.
+        #expect(ContinuousClock.now - asked < .seconds(30))
     }
 }

@@ -138,8 +138,10 @@ struct UploadStreamingTests {
     func anUploadOnAClosingConnectionReachesTheOriginWhole(version: String) async throws {
         let origin = try Origin()
         defer { origin.server.stop() }
-        try await withLarder(Self.route(origin, timeout: .seconds(5))) { larder in
-            let client = try TestClient(port: larder.port, timeout: .seconds(20))
+        // The route's default 30 s timeout: under a full parallel run the sending task can
+        // start seconds late, and a short timeout would end the body, not the bug.
+        try await withLarder(Self.route(origin)) { larder in
+            let client = try TestClient(port: larder.port, timeout: .seconds(60))
             try client.send("PUT /up/file \(version)\r\nHost: larder\r\nContent-Length: \(Self.size)\r\n\r\n")
             let sending = Task { try await client.sendOffPool(Self.body) }
             let response = try await client.readResponse()

@@ -123,18 +123,19 @@ import Locking
     }
 
     /// Time spent in Larder's own queue is Larder's, not the origin's. Five slots over an
-    /// origin that answers each request in 1.2 s, well within a 2 s timeout: of a burst of
-    /// 20 distinct misses, the second five reach the origin after 1.2 s in the queue and
+    /// origin that answers each request in 3 s, well within a 5 s timeout: of a burst of
+    /// 20 distinct misses, the second five reach the origin after 3 s in the queue and
     /// still get their whole timeout; the ten that find no slot in time are 503 with
     /// `Retry-After` (saturated, not sent). The origin was never slow: nothing is counted
     /// against it, it is not paused, and the next new key reaches it.
     @Test func waitingInLardersQueueIsNotCountedAgainstTheOrigin() async throws {
         let origin = try TestUpstream()
-        origin.update { $0.delay = .milliseconds(1200) }
+        // Seconds apart (a 2 s margin each way), so a loaded run keeps every step in its place.
+        origin.update { $0.delay = .seconds(3) }
         try await withLarder({ settings in
             var route = RouteMount("/o=http://127.0.0.1:\(origin.port)")!
             route.caching.concurrency = 5
-            route.caching.timeout = .seconds(2)
+            route.caching.timeout = .seconds(5)
             settings.routes = [route]
         }) { h in
             let answers = try await withThrowingTaskGroup(of: TestResponse.self) { group in
