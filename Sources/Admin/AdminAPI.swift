@@ -9,7 +9,8 @@ import Settings
 /// The admin listener's API (`--admin-port`), on a listener of its own so the public port
 /// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method
 /// every client and OpenAPI know), `POST /purge` by tags or everything, and
-/// `GET /cache?target=` to see what is stored, `POST /reload` to read the configuration
+/// `GET /cache?target=` to see what is stored, `GET /routes` for what each configured route
+/// stores, `POST /reload` to read the configuration
 /// file again (as `SIGHUP` does), and `GET /readyz`: the public readiness with each origin's
 /// URL and the upstream client's own words, which the public port never shows. Every request needs the bearer token, gets an
 /// `X-Request-Id`, and leaves one audit line (`notice`; `warning` when refused for its
@@ -80,6 +81,10 @@ public struct AdminAPI: Sendable {
             return (readiness(), nil)
         case (_, "/readyz"):
             return (Self.notAllowed(request, allow: "GET"), nil)
+        case (.get, "/routes"):
+            return (routes(request.query), nil)
+        case (_, "/routes"):
+            return (Self.notAllowed(request, allow: "GET"), nil)
         case (.get, "/cache"), (.head, "/cache"):
             return (await inspect(request.query), nil)
         case (.delete, "/cache"):
@@ -90,7 +95,7 @@ public struct AdminAPI: Sendable {
         case (_, "/cache"):
             return (Self.notAllowed(request, allow: "GET, HEAD, DELETE"), nil)
         default:
-            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge, GET /cache, POST /reload and GET /readyz.").response(), nil)
+            return (ProblemDetails(status: 404, detail: "The admin API has PURGE <target>, POST /purge, GET /cache, GET /routes, POST /reload and GET /readyz.").response(), nil)
         }
     }
 
@@ -155,13 +160,43 @@ public struct AdminAPI: Sendable {
 
     /// The one `target` parameter of a query, percent-decoded.
     private static func target(in query: Substring?) -> String? {
-        let values = (query ?? "").split(separator: "&").compactMap { pair -> String? in
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == "target" else { return nil }
-            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
+        let values = parameter("target", in: query)
         return values.count == 1 ? values.first : nil
     }
+
+    /// Every value of the parameter `name` in a query, percent-decoded (an undecodable one left out).
+    private static func parameter(_ name: Substring, in query: Substring?) -> [String] {
+        (query ?? "").split(separator: "&").compactMap { pair -> String? in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard parts.count == 2, parts[0] == name else { return nil }
+            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+        }
+    }
+
+    /// `GET /routes`: each configured route that stores answers, with its upstream (both as
+    /// `/metrics` labels them) and what its store holds in each tier; `route=` and
+    /// `upstream=` (each at most once) keep the matching ones, 404 when none does.
+    private func routes(_ query: Substring?) -> HTTPResponse {
+        let (route, upstream) = (Self.parameter("route", in: query), Self.parameter("upstream", in: query))
+        guard route.count <= 1, upstream.count <= 1 else {
+            return ProblemDetails(status: 400, detail: "Give route= and upstream= at most once each, percent-encoded: /routes?route=%2Fapi.").response()
+        }
+        let all = targets().stores
+        let chosen = all.filter { (route.first ?? $0.route) == $0.route && (upstream.first ?? $0.upstream) == $0.upstream }
+        guard !chosen.isEmpty || (route.isEmpty && upstream.isEmpty) else {
+            let known = all.map { "\($0.route) (\($0.upstream))" }.joined(separator: ", ")
+            return ProblemDetails(status: 404, detail: "No configured route matches; the routes are \(known.isEmpty ? "none" : known).").response()
+        }
+        let holdings = Cache.holdings(of: chosen.map(\.cache))
+        let items = chosen.map { store in
+            let held = holdings[store.cache.route] ?? RouteHoldings()
+            return "{\"route\":\(JSONString.quote(store.route)),\"upstream\":\(JSONString.quote(store.upstream)),"
+                + "\"memory\":\(Self.json(held.memory)),\"disk\":\(Self.json(held.disk))}"
+        }
+        return Self.json(200, "{\"routes\":[\(items.joined(separator: ","))]}")
+    }
+
+    private static func json(_ held: TierHoldings) -> String { "{\"entries\":\(held.entries),\"bytes\":\(held.bytes)}" }
 
     private static var noTarget: HTTPResponse {
         ProblemDetails(status: 400, detail: "Give one target, percent-encoded: /cache?target=%2Fweather%3Flat%3D52.52%26lon%3D13.41.").response()

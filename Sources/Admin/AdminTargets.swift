@@ -27,6 +27,22 @@ public struct AdminTargets: Sendable {
         self.aggregates = aggregates
     }
 
+    /// A configured route that stores answers, named as `/metrics` names it.
+    struct Store: Sendable {
+        /// A built-in route's path or a pass-through route's prefix.
+        let route: String
+        /// `weather`, `balance`, or the origin's `scheme://host:port`.
+        let upstream: String
+        let cache: Cache
+    }
+
+    /// Every configured route that stores answers, built-in ones first, then by prefix.
+    var stores: [Store] {
+        builtIns.compactMap { mounted in mounted.cache.map { Store(route: mounted.route.path, upstream: mounted.route.name, cache: $0) } }
+            + (passThrough?.routes ?? []).map { Store(route: $0.mount.prefix, upstream: OriginName.of($0.mount.origin), cache: $0.cache) }
+                .sorted { $0.route < $1.route }
+    }
+
     /// The parts a target names, or the problem response that says why it names none: 400
     /// for something that is not a path, 404 for a path where nothing can be stored (one the
     /// public port serves nothing at, or would refuse).

@@ -229,6 +229,20 @@ struct DiskIndex {
         return names
     }
 
+    /// What the files carrying each of `tags` hold (of those whose head is known): one pass
+    /// over the slots, then each tag's sets.
+    func holdings(taggedWith tags: Set<String>) -> [String: TierHoldings] {
+        var bySet: [UInt32: TierHoldings] = [:]
+        for slot in slots where slot.flags.isDisjoint(with: [.free, .headUnknown]) {
+            bySet[slot.tags, default: TierHoldings()].add(bytes: Int(slot.blocks) * DiskTier.blockSize)
+        }
+        return Dictionary(uniqueKeysWithValues: tags.map { tag in
+            (tag, tagSets.sets(holdingAnyOf: [tag]).reduce(into: TierHoldings()) { total, set in
+                if let held = bySet[set] { total.add(held) }
+            })
+        })
+    }
+
     /// Whether `name` holds a response rather than a variant index.
     func holdsResponse(_ name: EntryName) -> Bool {
         slot(of: name).map { !slots[Int($0)].flags.contains(.variantIndex) } ?? false

@@ -232,6 +232,19 @@ public final class MemoryTier: Sendable {
         }
     }
 
+    /// What the keys of each route (by `CacheKey.Route` text) hold: one pass under the lock.
+    func holdings(ofRouteParts parts: Set<String>) -> [String: TierHoldings] {
+        let wanted = Set(parts.map { Substring($0) })
+        return state.withLock { state in
+            var found: [Substring: TierHoldings] = [:]
+            for slot in state.slots {
+                guard let route = slot.key?.route, wanted.contains(route) else { continue }
+                found[route, default: TierHoldings()].add(bytes: slot.cost)
+            }
+            return Dictionary(uniqueKeysWithValues: found.map { (String($0.key), $0.value) })
+        }
+    }
+
     public var bytes: Int { state.withLock { $0.bytes } }
     public var count: Int { state.withLock { $0.slotIndex.count } }
     public var evictions: Int { state.withLock { $0.evictions } }
