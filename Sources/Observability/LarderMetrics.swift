@@ -123,10 +123,9 @@ public final class LarderMetrics: Sendable {
         }
         var text = ""
         RequestSeries.family(.cacheLookups, type: "counter", lines, into: &text)
+        // At 0 from the start: `rate()` sees no first event in a series that first appears at 1.
         let collapsed = lookups[Self.collapsedCell]
-        if collapsed > 0 {
-            RequestSeries.family(.cacheCollapsed, type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed)"], into: &text)
-        }
+        RequestSeries.family(.cacheCollapsed, type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed)"], into: &text)
         return text
     }
 
