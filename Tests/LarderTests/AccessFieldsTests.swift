@@ -57,7 +57,15 @@ import TestSupport
         for refused in [Array("evil\nGET /x".utf8), [0x65, 0x00, 0x66]] {
             #expect(try await Self.send(port, "/api/items", agent: refused, id: "refused").status == 400)
         }
-        #expect(await eventually { requests.allSatisfy { larder.output.contains("\"request_id\":\"\($0.id)\"") } })
+        let raw = try TestClient(port: port)
+        try raw.send(Array("GET /api/\u{7F}".utf8) + [0xFF, 0xFE] + Array(" HTTP/1.1\r\nHost: l\r\n\r\n".utf8))
+        #expect(try await raw.readResponse().status == 400)
+        // Quotes and a backslash in the path itself reach the line (the route refuses the backslash, and logs it).
+        let quoted = #"/api/q"x"#, backslashed = #"/api/a\b"c"#
+        #expect(try await Self.send(port, quoted, agent: nil, id: "quoted").status == 200)
+        #expect(try await Self.send(port, backslashed, agent: nil, id: "backslashed").status == 400)
+        let ids = requests.map(\.id) + ["quoted", "backslashed"]
+        #expect(await eventually { ids.allSatisfy { larder.output.contains("\"request_id\":\"\($0)\"") } })
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
         await origin.stop()
@@ -87,6 +95,8 @@ import TestSupport
         #expect(access["forging"]?["message"] as? String == "GET /api/q%22x%0A?access_token=<redacted> 200")
         #expect(access["forging"]?["status"] as? Int == 200 && access["forging"]?["route"] as? String == "/api")
         #expect(access["none"]?["user_agent"] as? String == "-")
+        #expect(access["quoted"]?["path"] as? String == quoted && access["quoted"]?["message"] as? String == "GET \(quoted) 200")
+        #expect(access["backslashed"]?["path"] as? String == backslashed && access["backslashed"]?["status"] as? Int == 400)
     }
 
     @Test func logfmtLinesCarryTheSameFieldsOnOneLineEach() async throws {
