@@ -47,7 +47,7 @@ let package = Package(
         .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: servingPath),
         // HTTP vocabulary shared by the server, the upstream client and the cache: field
         // syntax and field octets. No I/O.
-        .target(name: "HTTPCore", dependencies: ["Locking"], swiftSettings: servingPath),
+        .target(name: "HTTPCore", dependencies: ["CLinux", "Locking"], swiftSettings: servingPath),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // hiredis, for the tier every replica shares.

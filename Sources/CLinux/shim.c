@@ -1,4 +1,5 @@
 #define _GNU_SOURCE 1
+#include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -12,6 +13,10 @@ long larder_copy_file_range(int in, long *in_offset, int out, long *out_offset, 
     *in_offset = from;
     *out_offset = to;
     return copied;
+}
+
+int larder_punch_hole(int fd, long offset, long count) {
+    return fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, count);
 }
 
 int larder_accept_nonblocking(int fd) {

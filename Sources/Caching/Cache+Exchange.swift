@@ -167,8 +167,11 @@ extension Cache {
     private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) async -> Bool {
         if case .stream(let region) = entry.body, case .response(let response) = item {
             memory.set(key, item)
+            // Read at its readers' pace, the file will never hold the whole body: nobody may
+            // start reading it from the beginning any more.
+            region.stream.whenPaced { [memory] in memory.remove(key, ifStill: response) }
             region.stream.whenFinished { [self] whole in
-                guard whole, let body = Self.settled(region), body.count <= policy.maxObjectSize else {
+                guard whole, !region.stream.isPaced, let body = Self.settled(region), body.count <= policy.maxObjectSize else {
                     return memory.remove(key, ifStill: response)
                 }
                 // Once the stream has ended no answer waits for this entry: a full queue skips it.

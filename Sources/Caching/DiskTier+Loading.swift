@@ -79,7 +79,7 @@ extension DiskTier {
             index.entries.order(newestFirst: found.sorted { $0.modified > $1.modified }.map(\.slot))
             index.loading.phase = .readingHeads
             index.loading.settled = []
-            return Self.evict(&index, budget: budget)
+            return Self.evict(&index, budget: entryBudget)
         }
         victims.forEach { unlink(path(for: $0)) }
     }

@@ -136,7 +136,7 @@ extension DiskTier {
                 index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head)
                 // Its checksum was taken from the body just written: no read need take it again.
                 if size > Self.largestReadWhole { index.verified.insert(name) }
-                return Self.evict(&index, budget: budget)
+                return Self.evict(&index, budget: entryBudget)
             case .full:
                 if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
                 index.full = true

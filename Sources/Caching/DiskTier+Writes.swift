@@ -89,6 +89,8 @@ extension DiskTier {
         fchmod(file.descriptor, 0o644)
         guard ensureDirectory(Self.folder(of: path)) else { return (.failed, 0) }
         let failure = nameUnnamedFile(file.descriptor, to: path)
+        // An entry now, counted by the index: no longer a spool's room.
+        if failure == 0 { file.releaseRoom() }
         return failure == EXDEV ? nil : (Self.outcome(failure), head.count + region.count)
     }
 

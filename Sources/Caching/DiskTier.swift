@@ -102,6 +102,11 @@ public final class DiskTier: Sendable {
     /// the file system must allow `O_TMPFILE` and `/proc` must be mounted, which a container
     /// may not have.
     let makesUnnamedFiles: Bool
+    /// The room spool files in the cache directory take between them, out of the same
+    /// budget: entries are evicted to make room for answers being fetched, as for new entries.
+    public let spoolRoom: SpoolRoom
+    /// An eviction for the spools' sake is queued (`makeRoomForSpools`).
+    private let roomQueued = Atomic<Bool>(false)
 
     /// Opens (creating if needed) the directory and drops leftover temporary files. The index
     /// of the files already there is built in the background (`DiskTier+Loading`): the tier
@@ -123,6 +128,7 @@ public final class DiskTier: Sendable {
         self.openFileLimit = openFileLimit
         self.report = report
         self.inform = inform
+        spoolRoom = SpoolRoom(limit: budget)
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         identity.withLock { $0 = DirectoryIdentity(directory) }
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
@@ -130,6 +136,21 @@ public final class DiskTier: Sendable {
         }
         makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory, as: "\(directory)/tmp/\(temporaryNames.next())")
         if loadsIndex { DispatchQueue(label: "larder.disk.load", qos: .utility).async { [self] in loadIndex() } }
+        spoolRoom.whenGrown { [weak self] taken in self?.makeRoomForSpools(taken) }
+    }
+
+    /// What entries may take: the budget less what spool files hold.
+    var entryBudget: Int { budget - spoolRoom.taken }
+
+    /// Spool files took more room: entries are evicted, on the write queue, until they and
+    /// the spools fit the budget again.
+    private func makeRoomForSpools(_ taken: Int) {
+        guard index.withLock({ $0.entries.bytes }) + taken > budget, !roomQueued.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        writes.add(start: true) { [self] in
+            roomQueued.store(false, ordering: .releasing)
+            let victims = index.withLock { Self.evict(&$0, budget: entryBudget) }
+            victims.forEach { unlink(path(for: $0)) }
+        }
     }
 
     deinit {

@@ -1,5 +1,6 @@
 import Dispatch
 import Synchronization
+import CLinux
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,13 +24,37 @@ public final class BodyFile: Sendable {
     /// Whether the file was made unnamed (`O_TMPFILE`), so it can be given a name.
     public let isUnnamed: Bool
     private let named = Atomic<Bool>(false)
+    /// The disk space a spool file counts against, and how much of it the file holds: given
+    /// back when the file closes, or when it becomes an entry (`releaseRoom`).
+    private let room: SpoolRoom?
+    private let reserved = Atomic<Int>(0)
 
     /// Owns `descriptor` from now on.
-    public init(adopting descriptor: Int32, closesAside: Bool = false, headRoom: Int = 0, unnamed: Bool = false) {
+    public init(adopting descriptor: Int32, closesAside: Bool = false, headRoom: Int = 0, unnamed: Bool = false,
+                room: SpoolRoom? = nil) {
         self.descriptor = descriptor
         self.closesAside = closesAside
         self.headRoom = headRoom
         self.isUnnamed = unnamed
+        self.room = room
+    }
+
+    /// Makes sure the file's room covers it up to `end` (a file position), taking more a
+    /// step at a time; false when the room has no more. Always true without a room. One
+    /// writer calls it.
+    public func reserve(through end: Int) -> Bool {
+        guard let room else { return true }
+        var held = reserved.load(ordering: .relaxed)
+        while held < end {
+            guard room.take(SpoolRoom.step) else { return false }
+            held = reserved.add(SpoolRoom.step, ordering: .relaxed).newValue
+        }
+        return true
+    }
+
+    /// The file is now an entry, which the disk tier's index counts: its room is given back.
+    public func releaseRoom() {
+        room?.give(reserved.exchange(0, ordering: .relaxed))
     }
 
     /// Claims the file to be named, once: false when it cannot be (not unnamed) or was claimed.
@@ -39,7 +64,7 @@ public final class BodyFile: Sendable {
 
     /// A new, empty file in `directory`: unnamed (`O_TMPFILE`) where the file system allows,
     /// else made with a unique name and unlinked at once. Nil when neither works.
-    public static func spool(in directory: String, headRoom: Int = 0) -> BodyFile? {
+    public static func spool(in directory: String, headRoom: Int = 0, room: SpoolRoom? = nil) -> BodyFile? {
         var fd = open(directory, Self.unnamedFileFlag | O_RDWR | O_CLOEXEC, 0o600)
         let unnamed = fd >= 0
         if fd < 0 {
@@ -50,7 +75,7 @@ public final class BodyFile: Sendable {
                 template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
             }
         }
-        return fd >= 0 ? BodyFile(adopting: fd, closesAside: true, headRoom: headRoom, unnamed: unnamed) : nil
+        return fd >= 0 ? BodyFile(adopting: fd, closesAside: true, headRoom: headRoom, unnamed: unnamed, room: room) : nil
     }
 
     /// Linux's `O_TMPFILE` (`__O_TMPFILE | O_DIRECTORY`), a macro Swift does not import.
@@ -79,9 +104,19 @@ public final class BodyFile: Sendable {
 
     private static let closer = DispatchQueue(label: "larder.spool-close")
 
+    /// Frees `count` bytes from `offset` (`FALLOC_FL_PUNCH_HOLE`): what every reader of a
+    /// body read at its readers' pace has sent. False where the file system cannot.
+    public func release(_ offset: Int, count: Int) -> Bool {
+        larder_punch_hole(descriptor, offset, count) == 0
+    }
+
     deinit {
         guard closesAside else { return _ = close(descriptor) }
-        let descriptor = descriptor
-        Self.closer.async { _ = close(descriptor) }
+        let descriptor = descriptor, room = room, reserved = reserved.load(ordering: .relaxed)
+        // Room is given back once the blocks are: after the last close.
+        Self.closer.async {
+            _ = close(descriptor)
+            room?.give(reserved)
+        }
     }
 }

@@ -36,7 +36,29 @@ public final class BodyStream: Sendable {
         var waiters: [(until: Int, wake: @Sendable () -> Void)] = []
         /// Told once, at the end, whether the body arrived whole.
         var finishers: [@Sendable (Bool) -> Void] = []
+        /// Read at its readers' pace (`pace`): where each reader is, by cursor, and the file
+        /// position below which the body has been freed (`BodyFile.release`).
+        var paced = false
+        var cursors: [ObjectIdentifier: Int] = [:]
+        var released = 0
+        /// The writer, waiting for the slowest reader (`mayWrite`).
+        var writerWake: (@Sendable () -> Void)?
+        var pacingHooks: [@Sendable () -> Void] = []
+
+        /// Where the slowest reader is; with none yet, the first byte not freed.
+        var slowest: Int { cursors.values.min() ?? released }
+
+        /// The waiting writer's wake, once readers are a release step short of holding it back.
+        mutating func writerMayGoOn() -> (@Sendable () -> Void)? {
+            guard writerWake != nil, written + SpoolRoom.step <= slowest + BodyStream.pacedWindow else { return nil }
+            defer { writerWake = nil }
+            return writerWake
+        }
     }
+
+    /// How far a body read at its readers' pace is written ahead of the slowest of them: what
+    /// such a body holds on disk, with up to one `SpoolRoom.step` not yet freed behind them.
+    public static let pacedWindow = 4 << 20
 
     /// How far a reader may go now.
     public enum Progress: Equatable {
@@ -57,7 +79,10 @@ public final class BodyStream: Sendable {
         self.length = length
         self.isOpenEnded = openEnded
         self.start = start
-        state.withLock { $0.written = start }
+        state.withLock {
+            $0.written = start
+            $0.released = start
+        }
     }
 
     /// The file position written up to: the end of the body once it is `.complete`.
@@ -96,6 +121,76 @@ public final class BodyStream: Sendable {
         if let outcome { done(outcome) }
     }
 
+    // MARK: Pace
+
+    /// Whether the body is read at its readers' pace: never whole in its file, so never stored.
+    public var isPaced: Bool { state.withLock { $0.paced } }
+
+    /// From now on the writer keeps at most `pacedWindow` ahead of the slowest reader, and
+    /// what every reader has passed is freed from the file (as nginx reads an upstream at its
+    /// client's pace past `proxy_max_temp_file_size`). A reader starting behind what was freed
+    /// is refused (`StreamCursor.isRefused`).
+    public func pace() {
+        let hooks = state.withLock { state -> [@Sendable () -> Void] in
+            guard !state.paced else { return [] }
+            state.paced = true
+            defer { state.pacingHooks = [] }
+            return state.pacingHooks
+        }
+        hooks.forEach { $0() }
+    }
+
+    /// Calls `hook` once the body is read at its readers' pace (at once when it is).
+    public func whenPaced(_ hook: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state in
+            if !state.paced { state.pacingHooks.append(hook) }
+            return state.paced
+        }
+        if now { hook() }
+    }
+
+    /// A reader from file position `position` on; it says how far it has sent (`advance`)
+    /// until it lets go.
+    public func track(from position: Int) -> StreamCursor {
+        let cursor = StreamCursor(self)
+        let refused = state.withLock { state in
+            guard position >= state.released else { return true }
+            state.cursors[ObjectIdentifier(cursor)] = position
+            return false
+        }
+        cursor.isRefused = refused
+        return cursor
+    }
+
+    fileprivate func move(_ cursor: ObjectIdentifier, to position: Int?) {
+        let wake = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.cursors[cursor] != nil else { return nil }
+            state.cursors[cursor] = position
+            return state.writerMayGoOn()
+        }
+        wake?()
+    }
+
+    /// The writer's question before it appends `count` bytes: true when it may. Paced and
+    /// that far ahead of the slowest reader, false: `wake` is called once readers have moved
+    /// on, or the stream ended. Frees, whole steps at a time, what every reader has passed.
+    public func mayWrite(_ count: Int, wake: @escaping @Sendable () -> Void) -> Bool {
+        let (allowed, freed) = state.withLock { state -> (Bool, Range<Int>?) in
+            guard state.paced, state.outcome == nil else { return (true, nil) }
+            var freed: Range<Int>?
+            let upTo = state.slowest / SpoolRoom.step * SpoolRoom.step
+            if upTo > state.released {
+                freed = state.released..<upTo
+                state.released = upTo
+            }
+            guard state.written + count > state.slowest + Self.pacedWindow else { return (true, freed) }
+            state.writerWake = wake
+            return (false, freed)
+        }
+        if let freed { _ = file.release(freed.lowerBound, count: freed.count) }
+        return allowed
+    }
+
     // MARK: The writer
 
     /// Appends `bytes`; false when the file refused them, they pass `length`, or the stream
@@ -132,7 +227,7 @@ public final class BodyStream: Sendable {
     }
 
     private func end(succeeded: Bool, refusal: Refusal?) {
-        let ended: (Bool, [(until: Int, wake: @Sendable () -> Void)], [@Sendable (Bool) -> Void])? = state.withLock { state in
+        let ended: (Bool, [(until: Int, wake: @Sendable () -> Void)], [@Sendable (Bool) -> Void], (@Sendable () -> Void)?)? = state.withLock { state in
             guard state.outcome == nil else { return nil }
             let whole = succeeded && (isOpenEnded || state.written - start == length)
             state.outcome = whole
@@ -140,11 +235,34 @@ public final class BodyStream: Sendable {
             defer {
                 state.waiters = []
                 state.finishers = []
+                state.writerWake = nil
+                state.pacingHooks = []
             }
-            return (whole, state.waiters, state.finishers)
+            return (whole, state.waiters, state.finishers, state.writerWake)
         }
-        guard let (whole, waiters, finishers) = ended else { return }
+        guard let (whole, waiters, finishers, writer) = ended else { return }
         waiters.forEach { $0.wake() }
         finishers.forEach { $0(whole) }
+        writer?()
     }
+}
+
+/// One reader's place in a body read at its readers' pace (`BodyStream.pace`): held while it
+/// sends the body, let go when it is done or gone.
+public final class StreamCursor: @unchecked Sendable {
+    private let stream: BodyStream
+    /// Started behind what the stream had freed: this reader can never have its bytes.
+    /// Set once, before the cursor is handed out.
+    public fileprivate(set) var isRefused = false
+
+    fileprivate init(_ stream: BodyStream) {
+        self.stream = stream
+    }
+
+    /// The reader has sent up to file position `position`.
+    public func advance(to position: Int) {
+        stream.move(ObjectIdentifier(self), to: position)
+    }
+
+    deinit { stream.move(ObjectIdentifier(self), to: nil) }
 }

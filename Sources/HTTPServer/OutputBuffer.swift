@@ -32,6 +32,9 @@ struct OutputBuffer: ~Copyable {
         var chunked: Bool? = nil
         /// Told the body bytes sent once it has gone whole, or when the rest never will.
         var whenSent: (@Sendable (Int) -> Void)? = nil
+        /// This reader's place in a body still arriving, which the stream's writer may be held
+        /// to (`BodyStream.pace`); let go with the splice.
+        var cursor: StreamCursor? = nil
         /// Sent from a file (a file or stream region), holding no memory.
         var inFile: Bool { !body.isInMemory }
 
@@ -74,7 +77,8 @@ struct OutputBuffer: ~Copyable {
             whenSent?(0)
             return
         }
-        let splice = Splice(at: bytes.count, body: body, range: range, whenSent: whenSent)
+        var splice = Splice(at: bytes.count, body: body, range: range, whenSent: whenSent)
+        if case .stream(let region) = body { splice.cursor = region.stream.track(from: region.offset + range.lowerBound) }
         splices.append(splice)
         splicedPending += range.count
         if splice.inFile { filePending += range.count }
@@ -83,7 +87,8 @@ struct OutputBuffer: ~Copyable {
     /// Queues a body that runs to the end of an open-ended stream, its length not known yet:
     /// it counts as one byte pending (in a file) until its end has been sent.
     mutating func shareToTheEnd(_ region: StreamRegion, chunked: Bool, whenSent: (@Sendable (Int) -> Void)? = nil) {
-        splices.append(Splice(at: bytes.count, body: .stream(region), range: 0..<0, chunked: chunked, whenSent: whenSent))
+        splices.append(Splice(at: bytes.count, body: .stream(region), range: 0..<0, chunked: chunked, whenSent: whenSent,
+                              cursor: region.stream.track(from: region.offset)))
         splicedPending += 1
         filePending += 1
     }
@@ -95,6 +100,7 @@ struct OutputBuffer: ~Copyable {
     mutating func withNextPiece<R, E: Error>(_ body: (OutputPiece, _ moreFollows: Bool) throws(E) -> R) throws(E) -> R {
         if nextSplice < splices.count, splices[nextSplice].at == sent, let chunked = splices[nextSplice].chunked,
            case .stream(let region) = splices[nextSplice].body {
+            if splices[nextSplice].cursor?.isRefused == true { return try body(.failed, false) }
             if let piece = nextOpenEndedPiece(region, chunked: chunked) { return try body(piece, false) }
             if framingSent < framing.count {
                 // A size line is followed by its data at once; the rest need not wait for more.
@@ -111,6 +117,7 @@ struct OutputBuffer: ~Copyable {
             case .file(let region):
                 return try body(.file(descriptor: region.file.descriptor, offset: region.offset + start, count: splice.range.upperBound - start), more)
             case .stream(let region):
+                if splice.cursor?.isRefused == true { return try body(.failed, more) }
                 return try body(Self.streamPiece(region, from: region.offset + start, to: region.offset + splice.range.upperBound), more)
             case .bytes(let shared):
                 return try Self.withPiece(of: shared, start..<splice.range.upperBound, more: more, body)
@@ -213,6 +220,7 @@ struct OutputBuffer: ~Copyable {
         precondition(n <= chunkLeft, "more bytes sent than were offered")
         spliceSent += n
         chunkLeft -= n
+        if case .stream(let region) = splices[nextSplice].body { splices[nextSplice].cursor?.advance(to: region.offset + spliceSent) }
         if chunkLeft == 0, chunked { queueFraming([13, 10]) }
     }
 
@@ -261,6 +269,9 @@ struct OutputBuffer: ~Copyable {
                 let remaining = splices[nextSplice].range.count - spliceSent
                 let taken = min(left, remaining)
                 spliceSent += taken
+                if let cursor = splices[nextSplice].cursor, case .stream(let region) = splices[nextSplice].body {
+                    cursor.advance(to: region.offset + splices[nextSplice].range.lowerBound + spliceSent)
+                }
                 splicedPending -= taken
                 if splices[nextSplice].inFile { filePending -= taken }
                 left -= taken
@@ -314,7 +325,7 @@ struct OutputBuffer: ~Copyable {
         for index in splices.indices {
             let splice = splices[index]
             splices[index] = Splice(at: splice.at - sent, body: splice.body, range: splice.range, chunked: splice.chunked,
-                                    whenSent: splice.whenSent)
+                                    whenSent: splice.whenSent, cursor: splice.cursor)
         }
         nextSplice = 0
         sent = 0

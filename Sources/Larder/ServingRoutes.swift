@@ -84,11 +84,13 @@ final class ServingRoutes: Sendable {
             fetcher.overrides = mount.caching.overrides
             // An answer past what Larder holds in memory goes on into an unnamed file beside the cache.
             fetcher.spoolDirectory = settings.cacheDirectory
+            fetcher.spoolRoom = base.disk.spoolRoom
             var policy = CachePolicy.sharedCache
             policy.defaultLifetimes = mount.caching.lifetimes.mapValues(\.seconds)
             policy.staleWhileRevalidate = mount.caching.staleWhileRevalidate.seconds
             policy.staleIfError = mount.caching.staleIfError.seconds
             policy.maxObjectSize = mount.caching.maxObjectSize ?? settings.maxObjectSize
+            fetcher.storesUpTo = policy.maxObjectSize
             policy.clientRefresh = mount.caching.clientRefresh
             // Named by its prefix: the public port never shows where a route's origin is.
             upstreams.append(Health.Upstream(check: "route:\(mount.prefix)", name: nil, backoff: fetcher.backoff,

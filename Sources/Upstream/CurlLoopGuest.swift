@@ -37,11 +37,11 @@ final class CurlLoopGuest: LoopGuest, @unchecked Sendable {
     func submit(_ transfer: Transfer) -> Bool {
         guard !ended, loop.isCurrent else { return false }
         let id = transfer.id
-        transfer.wakeUpload = { [weak self] in
+        transfer.wake = { [weak self] in
             guard let self else { return }
             Task(executorPreference: loop) { [self] in
                 guard loop.isCurrent, !ended else { return }
-                multi.resumeUpload(id: id)
+                multi.resumeWaiting(id: id)
             }
         }
         // curl asks for a timer of 0 ms to start it: the loop calls back before it next sleeps.

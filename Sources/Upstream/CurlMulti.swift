@@ -52,9 +52,12 @@ final class CurlMulti {
         }
     }
 
-    /// More of a transfer's streamed request body has arrived.
-    func resumeUpload(id: Int) {
-        active[id]?.resumeUpload()
+    /// What a transfer waited for happened: more of its streamed request body arrived, or the
+    /// readers of its answer moved on.
+    func resumeWaiting(id: Int) {
+        guard let transfer = active[id] else { return }
+        let code = transfer.resumeWaiting()
+        if code != CURLE_OK { finish(transfer, transfer.outcome(code).mapError { $0 }) }
     }
 
     /// Whether a streaming transfer paused for the rest of the turn (`Transfer.bytesPerTurn`).

@@ -11,7 +11,7 @@ final class CurlThread: @unchecked Sendable {
     private enum Command {
         case add(Transfer)
         case cancel(id: Int)
-        case resumeUpload(id: Int)
+        case resumeWaiting(id: Int)
     }
 
     private let multi: CurlMulti
@@ -31,9 +31,9 @@ final class CurlThread: @unchecked Sendable {
 
     func submit(_ transfer: Transfer) {
         let id = transfer.id
-        transfer.wakeUpload = { [weak self] in
+        transfer.wake = { [weak self] in
             guard let self else { return }
-            commands.withLock { $0.queue.append(.resumeUpload(id: id)) }
+            commands.withLock { $0.queue.append(.resumeWaiting(id: id)) }
             curl_multi_wakeup(multi.handle)
         }
         let accepted = commands.withLock { state in
@@ -80,7 +80,7 @@ final class CurlThread: @unchecked Sendable {
                 switch command {
                 case .add(let transfer): multi.add(transfer)
                 case .cancel(let id): multi.cancel(id: id)
-                case .resumeUpload(let id): multi.resumeUpload(id: id)
+                case .resumeWaiting(let id): multi.resumeWaiting(id: id)
                 }
             }
             if stopping { break }

@@ -17,6 +17,13 @@ final class Transfer: @unchecked Sendable {
     let spoolDirectory: String?
     /// `UpstreamRequest.streamsFrom`, for a GET; nil otherwise.
     let streamsFrom: Int?
+    /// `UpstreamRequest.spoolRoom` and `storesUpTo`.
+    let spoolRoom: SpoolRoom?
+    let storesUpTo: Int?
+    /// The streamed body is read at its readers' pace (`BodyStream.pace`), and this transfer
+    /// waits for them (`heldBack`) when it is that far ahead.
+    private var paced = false
+    private(set) var heldBack = false
     let cancelled = Atomic<Bool>(false)
     var continuation: CheckedContinuation<UpstreamResponse, any Error>?
     var requestTime = Date()
@@ -33,7 +40,7 @@ final class Transfer: @unchecked Sendable {
     /// The file the body went on into once it passed `maxBodyBytes`, and how much is in it.
     private(set) var spool: BodyFile?
     private(set) var spooled = 0
-    private(set) var spoolFailure: String?
+    var spoolFailure: String?
     /// The body being relayed as it arrives; the caller already has the response.
     fileprivate var stream: BodyStream?
     /// Bytes of a streamed body this transfer may still take before it pauses for the rest
@@ -53,14 +60,14 @@ final class Transfer: @unchecked Sendable {
     private var headDeadline: UInt64?
     /// A request body libcurl reads as it sends (a file, or a stream still arriving), and how
     /// much of it has gone; nil when the body is in memory, or there is none.
-    private var upload: Body?
-    private var uploaded = 0
-    /// Paused until more of a streamed request body arrives (`resumeUpload`).
-    private(set) var uploadWaiting = false
-    private(set) var uploadFailure: String?
-    /// Set by the driver before submission: from any thread, has it call `resumeUpload` on
-    /// its own once more of the body has arrived.
-    var wakeUpload: (@Sendable () -> Void)?
+    var upload: Body?
+    var uploaded = 0
+    /// Paused until more of a streamed request body arrives (`resumeWaiting`).
+    var uploadWaiting = false
+    var uploadFailure: String?
+    /// Set by the driver before submission: from any thread, has it call `resumeWaiting` on
+    /// its own once more of the request body has arrived, or the answer's readers moved on.
+    var wake: (@Sendable () -> Void)?
 
     private let handles: EasyHandles
 
@@ -72,6 +79,8 @@ final class Transfer: @unchecked Sendable {
         self.maxBodyBytes = request.maxBodyBytes
         self.spoolDirectory = request.spoolDirectory
         self.streamsFrom = request.method == .get ? request.streamsFrom : nil
+        self.spoolRoom = request.spoolRoom
+        self.storesUpTo = request.storesUpTo
         errorBuffer.initialize(to: 0)
         do {
             try configure(request, configuration)
@@ -217,6 +226,16 @@ final class Transfer: @unchecked Sendable {
                 paused = true
                 return larder_write_pause()  // delivered again once resumed
             }
+            if !paced {
+                let end = stream.written + count
+                // Past what may be stored, or past the room spool files have: at the readers' pace.
+                if let storesUpTo, (stream.isOpenEnded ? end - stream.start : stream.length) > storesUpTo { pace(stream) }
+                if !paced, !stream.file.reserve(through: end) { pace(stream) }
+            }
+            if paced, let wake, !stream.mayWrite(count, wake: wake) {
+                heldBack = true
+                return larder_write_pause()  // delivered again once resumed
+            }
             turnBudget -= count
             // Past its length, refused by the disk, or read by nobody any more: the transfer fails.
             return stream.append(chunk) ? count : 0
@@ -233,7 +252,7 @@ final class Transfer: @unchecked Sendable {
         // Past what is held in memory: what was held moves to the file, and the rest follows it.
         // The write goes to the page cache, so it costs the loop a copy, not a wait on the disk.
         if spool == nil {
-            guard let directory = spoolDirectory, let file = BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom) else {
+            guard let directory = spoolDirectory, let file = spoolFile(in: directory) else {
                 spoolFailure = "no spool file could be made in \(spoolDirectory ?? "")"
                 return 0
             }
@@ -244,6 +263,11 @@ final class Transfer: @unchecked Sendable {
             spool = file
             spooled = body.count
             body = []
+        }
+        // Taken whole before it is answered, it cannot wait for a reader: past the room, it fails.
+        guard spool!.reserve(through: spool!.headRoom + spooled + count) else {
+            spoolFailure = "the disk budget is held by answers being fetched"
+            return 0
         }
         guard spool!.write(chunk, at: spool!.headRoom + spooled) else {
             spoolFailure = "writing the spool file failed: \(String(cString: strerror(errno)))"
@@ -285,7 +309,7 @@ final class Transfer: @unchecked Sendable {
     private func startStreamIfLarge() {
         guard let streamsFrom, let continuation, head.latestStatus == 200, let length = head.declaredLength,
               length >= streamsFrom,
-              let directory = spoolDirectory, let file = BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom) else { return }
+              let directory = spoolDirectory, let file = spoolFile(in: directory) else { return }
         hand(BodyStream(file: file, length: length, start: file.headRoom), count: length, to: continuation)
     }
 
@@ -297,12 +321,23 @@ final class Transfer: @unchecked Sendable {
     private func startOpenEndedStream(adding count: Int) -> Bool {
         guard stream == nil, let streamsFrom, let continuation, headDone, head.latestStatus == 200, head.declaredLength == nil,
               spool == nil, body.count + count > streamsFrom,
-              let directory = spoolDirectory, let file = BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom) else { return false }
+              let directory = spoolDirectory, let file = spoolFile(in: directory) else { return false }
         let stream = BodyStream(file: file, length: StreamRegion.toTheEnd, openEnded: true, start: file.headRoom)
         guard body.withUnsafeBytes({ stream.append($0) }) else { return false }
         body = []
         hand(stream, count: StreamRegion.toTheEnd, to: continuation)
         return true
+    }
+
+    private func spoolFile(in directory: String) -> BodyFile? {
+        BodyFile.spool(in: directory, headRoom: HeldAnswer.spoolHeadRoom, room: spoolRoom)
+    }
+
+    /// From now on the stream goes at its readers' pace: it will not be stored, and the room
+    /// it took is kept until it closes.
+    private func pace(_ stream: BodyStream) {
+        paced = true
+        stream.pace()
     }
 
     /// The caller gets the answer now, its body `stream`, which the rest of the transfer fills.
@@ -315,59 +350,14 @@ final class Transfer: @unchecked Sendable {
                                                         requestTime: requestTime, responseTime: Date(), interim: head.interim))
     }
 
-    /// Fills libcurl's buffer with the next bytes of the request body: from its file, or from
-    /// a stream as far as the client has sent it (then it pauses until `wakeUpload`).
-    private func sendBody(_ data: UnsafeMutablePointer<CChar>?, _ room: Int) -> Int {
-        guard let upload, let data, room > 0, uploaded < upload.count else { return 0 }
-        let file: BodyFile, start: Int
-        var available = upload.count - uploaded
-        switch upload {
-        case .bytes: return 0
-        case .file(let region): (file, start) = (region.file, region.offset)
-        case .stream(let region):
-            (file, start) = (region.stream.file, region.offset)
-            // Caught up with the client: wait for more (when the stream moved on meanwhile,
-            // `wait` says so and it is looked at again).
-            while case .written(let written) = region.stream.progress, written - start <= uploaded {
-                guard let wakeUpload else {
-                    uploadFailure = "no driver to resume the transfer once more arrives"
-                    return larder_read_abort()
-                }
-                if region.stream.wait(beyond: start + uploaded, wakeUpload) {
-                    uploadWaiting = true
-                    return larder_read_pause()
-                }
-            }
-            if region.stream.progress == .failed {
-                uploadFailure = "the client's body ended short"
-                return larder_read_abort()
-            }
-            available = min(available, region.stream.written - start - uploaded)
-        }
-        guard available > 0 else { return 0 }
-        let n = file.read(into: UnsafeMutableRawBufferPointer(start: data, count: min(room, available)), at: start + uploaded)
-        guard n > 0 else {
-            // Larder's own file, not the client's doing.
-            spoolFailure = "the request body's file could not be read"
-            return larder_read_abort()
-        }
-        uploaded += n
-        return n
-    }
-
-    /// Moves back to `offset` of the request body, for libcurl to send it again (on a new
-    /// connection after a reused one closed).
-    private func rewindBody(to offset: Int, _ origin: Int32) -> Int32 {
-        guard origin == SEEK_SET, let upload, offset >= 0, offset <= upload.count else { return Int32(CURL_SEEKFUNC_CANTSEEK) }
-        uploaded = offset
-        return Int32(CURL_SEEKFUNC_OK)
-    }
-
-    /// More of a streamed request body has arrived: the transfer sends on; on the driver's thread.
-    func resumeUpload() {
-        guard uploadWaiting else { return }
+    /// What the transfer waited for happened; on the driver's thread. Not `CURLE_OK` when it
+    /// cannot go on: libcurl hands over what it held back as it resumes, and a stream nobody
+    /// reads any more refuses it, which libcurl reports to this call alone.
+    func resumeWaiting() -> CURLcode {
+        guard uploadWaiting || heldBack else { return CURLE_OK }
         uploadWaiting = false
-        _ = larder_easy_unpause(easy)
+        heldBack = false
+        return larder_easy_unpause(easy)
     }
 
     /// Lets a paused stream go on, with a new turn's budget; on the driver's thread.

@@ -25,6 +25,11 @@ public struct UpstreamRequest: Sendable {
     /// arrived (an open-ended stream): its body a `BodyStream` in `spoolDirectory` that fills
     /// as the answer arrives. nil: every answer is returned whole.
     public var streamsFrom: Int?
+    /// The disk space spool files share (`SpoolRoom`); nil: unbounded.
+    public var spoolRoom: SpoolRoom?
+    /// The largest answer that may be stored: a streamed one past it is read at its readers'
+    /// pace (`BodyStream.pace`), since nobody else will read it.
+    public var storesUpTo: Int?
 
     public init(url: String, method: HTTPMethod = .get, headers: HTTPHeaders = [],
                 body: Body? = nil, timeout: Duration = .seconds(5), connectTimeout: Duration = .seconds(2),

@@ -57,6 +57,9 @@ public struct UpstreamFetcher: CacheFetcher {
     /// Where an answer too large to hold in memory is spooled (a pass-through route's); nil:
     /// such an answer is a failure (`UpstreamRequest.spoolDirectory`).
     public var spoolDirectory: String?
+    /// `UpstreamRequest.spoolRoom` and `storesUpTo`.
+    public var spoolRoom: SpoolRoom?
+    public var storesUpTo: Int?
 
     public func fetch(_ request: CacheRequest) async throws -> CacheEntry {
         let probe: Bool
@@ -71,6 +74,8 @@ public struct UpstreamFetcher: CacheFetcher {
                                        timeout: timeout, connectTimeout: min(timeout, .seconds(2)))
         upstream.forwarding = forwarding
         upstream.spoolDirectory = spoolDirectory
+        upstream.spoolRoom = spoolRoom
+        upstream.storesUpTo = storesUpTo
         if spoolDirectory != nil { upstream.streamsFrom = HeldAnswer.streamedFrom }
         let entry: CacheEntry
         do {

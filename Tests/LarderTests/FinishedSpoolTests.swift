@@ -19,17 +19,11 @@ struct FinishedSpoolTests {
     static let size = 50 << 20
     static let body = patternBytes(size)
 
-    static func route(_ url: String, into settings: inout ServeSettings) {
-        var route = RouteMount("/b=\(url)")!
-        route.caching.timeout = .seconds(30)
-        settings.routes = [route]
-    }
-
     @Test func theRequestRightAfterALargeAnswerEndedIsAHit() async throws {
         let origin = try TestOrigin { _ in
             HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=600")]), body: Self.body)
         }
-        try await withLarder({ Self.route(origin.url, into: &$0) }) { larder in
+        try await withLarder({ SpoolBudgetTests.route(origin.url, into: &$0) }) { larder in
             // A disk slower than the client (a 400 MiB answer's copy took 0.88 s): the writer
             // is held until the second request has been answered.
             let held = DispatchSemaphore(value: 0)
@@ -69,7 +63,7 @@ struct FinishedSpoolTests {
             StreamingTests.Origin.send(fd, Self.body[..<(20 << 20)])
         }
         defer { server.stop() }
-        try await withLarder({ Self.route("http://127.0.0.1:\(server.port)", into: &$0) }) { larder in
+        try await withLarder({ SpoolBudgetTests.route("http://127.0.0.1:\(server.port)", into: &$0) }) { larder in
             let client = try TestClient(port: larder.port)
             try client.send("GET /b/lie HTTP/1.1\r\nHost: larder\r\n\r\n")
             #expect(await client.waitForClose(within: .seconds(30)))

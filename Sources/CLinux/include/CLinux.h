@@ -28,6 +28,10 @@ long larder_pread_cached(int fd, void *buffer, unsigned long count, long offset)
 /// kernel from `in` at `*in_offset` to `out` at `*out_offset`, both offsets advanced.
 long larder_copy_file_range(int in, long *in_offset, int out, long *out_offset, unsigned long count);
 
+/// fallocate(FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE): frees `count` bytes of the file's
+/// blocks from `offset`, the size unchanged (reads there give zeros); 0, or -1 (errno says why).
+int larder_punch_hole(int fd, long offset, long count);
+
 /// The peer's IP address as text (IPv4 dotted, IPv6 with IPv4-mapped addresses shown as
 /// IPv4) into out; 0 on success, -1 when there is none (out then holds "").
 int larder_peer_address(int fd, char *out, unsigned long size);
