@@ -121,6 +121,45 @@ struct SpoolBudgetTests {
         await origin.stop()
     }
 
+    /// An answer that took room until the budget ran out goes at its client's pace from
+    /// there: the memory tier lets go of it, so a request arriving then is a miss of its own
+    /// with every byte (not a read along a file whose start was freed), and the first client,
+    /// reading on, gets every byte too.
+    @Test func aRequestArrivingAfterAnAnswerWasPacedFetchesItsOwn() async throws {
+        let origin = try Self.bigOrigin()
+        try await withLarder({
+            Self.route(origin.url, into: &$0)
+            $0.diskLimit = 12 << 20
+        }) { larder in
+            let first = try TestClient(port: larder.port)
+            try first.send("GET /b/one HTTP/1.1\r\nHost: larder\r\n\r\n")
+            _ = try await StreamingTests.read(first, bodyBytes: 1)
+            try await Task.sleep(for: .seconds(1))
+            let second = try await larder.get("/b/one")
+            #expect(second.status == 200 && sameBytes(second.body, Self.body))
+            #expect(second.header("Cache-Status")?.contains("fwd=miss") == true, "\(second.header("Cache-Status") ?? "")")
+            let whole = try await first.readResponse()
+            #expect(whole.status == 200 && sameBytes(whole.body, Self.body))
+        }
+        await origin.stop()
+    }
+
+    /// Two requests for one answer read at its client's pace, pipelined on one connection:
+    /// both answered whole, one after the other (the second's place in the stream never holds
+    /// the first's back for good).
+    @Test func pipelinedRequestsForAPacedAnswerBothArriveWhole() async throws {
+        let origin = try Self.bigOrigin()
+        try await withLarder({ Self.route(origin.url, maxObjectSize: 4 << 20, into: &$0) }) { larder in
+            let client = try TestClient(port: larder.port, timeout: .seconds(60))
+            try client.send("GET /b/twice HTTP/1.1\r\nHost: larder\r\n\r\nGET /b/twice HTTP/1.1\r\nHost: larder\r\n\r\n")
+            for _ in 0..<2 {
+                let response = try await client.readResponse()
+                #expect(response.status == 200 && sameBytes(response.body, Self.body))
+            }
+        }
+        await origin.stop()
+    }
+
     /// A client of an answer read at its pace that reads a little and vanishes: the transfer
     /// stops (the origin sees its connection closed), and the file goes.
     @Test func aClientVanishingMidBodyStopsItsPacedTransfer() async throws {
