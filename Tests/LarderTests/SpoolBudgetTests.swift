@@ -102,6 +102,37 @@ struct SpoolBudgetTests {
         await origin.stop()
     }
 
+    /// Eight concurrent distinct misses of 30 MiB against a 16 MiB budget, none read for a
+    /// second: the room runs out within the first few MiB of each, none waits on another for
+    /// good, the directory holds the budget and a margin per answer at most, and every client
+    /// then gets every byte.
+    @Test func manyConcurrentLargeMissesShareTheBudgetAndAllArriveWhole() async throws {
+        let origin = try Self.bigOrigin()
+        let count = 8
+        try await withLarder({
+            Self.route(origin.url, into: &$0)
+            $0.diskLimit = 16 << 20
+        }) { larder in
+            let clients = try (0..<count).map { _ in try TestClient(port: larder.port, timeout: .seconds(60)) }
+            let peak = try await Self.peakOnDisk(larder.cacheDirectory) {
+                for (index, client) in clients.enumerated() { try client.send("GET /b/many\(index) HTTP/1.1\r\nHost: larder\r\n\r\n") }
+                for _ in 0..<100 where origin.requests.count < count { try await Task.sleep(for: .milliseconds(50)) }
+                try await Task.sleep(for: .seconds(1))
+                try await withThrowingTaskGroup(of: Bool.self) { group in
+                    for client in clients {
+                        group.addTask {
+                            let response = try await client.readResponse()
+                            return response.status == 200 && sameBytes(response.body, Self.body)
+                        }
+                    }
+                    for try await whole in group { #expect(whole) }
+                }
+            }
+            #expect(peak <= (16 << 20) + count * Self.margin, "\(peak >> 20) MiB on disk at most")
+        }
+        await origin.stop()
+    }
+
     /// An answer over `max-object-size` is never stored, so nothing but its client reads it:
     /// a client that reads nothing for a while holds a window of it on disk, not all of it,
     /// and then gets every byte.
