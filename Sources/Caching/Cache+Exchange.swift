@@ -140,7 +140,7 @@ extension Cache {
         let vary = rule == .sharedCache ? Vary(of: entry) : Vary([])
         // The shared tier keeps an entry, and the index it is filed under, as long as it may serve.
         let expiry = shared.map { _ in SharedTier.expiry(of: entry, policy: policy, now: clock.now()) }
-        let kept: Bool
+        let kept: Storing
         if vary.isEmpty {
             kept = await put(key, .response(response), entry, expiry: expiry)
         } else {
@@ -150,7 +150,13 @@ extension Cache {
             await put(key, .variants(index), index.diskEntry(at: entry.responseTime), expiry: expiry)
             kept = await put(index.variantKey(key, request: request.headers), .response(response), entry, expiry: expiry)
         }
-        return .answer(response, forwardStatus: forwardStatus, stored: kept, detail: nil)
+        return .answer(response, forwardStatus: forwardStatus, stored: kept.stored, detail: kept.notAdmitted ? .notAdmitted : nil)
+    }
+
+    /// Whether an answer was stored; when not, whether only the memory tier's admission kept it out.
+    struct Storing {
+        var stored: Bool
+        var notAdmitted = false
     }
 
     /// Offers the entry to every tier; disk and shared writes go on in the background (the
@@ -164,7 +170,7 @@ extension Cache {
     /// along instead of asking the origin again, and drops it if it never becomes whole (or,
     /// one too large for memory, once the disk tier's write of it is over).
     @discardableResult
-    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) async -> Bool {
+    private func put(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) async -> Storing {
         if case .stream(let region) = entry.body, case .response(let response) = item {
             memory.set(key, item)
             // Read at its readers' pace, the file will never hold the whole body: nobody may
@@ -188,18 +194,18 @@ extension Cache {
                 if let expiry { shared?.write(key, entry, expiry: expiry) }
                 disk.write(key, entry, rendition: rendition(item)) { [memory] in memory.remove(key, ifStill: response) }
             }
-            return false
+            return Storing(stored: false)
         }
         let inMemory = offerToMemoryAndShared(key, item, entry, expiry: expiry)
         let onDisk = await disk?.write(key, entry, rendition: rendition(item), waitingUpTo: DiskTier.defaultRoomWait) ?? false
-        return inMemory || onDisk
+        return Storing(stored: inMemory == .kept || onDisk, notAdmitted: inMemory == .notAdmitted && !onDisk)
     }
 
     /// The tiers that take an entry without waiting, before the disk's, which may wait:
-    /// whether the memory tier kept it.
+    /// what the memory tier did with it.
     @discardableResult
-    private func offerToMemoryAndShared(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) -> Bool {
-        let inMemory = memory.set(key, item)
+    private func offerToMemoryAndShared(_ key: CacheKey, _ item: MemoryTier.Item, _ entry: CacheEntry, expiry: Duration?) -> MemoryTier.Placement? {
+        let inMemory = memory.offer(key, item)
         if let expiry { shared?.write(key, entry, expiry: expiry) }
         return inMemory
     }

@@ -57,6 +57,9 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         /// The client asked for a refresh of a fresh answer, and the route ignores such
         /// requests (`client-refresh: ignore`): the stored answer was served.
         case refreshIgnored = "refresh-ignored"
+        /// The answer was asked less often than what storing it would have pushed out of the
+        /// memory tier (and no disk tier took it): relayed, not stored.
+        case notAdmitted = "not-admitted"
 
         /// Position in `allCases`, for tables indexed without hashing.
         var ordinal: Int {
@@ -72,6 +75,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
             case .tooLarge: 8
             case .saturated: 9
             case .refreshIgnored: 10
+            case .notAdmitted: 11
             }
         }
     }

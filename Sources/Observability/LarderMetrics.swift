@@ -199,6 +199,7 @@ public final class LarderMetrics: Sendable {
         gauge(.cacheEntries, [("tier", "memory")]).set(Double(memory.count))
         gauge(.openConnections).set(Double(openConnections))
         catchUp(.cacheEvictions, [("tier", "memory")], to: memory.evictions)
+        catchUp(.cacheAdmissionRejections, [("tier", "memory")], to: memory.rejections)
         if let disk {
             gauge(.cacheBytes, [("tier", "disk")]).set(Double(disk.bytes))
             gauge(.cacheEntries, [("tier", "disk")]).set(Double(disk.count))

@@ -43,4 +43,32 @@ import TestSupport
         let second = try await ask(cache)
         #expect(second.status.hit && origin.calls == 1)
     }
+
+    /// Without a disk tier, an answer the memory tier's admission turned away is relayed, is
+    /// not called stored, and says why; what was asked more stays.
+    @Test func anAnswerNotAdmittedSaysSo() async throws {
+        let clock = ManualClock()
+        let origin = ScriptedUpstream(clock: clock)
+        let memory = MemoryTier(budget: 64 << 10, seed: 5)
+        let cache = Cache(route: "http://origin.test", policy: .sharedCache, memory: memory, disk: nil,
+                          fetcher: origin, clock: clock) { _, entry in .plain(entry) }
+        origin.reply { sent in
+            ScriptedUpstream.Reply(body: String(repeating: "x", count: sent.url.hasSuffix("/big") ? 40 << 10 : 100))
+        }
+        func ask(_ path: String) async throws -> CacheAnswer {
+            let request = CacheRequest(method: .get, resource: path, url: "http://origin.test" + path, headers: HTTPHeaders(), body: nil)
+            switch await cache.answer(request) {
+            case .success(let answer): return answer
+            case .failure(let failure): throw failure
+            }
+        }
+        for _ in 0..<3 { for n in 0..<20 { _ = try await ask("/small-\(n)") } }
+        #expect(origin.calls == 20)
+        let big = try await ask("/big")
+        #expect(big.status.description == "larder; fwd=miss; fwd-status=200; detail=not-admitted")
+        #expect(memory.rejections == 1)
+        _ = try await ask("/big")
+        #expect(origin.calls == 22, "what was not stored was asked for again")
+        for n in 0..<20 { #expect(try await ask("/small-\(n)").status.hit) }
+    }
 }

@@ -83,6 +83,7 @@ extension ServiceEndToEndTests {
             #expect(!metrics.text.contains("status=\"504\""))
             #expect(!metrics.text.contains("tier=\"disk\",result=\"hit\""))
             for zero in ["larder_upstream_backoffs_total{upstream=\"weather\"} 0", "larder_disk_write_errors_total 0",
+                         "larder_cache_admission_rejections_total{tier=\"memory\"} 0",
                          "larder_upstream_requests_total{upstream=\"weather\",outcome=\"timeout\"} 0",
                          "larder_http_request_duration_seconds_count{route=\"/weather\",cache=\"stale\"} 0"] {
                 #expect(metrics.text.contains(zero), "\(zero)")

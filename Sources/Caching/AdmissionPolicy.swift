@@ -1,0 +1,203 @@
+/// Which entries a tier keeps within its byte budget: W-TinyLFU, weighing how often a key
+/// was asked (`FrequencySketch`) as well as how recently.
+///
+/// A new entry goes into a small window (1 % of the budget) kept in recency order; what
+/// leaves the window, and an entry too large for it, must win its place in the main part:
+/// it is kept only when it was asked more often than the entries it would push out, summed
+/// (so a large answer cannot push out many small ones asked more). The main part is a
+/// segmented LRU: an entry asked again while on probation moves to the protected segment
+/// (80 % of the main part). A scan of keys asked once fills the window and dies there.
+///
+/// The tier numbers its entries (slots); this keeps, per slot, the key's hash, its cost
+/// and its place in one of three lists linked by index. It never allocates on a hit.
+struct AdmissionPolicy {
+    enum Queue: UInt8 { case window, probation, protected }
+
+    private struct Node {
+        var hash = 0
+        var cost = 0
+        var newer = AdmissionPolicy.none
+        var older = AdmissionPolicy.none
+        var queue = Queue.window
+    }
+
+    private struct End {
+        var newest = AdmissionPolicy.none
+        var oldest = AdmissionPolicy.none
+        var bytes = 0
+    }
+
+    static let none: Int32 = -1
+    /// What the policy spends per slot.
+    static var nodeStride: Int { MemoryLayout<Node>.stride }
+    /// A candidate asked this often that loses anyway gets in one time in 128: a key whose
+    /// victim's counters were raised by collisions (or by an attacker who found some)
+    /// cannot be kept out for ever.
+    static let warmFrequency = 6
+
+    let budget: Int
+    let windowBudget: Int
+    let protectedBudget: Int
+    private var nodes: [Node] = []
+    private var window = End(), probation = End(), protected = End()
+    private(set) var sketch: FrequencySketch
+    private var random: UInt64
+    private(set) var bytes = 0
+    /// Entries pushed out to make room.
+    private(set) var evictions = 0
+    /// Entries that lost their contest for a place (and were let go).
+    private(set) var rejections = 0
+    /// The slots let go by the latest `insert`, for the tier to free (kept, so no call allocates it anew).
+    private(set) var released: [Int32] = []
+
+    init(budget: Int, seed: UInt64) {
+        self.budget = budget
+        windowBudget = budget / 100
+        protectedBudget = (budget - budget / 100) / 5 * 4
+        sketch = FrequencySketch(entries: 0)
+        random = seed | 1
+    }
+
+    func cost(_ slot: Int32) -> Int { nodes[Int(slot)].cost }
+    func queue(_ slot: Int32) -> Queue { nodes[Int(slot)].queue }
+
+    /// Counts an access to a key the tier does not hold.
+    mutating func recordMiss(hash: Int) { sketch.increment(hash) }
+
+    /// Counts an access to the entry in `slot` and moves it up: constant work.
+    mutating func recordHit(_ slot: Int32) {
+        sketch.increment(nodes[Int(slot)].hash)
+        let queue = nodes[Int(slot)].queue
+        switch queue {
+        case .window, .protected:
+            // The newest already (a key asked again and again): nothing moves.
+            guard self[queue].newest != slot else { return }
+            unlink(slot)
+            push(slot, to: queue)
+        case .probation:
+            unlink(slot)
+            push(slot, to: .protected)
+            // The protected segment's oldest go back on probation (the one just moved stays).
+            while protected.bytes > protectedBudget, protected.oldest != slot {
+                let demoted = protected.oldest
+                unlink(demoted)
+                push(demoted, to: .probation)
+            }
+        }
+    }
+
+    /// Places a new entry (its slot free in this policy), then lets go of what the budget
+    /// cannot hold: the entries pushed out and the candidates that lost, in `released`,
+    /// which holds `slot` itself when it lost at once. `entries` is how many the tier holds.
+    mutating func insert(_ slot: Int32, hash: Int, cost: Int, entries: Int) {
+        released.removeAll(keepingCapacity: true)
+        sketch.ensureCapacity(entries)
+        sketch.increment(hash)
+        while nodes.count <= Int(slot) { nodes.append(Node()) }
+        nodes[Int(slot)] = Node(hash: hash, cost: cost)
+        bytes += cost
+        if cost > windowBudget {
+            contest(slot)
+        } else {
+            push(slot, to: .window)
+        }
+        while window.bytes > windowBudget {
+            let candidate = window.oldest
+            unlink(candidate)
+            contest(candidate)
+        }
+        while bytes > budget {
+            let victim = probation.oldest != Self.none ? probation.oldest : protected.oldest != Self.none ? protected.oldest : window.oldest
+            guard victim != Self.none else { break }
+            evict(victim)
+        }
+    }
+
+    /// Takes the entry in `slot` out (a removal the tier was asked for).
+    mutating func remove(_ slot: Int32) {
+        unlink(slot)
+        bytes -= nodes[Int(slot)].cost
+    }
+
+    /// Puts a candidate (in no list) on probation when the budget has room, or when it was
+    /// asked more often than the oldest entries of the main part it would push out (those
+    /// then go); else lets it go.
+    private mutating func contest(_ candidate: Int32) {
+        guard bytes > budget else { return push(candidate, to: .probation) }
+        let need = bytes - budget
+        let frequency = sketch.frequency(nodes[Int(candidate)].hash)
+        var freed = 0, asked = 0, victims = 0
+        var victim = probation.oldest != Self.none ? probation.oldest : protected.oldest
+        while freed < need, victim != Self.none, asked < frequency {
+            freed += nodes[Int(victim)].cost
+            asked += sketch.frequency(nodes[Int(victim)].hash)
+            victims += 1
+            victim = nodes[Int(victim)].newer != Self.none || nodes[Int(victim)].queue == .protected
+                ? nodes[Int(victim)].newer : protected.oldest
+        }
+        let wins = freed >= need && (asked < frequency || (victims == 1 && frequency >= Self.warmFrequency && nextRandom() & 127 == 0))
+        guard wins else {
+            rejections += 1
+            bytes -= nodes[Int(candidate)].cost
+            released.append(candidate)
+            return
+        }
+        for _ in 0..<victims { evict(probation.oldest != Self.none ? probation.oldest : protected.oldest) }
+        push(candidate, to: .probation)
+    }
+
+    private mutating func evict(_ slot: Int32) {
+        remove(slot)
+        evictions += 1
+        released.append(slot)
+    }
+
+    private mutating func nextRandom() -> UInt64 {
+        random ^= random << 13
+        random ^= random >> 7
+        random ^= random << 17
+        return random
+    }
+
+    // MARK: Lists linked by index
+
+    private subscript(queue: Queue) -> End {
+        get {
+            switch queue {
+            case .window: window
+            case .probation: probation
+            case .protected: protected
+            }
+        }
+        set {
+            switch queue {
+            case .window: window = newValue
+            case .probation: probation = newValue
+            case .protected: protected = newValue
+            }
+        }
+    }
+
+    private mutating func unlink(_ slot: Int32) {
+        let node = nodes[Int(slot)]
+        var end = self[node.queue]
+        if node.older != Self.none { nodes[Int(node.older)].newer = node.newer } else { end.oldest = node.newer }
+        if node.newer != Self.none { nodes[Int(node.newer)].older = node.older } else { end.newest = node.older }
+        end.bytes -= node.cost
+        self[node.queue] = end
+        nodes[Int(slot)].newer = Self.none
+        nodes[Int(slot)].older = Self.none
+    }
+
+    private mutating func push(_ slot: Int32, to queue: Queue) {
+        var end = self[queue]
+        nodes[Int(slot)].queue = queue
+        nodes[Int(slot)].newer = Self.none
+        nodes[Int(slot)].older = end.newest
+        if end.newest != Self.none { nodes[Int(end.newest)].newer = slot }
+        end.newest = slot
+        if end.oldest == Self.none { end.oldest = slot }
+        end.bytes += nodes[Int(slot)].cost
+        self[queue] = end
+    }
+}

@@ -1,0 +1,186 @@
+import Foundation
+import HTTPCore
+import Testing
+@testable import Caching
+
+/// The frequency sketch and W-TinyLFU admission on their own, clock-free and deterministic,
+/// and the attacks on them: counters pumped up, collisions, scans and huge objects.
+@Suite(.timeLimit(.minutes(1))) struct FrequencySketchTests {
+    @Test func countsAccessesUpToFifteen() {
+        var sketch = FrequencySketch(entries: 64)
+        for _ in 0..<5 { sketch.increment(42) }
+        #expect(sketch.frequency(42) == 5)
+        for _ in 0..<100 { sketch.increment(42) }
+        #expect(sketch.frequency(42) == FrequencySketch.maximumCount)
+        #expect(sketch.frequency(43) <= 1, "a key never asked reads 0 unless all four of its counters collide")
+    }
+
+    /// A key pumped up to the top (an attacker cycling its own keys) does not stay there: once
+    /// the table has seen its sample of additions, every counter is halved.
+    @Test func countersAreHalvedAsTheyAge() {
+        var sketch = FrequencySketch(entries: 64)
+        for _ in 0..<20 { sketch.increment(7) }
+        #expect(sketch.frequency(7) == 15)
+        var other = 1_000
+        while sketch.halvings == 0 {
+            sketch.increment(other)
+            other += 1
+        }
+        #expect(sketch.frequency(7) == 7)
+        while sketch.halvings < 3 {
+            sketch.increment(other)
+            other += 1
+        }
+        #expect(sketch.frequency(7) <= 2)
+    }
+
+    /// Count-min: a collision can only overstate a key's count, never hide its accesses.
+    @Test func collisionsNeverUnderstateACount() {
+        var sketch = FrequencySketch(entries: 64)
+        for key in 0..<3_000 { sketch.increment(key) }  // far more keys than counters per row
+        for _ in 0..<4 { sketch.increment(99_999) }
+        #expect(sketch.frequency(99_999) >= 4)
+    }
+}
+
+@Suite(.timeLimit(.minutes(1))) struct AdmissionPolicyTests {
+    private func item(_ size: Int) -> MemoryTier.Item {
+        let stored = entry([], body: String(repeating: "x", count: size))
+        return .response(StoredResponse(entry: stored, rendered: .plain(stored)))
+    }
+
+    private func key(_ n: Int, _ prefix: String = "k") -> CacheKey { CacheKey(stringLiteral: prefix + String(100_000 + n)) }
+
+    /// Whether the tier holds `key`, without counting an access.
+    private func holds(_ memory: MemoryTier, _ key: CacheKey) -> Bool { memory.items { held, _ in held == key }.count == 1 }
+
+    /// What a cache does on a request: look up, and on a miss offer what the origin sent.
+    @discardableResult
+    private func ask(_ memory: MemoryTier, _ key: CacheKey, size: Int = 100) -> Bool {
+        if memory.get(key) != nil { return true }
+        memory.set(key, item(size))
+        return false
+    }
+
+    /// One hundred entries' worth of budget, the first fifty keys asked often, then a burst
+    /// of one-time keys five times the cache's size: the hot keys all stay.
+    @Test func aScanOfOneTimeKeysLeavesTheHotSetInPlace() {
+        let memory = MemoryTier(budget: 100 * MemoryTier.cost(of: item(100), key: key(0)), seed: 1)
+        for _ in 0..<8 { for n in 0..<50 { ask(memory, key(n)) } }
+        for n in 0..<500 { ask(memory, key(n, "s")) }
+        // Hashes are seeded anew in each process: a scan key whose counters happen to share a
+        // hot key's (a count-min estimate only overstates) may win one contest. An LRU keeps none.
+        let kept = (0..<50).filter { holds(memory, key($0)) }.count
+        #expect(kept >= 48, "lost \((0..<50).filter { !holds(memory, key($0)) })")
+        #expect(memory.rejections >= 350, "the scan's keys lost their contests")
+        #expect(memory.bytes <= memory.budget)
+    }
+
+    /// A victim whose counters collisions (or an attacker who found some) have pushed to the
+    /// top: a key asked often still gets in, through the one-in-128 admission of warm keys.
+    @Test func aHotKeyIsNotKeptOutForEverByAVictimsInflatedCounters() {
+        var policy = AdmissionPolicy(budget: 1_000, seed: 99)  // a window of 10 bytes: every entry contests
+        for slot in 0..<10 { policy.insert(Int32(slot), hash: slot, cost: 100, entries: slot + 1) }
+        #expect(policy.bytes == 1_000 && policy.released.isEmpty)
+        for _ in 0..<20 { policy.recordMiss(hash: 0) }  // the oldest entry's counters, all at 15
+        for _ in 0..<8 { policy.recordMiss(hash: 500) }
+        var tries = 0
+        repeat {
+            tries += 1
+            policy.insert(10, hash: 500, cost: 100, entries: 11)
+        } while policy.released == [10] && tries < 5_000
+        #expect(tries > 1 && tries < 5_000, "admitted after \(tries) tries")
+        #expect(policy.released == [0], "and what it displaced was the inflated victim")
+    }
+
+    /// A large answer asked once cannot push out many small ones asked more, though it fits
+    /// the budget; nor can one asked as often as each of them (it weighs against their sum).
+    @Test func aHugeObjectCannotEvictTheHotSmallSet() {
+        let small = MemoryTier.cost(of: item(100), key: key(0))
+        let memory = MemoryTier(budget: 200 * small, seed: 2)
+        for _ in 0..<3 { for n in 0..<200 { ask(memory, key(n)) } }
+        let huge = key(0, "h")
+        for _ in 0..<3 { _ = memory.get(huge) }
+        #expect(memory.offer(huge, item(100 * 150)) == .notAdmitted)
+        #expect(memory.count == 200 && memory.rejections == 1)
+        #expect((0..<200).allSatisfy { holds(memory, key($0)) })
+    }
+
+    /// The same large answer gets in once it is asked more than what it would push out.
+    @Test func aLargeObjectAskedMoreThanItsVictimsGetsIn() {
+        let small = MemoryTier.cost(of: item(100), key: key(0))
+        let memory = MemoryTier(budget: 20 * small, seed: 3)
+        for n in 0..<20 { ask(memory, key(n)) }  // each asked once (and stored): 1 apiece
+        let large = key(0, "l")
+        for _ in 0..<12 { _ = memory.get(large) }
+        #expect(memory.offer(large, item(100 * 3)) == .kept)
+        #expect(memory.get(large) != nil && memory.bytes <= memory.budget)
+    }
+
+    /// The replay `make test` runs: Zipf(0.9) over 5,000 keys with a burst of one-time keys
+    /// in the middle, at a budget of 100 entries (2 % of the keys). The tier must miss
+    /// clearly less than an exact LRU holding as many entries.
+    @Test func aZipfTraceWithAScanMissesLessThanExactLRU() {
+        var random = SeededRandom(seed: 96)
+        let keys = 5_000
+        var cumulative: [Double] = []
+        var total = 0.0
+        for rank in 1...keys {
+            total += 1 / pow(Double(rank), 0.9)
+            cumulative.append(total)
+        }
+        func zipf() -> Int {
+            let target = Double(random.below(1 << 30)) / Double(1 << 30) * total
+            var low = 0, high = keys - 1
+            while low < high {
+                let middle = (low + high) / 2
+                if cumulative[middle] < target { low = middle + 1 } else { high = middle }
+            }
+            return low
+        }
+        var trace: [CacheKey] = []
+        for _ in 0..<20_000 { trace.append(key(zipf())) }
+        for n in 0..<3_000 { trace.append(key(n, "s")) }
+        for _ in 0..<20_000 { trace.append(key(zipf())) }
+
+        let entries = 100
+        let memory = MemoryTier(budget: entries * MemoryTier.cost(of: item(100), key: key(0)), seed: 4)
+        var misses = 0
+        for key in trace where !ask(memory, key) { misses += 1 }
+        #expect(memory.count == entries)
+
+        var lru = ExactLRU(capacity: entries)
+        let lruMisses = trace.filter { !lru.access($0) }.count
+        let ratio = Double(misses) / Double(lruMisses)
+        #expect(ratio <= 0.95, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
+        print("replay: W-TinyLFU \(misses) misses, LRU \(lruMisses), of \(trace.count) requests (\(ratio))")
+    }
+}
+
+/// Exact LRU at a number of entries: what the replay compares against.
+private struct ExactLRU {
+    let capacity: Int
+    private var lastUse: [CacheKey: Int] = [:]
+    private var clock = 0
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    mutating func access(_ key: CacheKey) -> Bool {
+        clock += 1
+        let hit = lastUse[key] != nil
+        lastUse[key] = clock
+        if lastUse.count > capacity, let oldest = lastUse.min(by: { $0.value < $1.value }) { lastUse[oldest.key] = nil }
+        return hit
+    }
+}
+
+extension FrequencySketchTests {
+    /// A table grown as its tier fills keeps every count it had.
+    @Test func growingKeepsWhatWasCounted() {
+        var sketch = FrequencySketch(entries: 64)
+        for key in 0..<40 { for _ in 0..<(key % 7 + 1) { sketch.increment(key) } }
+        let before = (0..<40).map { sketch.frequency($0) }
+        sketch.ensureCapacity(1_000)
+        #expect((0..<40).map { sketch.frequency($0) } == before)
+    }
+}
