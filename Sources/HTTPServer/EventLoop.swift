@@ -260,7 +260,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// Brings the server's count of output waiting up to date with this connection's. Most
     /// answers leave in the pass that made them, so then nothing changes and nothing is shared.
-    private func account(_ connection: Connection) {
+    func account(_ connection: Connection) {
         let waiting = connections[connection.fd] === connection ? connection.output.pendingInMemory : 0
         guard waiting != connection.accountedOutput else { return }
         shared.outputBudget.add(waiting - connection.accountedOutput)
@@ -333,21 +333,6 @@ final class EventLoop: @unchecked Sendable {
     /// How the handler of a request whose client closed mid-body answers it.
     static let endedShort = BodyStream.Refusal(status: 400, detail: "The client closed its side before the request body was whole.")
 
-    /// Queues an error response as the connection's last and stops reading requests. An
-    /// error in the body of a request already dispatched (its body streaming on) is that
-    /// request's answer, in its handler's stead, and the handler hears it as the client's.
-    func fail(_ connection: Connection, status: Int, detail: String) {
-        let response = ProblemDetails(status: status, detail: detail).response()
-        connection.state.failed()
-        if connection.parser.streamingBody {
-            connection.parser.abandonBody(BodyStream.Refusal(status: status, detail: detail))
-            if connection.answerInstead(response, date: &date) { return }
-        }
-        connection.parser.abandonBody()
-        let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
-        connection.complete(sequence, response, date: &date)
-    }
-
     /// Writes as much output as the socket takes. Returns false when the connection was closed.
     private func flush(_ connection: Connection) -> Bool {
         while connection.pendingOutput > 0 {
@@ -372,34 +357,5 @@ final class EventLoop: @unchecked Sendable {
             connection.state.bytesWritten(at: turnTime)
         }
         return true
-    }
-
-    func linger(_ connection: Connection) {
-        if connection.state.peerClosedWrite {
-            close(connection)
-            return
-        }
-        shutdown(connection.fd, Int32(SHUT_WR))
-        connection.state.lingerStarted(at: MonotonicClock.nanoseconds())
-        connection.parser.abandonBody()
-        connection.input = InputBuffer()
-        updateInterest(connection)
-    }
-
-    /// The connection sent its first bytes, or closes: no longer among its address's unused ones.
-    private func markUsed(_ connection: Connection) {
-        connection.unused = false
-        shared.unusedConnections.release(connection.clientAddress)
-    }
-
-    func close(_ connection: Connection) {
-        guard connections.removeValue(forKey: connection.fd) != nil else { return }
-        connection.parser.abandonBody()
-        connection.abandonExchanges()
-        if connection.unused { markUsed(connection) }
-        account(connection)
-        _ = larder_epoll_ctl(epfd, EPOLL_CTL_DEL, connection.fd, 0, 0)
-        System.close(connection.fd)
-        shared.openConnections.subtract(1, ordering: .relaxed)
     }
 }
