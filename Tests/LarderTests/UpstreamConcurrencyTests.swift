@@ -85,22 +85,22 @@ import Locking
         #expect(limit.inFlight == 0)
     }
 
-    /// Through a real Larder, one slot, a 2 s timeout and an upstream that takes 8 s: of two
-    /// requests queued 1 s behind a slow one, the first to get the slot (when the slow one
-    /// times out, 1 s later) has its whole timeout (the upstream's own 504, 3 s after they
-    /// came); the other finds no slot within its timeout and is answered then (2 s), not
-    /// sent: 503, Larder's saturation. Every step is a second from the next, for loaded runs.
+    /// Through a real Larder, one slot, a 4 s timeout and an upstream that takes 16 s: of two
+    /// requests queued 2 s behind a slow one, the first to get the slot (when the slow one
+    /// times out, 2 s later) has its whole timeout (the upstream's own 504, 6 s after they
+    /// came); the other finds no slot within its timeout and is answered then (4 s), not
+    /// sent: 503, Larder's saturation. Every step is 2 s from the next, for loaded runs.
     @Test func aRequestQueuedBehindSlowOnesAnswersWithinItsTimeout() async throws {
         let upstream = try TestUpstream()
-        upstream.update { $0.delay = .seconds(8) }
+        upstream.update { $0.delay = .seconds(16) }
         try await withLarder(upstream: upstream, { settings in
             settings.upstreamConcurrency = 1
-            settings.upstreamTimeout = .seconds(2)
+            settings.upstreamTimeout = .seconds(4)
         }) { (h: ServiceHarness) async throws in
             let slow = Task { try await h.get("/weather?lat=1&lon=1").status }
             #expect(await eventually { upstream.count("/v1/forecast") == 1 })
             // So the slow one's timeout comes well before the queued ones' own.
-            try await Task.sleep(for: .seconds(1))
+            try await Task.sleep(for: .seconds(2))
             let began = ContinuousClock.now
             let queued = try await withThrowingTaskGroup(of: (TestResponse, Duration).self) { group in
                 for i in 2...3 {
@@ -113,8 +113,8 @@ import Locking
             let refused = queued.filter { $0.0.status == 503 }
             #expect(refused.count == 1, "\(queued.map(\.0.status))")
             #expect(refused.first?.0.header("cache-status") == "larder; fwd=miss; detail=saturated")
-            // At its own timeout (2 s), not when the slot next comes free (3 s).
-            #expect(refused.allSatisfy { $0.1 < .milliseconds(2700) })
+            // At its own timeout (4 s), not when the slot next comes free (6 s).
+            #expect(refused.allSatisfy { $0.1 < .milliseconds(5400) })
             #expect(queued.filter { $0.0.status == 504 }.count == 1)
             #expect(try await slow.value == 504)
             #expect(upstream.count("/v1/forecast") == 2)
