@@ -89,14 +89,18 @@ struct AdmissionPolicy {
     /// Places a new entry (its slot free in this policy), then lets go of what the budget
     /// cannot hold: the entries pushed out and the candidates that lost, in `released`,
     /// which holds `slot` itself when it lost at once. `entries` is how many the tier holds.
-    mutating func insert(_ slot: Int32, hash: Int, cost: Int, entries: Int) {
+    /// A newer answer `replacing` one the tier held takes its place in that queue without a
+    /// contest: the key has earned it (a refresh of a hot entry must not drop it).
+    mutating func insert(_ slot: Int32, hash: Int, cost: Int, entries: Int, replacing: Queue? = nil) {
         released.removeAll(keepingCapacity: true)
         sketch.ensureCapacity(entries)
         sketch.increment(hash)
         while nodes.count <= Int(slot) { nodes.append(Node()) }
         nodes[Int(slot)] = Node(hash: hash, cost: cost)
         bytes += cost
-        if cost > windowBudget {
+        if let replacing {
+            push(slot, to: replacing == .window && cost > windowBudget ? .probation : replacing)
+        } else if cost > windowBudget {
             contest(slot)
         } else {
             push(slot, to: .window)
@@ -106,8 +110,17 @@ struct AdmissionPolicy {
             unlink(candidate)
             contest(candidate)
         }
+        while protected.bytes > protectedBudget, protected.oldest != slot {
+            let demoted = protected.oldest
+            unlink(demoted)
+            push(demoted, to: .probation)
+        }
         while bytes > budget {
-            let victim = probation.oldest != Self.none ? probation.oldest : protected.oldest != Self.none ? protected.oldest : window.oldest
+            // The oldest of each list in turn, passing over the entry just placed.
+            func oldest(_ end: End) -> Int32 { end.oldest == slot ? nodes[Int(slot)].newer : end.oldest }
+            var victim = oldest(probation)
+            if victim == Self.none { victim = oldest(protected) }
+            if victim == Self.none { victim = oldest(window) }
             guard victim != Self.none else { break }
             evict(victim)
         }

@@ -80,7 +80,8 @@ public final class MemoryTier: Sendable {
 
         /// Offers `item` to the policy; whether it was kept. What the policy let go (evicted,
         /// or lost its contest) is appended to `dropped`.
-        mutating func insert(_ item: Item, key: CacheKey, cost: Int, dropped: inout [(key: CacheKey, item: Item)]) -> Bool {
+        mutating func insert(_ item: Item, key: CacheKey, cost: Int, replacing: AdmissionPolicy.Queue?,
+                             dropped: inout [(key: CacheKey, item: Item)]) -> Bool {
             let index: Int32
             if let reused = free.popLast() {
                 index = reused
@@ -92,7 +93,7 @@ public final class MemoryTier: Sendable {
                 keys.append(key)
             }
             slotIndex[key] = index
-            policy.insert(index, hash: key.hashValue, cost: cost, entries: slotIndex.count)
+            policy.insert(index, hash: key.hashValue, cost: cost, entries: slotIndex.count, replacing: replacing)
             var kept = true
             for released in policy.released {
                 if released == index { kept = false }
@@ -143,7 +144,8 @@ public final class MemoryTier: Sendable {
     }
 
     /// Offers `item` to be kept under `key`, pushing out what the policy weighs least as
-    /// needed. Returns whether it was kept (whatever was kept under `key` before goes either way).
+    /// needed; a newer item for a key held takes its place without a contest. Returns
+    /// whether it was kept (whatever was kept under `key` before goes either way).
     @discardableResult
     public func set(_ key: CacheKey, _ item: Item) -> Bool {
         offer(key, item, unlessRemovedSince: nil) == .kept
@@ -176,11 +178,13 @@ public final class MemoryTier: Sendable {
                 return []
             }
             var dropped: [(key: CacheKey, item: Item)] = []
+            var replacing: AdmissionPolicy.Queue?
             if let existing = state.slotIndex[key] {
+                replacing = state.policy.queue(existing)
                 dropped.append(state.remove(at: existing))
             }
             guard fits else { return dropped }
-            if !state.insert(item, key: key, cost: cost, dropped: &dropped) { placement = .notAdmitted }
+            if !state.insert(item, key: key, cost: cost, replacing: replacing, dropped: &dropped) { placement = .notAdmitted }
             return dropped
         }
         return placement

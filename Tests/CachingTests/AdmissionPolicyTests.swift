@@ -117,6 +117,16 @@ import Testing
         #expect(memory.get(large) != nil && memory.bytes <= memory.budget)
     }
 
+    /// A newer answer for a key the tier holds (a stale-while-revalidate refresh, a 200 after
+    /// revalidation) takes its place without a contest, even one it would lose as a newcomer.
+    @Test func aRefreshedEntryKeepsItsPlace() {
+        let memory = MemoryTier(budget: 20 * MemoryTier.cost(of: item(100), key: key(0)), seed: 6)
+        for _ in 0..<3 { for n in 0..<20 { ask(memory, key(n)) } }
+        #expect(memory.offer(key(0, "n"), item(5_000)) == .notAdmitted, "a newcomer as large loses")
+        #expect(memory.offer(key(5), item(5_000)) == .kept)
+        #expect(holds(memory, key(5)) && memory.count < 20 && memory.bytes <= memory.budget)
+    }
+
     /// The replay `make test` runs: Zipf(0.9) over 5,000 keys with a burst of one-time keys
     /// in the middle, at a budget of 100 entries (2 % of the keys). The tier must miss
     /// clearly less than an exact LRU holding as many entries.
