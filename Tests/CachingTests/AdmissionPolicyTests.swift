@@ -117,6 +117,22 @@ import Testing
         #expect(memory.get(large) != nil && memory.bytes <= memory.budget)
     }
 
+    /// Someone cycling through many keys, each asked to the counters' top, fills the tier
+    /// with them; once they stop, the keys really asked take it back within a few rounds, as
+    /// the sketch halves the pumped counts (without the halving they would stay at 15, and
+    /// keys asked as often would lose every tie).
+    @Test func keysPumpedUpByACyclingAttackerFade() {
+        let memory = MemoryTier(budget: 100 * MemoryTier.cost(of: item(100), key: key(0)), seed: 7)
+        for _ in 0..<16 { for n in 0..<150 { ask(memory, key(n, "a")) } }
+        #expect((0..<150).filter { holds(memory, key($0, "a")) }.count >= 90)
+        var rounds = 0
+        while (0..<50).contains(where: { !holds(memory, key($0)) }), rounds < 60 {
+            for n in 0..<50 { ask(memory, key(n)) }
+            rounds += 1
+        }
+        #expect(rounds < 60, "the hot set was back after \(rounds) rounds")
+    }
+
     /// A newer answer for a key the tier holds (a stale-while-revalidate refresh, a 200 after
     /// revalidation) takes its place without a contest, even one it would lose as a newcomer.
     @Test func aRefreshedEntryKeepsItsPlace() {
