@@ -57,11 +57,19 @@ import TestSupport
         let start = ContinuousClock.now
         try await reload(reloads)
         try await Task.sleep(for: .milliseconds(300))
-        let (rssAfter, threadsAfter) = (try #require(Self.status(larder.pid, "VmRSS")), try #require(Self.status(larder.pid, "Threads")))
+        // A reload's file is read on a thread of its own that ends after its answer, and a
+        // loaded run may sample it on its way out: the count is taken once it settles.
+        var threadsAfter = try #require(Self.status(larder.pid, "Threads"))
+        for _ in 0..<50 where threadsAfter > threadsBefore {
+            try await Task.sleep(for: .milliseconds(100))
+            threadsAfter = try #require(Self.status(larder.pid, "Threads"))
+        }
+        let rssAfter = try #require(Self.status(larder.pid, "VmRSS"))
         print("reload memory: \(reloads) reloads in \(ContinuousClock.now - start), RSS \(rssBefore) -> \(rssAfter) KiB, threads \(threadsBefore) -> \(threadsAfter)")
         // 7 KB a reload before the fix: 21 MB here.
         #expect(rssAfter - rssBefore < 4 * 1024, "RSS \(rssBefore) -> \(rssAfter) KiB over \(reloads) reloads")
-        #expect(threadsAfter <= threadsBefore, "threads \(threadsBefore) -> \(threadsAfter)")
+        // A thread kept per reload would be thousands; one more is a pool grown late.
+        #expect(threadsAfter <= threadsBefore + 1, "threads \(threadsBefore) -> \(threadsAfter)")
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
     }
