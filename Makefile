@@ -27,12 +27,8 @@ run: build
 RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
-# What `make test`'s performance gate counts and its shipping checks run: a plain release build beside the debug one in
-# .build, with the shipped build's cross-module optimisation (no static runtime, no LTO: both
-# cost minutes of linking). Product by product: larder-fuzz imports modules @testable, which
-# a release build does not allow.
-GATE_BUILD := $(SWIFT) build -c release -Xswiftc -cross-module-optimization
-GATE_BIN := .build/release
+# What `make test`'s performance gate counts and its shipping checks run (scripts/gate/build.sh).
+GATE_BIN := .build-gate/release
 
 VENV := .tools/venv
 
@@ -42,7 +38,6 @@ $(VENV)/.installed: scripts/requirements-checks.txt
 	touch $@
 
 CHECKOV_VENV := .tools/checkov-venv
-TEST_TMP := $(CURDIR)/.build/test-tmp
 
 $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 	python3 -m venv $(CHECKOV_VENV)
@@ -54,35 +49,16 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 ## the performance gate (instructions and allocations per request path, scripts/gate) and
 ## the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert rules,
 ## the Dockerfile's build command, the release binary run). Prints its time at the end.
-# Read once, when make starts: the elapsed time `make test` prints covers all of it.
+# Read once, when make starts: the time `make test` prints covers its installs too.
 TEST_START := $(shell date +%s)
 test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
-	$(SWIFT) build --build-tests
-	@# The tests' temporary folders (caches, logs, redis and TLS files: about 125 MB a run) go
-	@# to one ignored folder, emptied here, rather than piling up in /tmp run after run.
-	rm -rf $(TEST_TMP) 2>/dev/null || true; mkdir -p $(TEST_TMP)
-	@# At most 8 tests at a time: started all at once, 674 tests share 2 cores and each one's
-	@# timeouts run while it waits its turn (a CI run failed 4 timing tests so; 8 passed).
-	TMPDIR=$(TEST_TMP) SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 timeout 20m $(SWIFT) test --skip-build 2>&1 \
-		| tee .build/swift-test.log
-	@# The fuzz targets' smoke: each over its corpus, then seeded mutations (`make fuzz` runs libFuzzer).
-	timeout 5m "$$($(SWIFT) build --show-bin-path)/larder-fuzz" --seconds 1.5
-	scripts/check-api.sh
-	$(GATE_BUILD) --product larder
-	$(GATE_BUILD) --product larder-bench
-	scripts/gate/gate.py $(GATE_BIN)
-	scripts/gate/gate.py --prove-refusal $(GATE_BIN)
-	scripts/check-shipping.sh $(GATE_BIN)/larder
-	@echo "make test: $$(( $$(date +%s) - $(TEST_START) )) s"
-	@# Reached only when everything above passed: one plain closing line for any reader.
-	@echo "tests: $$(grep -aoE 'Test run with [0-9]+ tests' .build/swift-test.log | grep -oE '[0-9]+' | head -n 1) passed, 0 failed"
+	SWIFT=$(SWIFT) STARTED=$(TEST_START) scripts/test.sh
 
 ## The performance gate alone (a part of `make test`): the release build, then instructions
 ## and heap allocations per request path under callgrind against scripts/gate's thresholds.
 ## `make gate GATE_ARGS=--record` writes this toolchain's thresholds file anew.
 gate: prerequisites
-	$(GATE_BUILD) --product larder
-	$(GATE_BUILD) --product larder-bench
+	SWIFT=$(SWIFT) scripts/gate/build.sh
 	scripts/gate/gate.py $(GATE_ARGS) $(GATE_BIN)
 
 ## The binary the Dockerfile ships, built the same way, in $(RELEASE_BIN).

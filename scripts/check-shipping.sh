@@ -8,11 +8,11 @@
 # on SIGTERM. Last, the deploy files are run: every pod and compose service from its
 # effective command line, with that binary (scripts/run-deploy-files.py).
 #
-# usage: scripts/check-shipping.sh [LARDER]  (a release build of larder; default .build/release/larder)
+# usage: scripts/check-shipping.sh [LARDER]  (a release build of larder; default .build-gate/release/larder, scripts/gate/build.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=.tools/venv
-larder=$(realpath "${1:-.build/release/larder}")
+larder=$(realpath "${1:-.build-gate/release/larder}")
 
 echo "== hadolint (failure threshold: warning)"
 "$venv/bin/hadolint" --failure-threshold warning Dockerfile
