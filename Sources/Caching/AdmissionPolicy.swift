@@ -61,10 +61,12 @@ struct AdmissionPolicy {
     func cost(_ slot: Int32) -> Int { nodes[Int(slot)].cost }
     func queue(_ slot: Int32) -> Queue { nodes[Int(slot)].queue }
 
-    /// Counts an access to a key the tier does not hold.
-    mutating func recordMiss(hash: Int) { sketch.increment(hash) }
+    /// Counts an access to a key without offering it (tests raise a victim's counters, as
+    /// collisions would).
+    mutating func record(hash: Int) { sketch.increment(hash) }
 
     /// Counts an access to the entry in `slot` and moves it up: constant work.
+    @inline(__always)
     mutating func recordHit(_ slot: Int32) {
         sketch.increment(nodes[Int(slot)].hash)
         let queue = nodes[Int(slot)].queue

@@ -122,4 +122,43 @@ public struct CacheKey: Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { text.replacingOccurrences(of: "\u{0}", with: " ") }
+
+    /// A hash of the key for the memory tier's frequency sketch: a multiply-and-rotate over
+    /// eight bytes at a time, far less than `hashValue`'s SipHash (the gate's disk-hit path
+    /// offers every read to memory, so every one computes it). Seeded anew in each process,
+    /// as `hashValue` is, so colliding keys cannot be worked out from outside.
+    var sketchHash: Int {
+        var head = head, rest = rest ?? ""
+        var hash = Self.sketchSeed
+        head.withUTF8 { hash = Self.fold($0, into: hash) }
+        rest.withUTF8 { hash = Self.fold($0, into: hash ^ 0xFF) }
+        return Int(truncatingIfNeeded: hash)
+    }
+
+    /// From `Hasher`'s own per-process seed (fixed under `SWIFT_DETERMINISTIC_HASHING`, as the gate runs).
+    private static let sketchSeed: UInt64 = {
+        var hasher = Hasher()
+        hasher.combine(0x6C61_7264_6572 as UInt64)
+        return UInt64(bitPattern: Int64(hasher.finalize()))
+    }()
+
+    private static func fold(_ bytes: UnsafeBufferPointer<UInt8>, into seed: UInt64) -> UInt64 {
+        var hash = seed ^ UInt64(bytes.count)
+        var at = 0
+        let raw = UnsafeRawBufferPointer(bytes)
+        while at + 8 <= bytes.count {
+            hash = ((hash ^ raw.loadUnaligned(fromByteOffset: at, as: UInt64.self)) &* 0x9E37_79B9_7F4A_7C15).rotateLeft(by: 29)
+            at += 8
+        }
+        var tail: UInt64 = 0
+        while at < bytes.count {
+            tail = tail << 8 | UInt64(bytes[at])
+            at += 1
+        }
+        return ((hash ^ tail) &* 0xBF58_476D_1CE4_E5B9).rotateLeft(by: 31)
+    }
+}
+
+private extension UInt64 {
+    func rotateLeft(by count: UInt64) -> UInt64 { self << count | self >> (64 - count) }
 }

@@ -93,7 +93,7 @@ public final class MemoryTier: Sendable {
                 keys.append(key)
             }
             slotIndex[key] = index
-            policy.insert(index, hash: key.hashValue, cost: cost, entries: slotIndex.count, replacing: replacing)
+            policy.insert(index, hash: key.sketchHash, cost: cost, entries: slotIndex.count, replacing: replacing)
             var kept = true
             for released in policy.released {
                 if released == index { kept = false }
@@ -131,13 +131,12 @@ public final class MemoryTier: Sendable {
         state = Locked(State(policy: AdmissionPolicy(budget: budget, seed: seed)))
     }
 
-    /// The item for `key`, its access counted (a miss's too: it is what admission weighs).
+    /// The item for `key`, its access counted. A miss is counted when what answers it is
+    /// offered (`set`): every miss that is fetched or read from another tier offers it, and a
+    /// lookup that misses costs no second hash of the key (the gate's disk-hit path).
     public func get(_ key: CacheKey) -> Item? {
         state.withLock { state in
-            guard let index = state.slotIndex[key] else {
-                state.policy.recordMiss(hash: key.hashValue)
-                return nil
-            }
+            guard let index = state.slotIndex[key] else { return nil }
             state.policy.recordHit(index)
             return state.items[Int(index)]
         }
