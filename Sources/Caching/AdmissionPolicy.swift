@@ -72,10 +72,7 @@ struct AdmissionPolicy {
         let queue = nodes[Int(slot)].queue
         switch queue {
         case .window, .protected:
-            // The newest already (a key asked again and again): nothing moves.
-            guard self[queue].newest != slot else { return }
-            unlink(slot)
-            push(slot, to: queue)
+            moveToNewest(slot, in: queue)
         case .probation:
             unlink(slot)
             push(slot, to: .protected)
@@ -191,6 +188,22 @@ struct AdmissionPolicy {
             case .protected: protected = newValue
             }
         }
+    }
+
+    /// `unlink` and `push` to the same list in one pass (a hit's move: gated path).
+    @inline(__always)
+    private mutating func moveToNewest(_ slot: Int32, in queue: Queue) {
+        var end = self[queue]
+        // The newest already (a key asked again and again): nothing moves.
+        guard end.newest != slot else { return }
+        let (newer, older) = (nodes[Int(slot)].newer, nodes[Int(slot)].older)
+        if older != Self.none { nodes[Int(older)].newer = newer } else { end.oldest = newer }
+        nodes[Int(newer)].older = older  // not the newest, so it has a newer neighbour
+        nodes[Int(slot)].newer = Self.none
+        nodes[Int(slot)].older = end.newest
+        nodes[Int(end.newest)].newer = slot
+        end.newest = slot
+        self[queue] = end
     }
 
     private mutating func unlink(_ slot: Int32) {
