@@ -86,40 +86,60 @@ import Locking
     }
 
     /// Through a real Larder, one slot, a 4 s timeout and an upstream that takes 16 s: of two
-    /// requests queued 2 s behind a slow one, the first to get the slot (when the slow one
-    /// times out, 2 s later) has its whole timeout (the upstream's own 504, 6 s after they
-    /// came); the other finds no slot within its timeout and is answered then (4 s), not
-    /// sent: 503, Larder's saturation. Every step is 2 s from the next, for loaded runs.
+    /// requests queued behind a slow one, the first to get the slot (when the slow one times
+    /// out) has its whole timeout (the upstream's own 504); the other finds no slot within its
+    /// timeout and is answered then (4 s), not sent: 503, Larder's saturation.
     @Test func aRequestQueuedBehindSlowOnesAnswersWithinItsTimeout() async throws {
+        // Both must be sent while the slow one holds the slot. A loaded run can start their
+        // tasks seconds late; such a run shows nothing about the queue and is made again.
+        for _ in 0..<3 {
+            guard let (queued, slow, asked) = try await Self.queueBehindASlowRequest() else { continue }
+            let refused = queued.filter { $0.0.status == 503 }
+            #expect(refused.count == 1, "\(queued.map(\.0.status))")
+            #expect(refused.first?.0.header("cache-status") == "larder; fwd=miss; detail=saturated")
+            // At its own timeout (4 s), not when the slot next comes free (8 s after the slow one).
+            #expect(refused.allSatisfy { $0.1 < .milliseconds(5400) })
+            #expect(queued.filter { $0.0.status == 504 }.count == 1)
+            #expect(slow == 504)
+            #expect(asked == 2)
+            return
+        }
+        Issue.record("in three tries, two requests could not be sent while a slow one held the only slot")
+    }
+
+    /// The answers to two requests sent 2 s after a slow one took the only slot, each with the
+    /// time from its sending; the slow one's status; the upstream's count. Nil when either
+    /// was sent too late to find the slot still held.
+    static func queueBehindASlowRequest() async throws -> ([(TestResponse, Duration)], Int, Int)? {
         let upstream = try TestUpstream()
         upstream.update { $0.delay = .seconds(16) }
+        var outcome: ([(TestResponse, Duration)], Int, Int)?
         try await withLarder(upstream: upstream, { settings in
             settings.upstreamConcurrency = 1
             settings.upstreamTimeout = .seconds(4)
         }) { (h: ServiceHarness) async throws in
             let slow = Task { try await h.get("/weather?lat=1&lon=1").status }
-            #expect(await eventually { upstream.count("/v1/forecast") == 1 })
-            // So the slow one's timeout comes well before the queued ones' own.
+            guard await eventually({ upstream.count("/v1/forecast") == 1 }) else { return }
+            let slotFrees = ContinuousClock.now + .seconds(4)
             try await Task.sleep(for: .seconds(2))
-            let began = ContinuousClock.now
-            let queued = try await withThrowingTaskGroup(of: (TestResponse, Duration).self) { group in
+            let queued = try await withThrowingTaskGroup(of: (TestResponse, Duration, ContinuousClock.Instant).self) { group in
                 for i in 2...3 {
-                    group.addTask { (try await h.get("/weather?lat=\(i)&lon=\(i)"), ContinuousClock.now - began) }
+                    group.addTask {
+                        let sent = ContinuousClock.now
+                        return (try await h.get("/weather?lat=\(i)&lon=\(i)"), ContinuousClock.now - sent, sent)
+                    }
                 }
-                var queued: [(TestResponse, Duration)] = []
+                var queued: [(TestResponse, Duration, ContinuousClock.Instant)] = []
                 for try await answer in group { queued.append(answer) }
                 return queued
             }
-            let refused = queued.filter { $0.0.status == 503 }
-            #expect(refused.count == 1, "\(queued.map(\.0.status))")
-            #expect(refused.first?.0.header("cache-status") == "larder; fwd=miss; detail=saturated")
-            // At its own timeout (4 s), not when the slot next comes free (6 s).
-            #expect(refused.allSatisfy { $0.1 < .milliseconds(5400) })
-            #expect(queued.filter { $0.0.status == 504 }.count == 1)
-            #expect(try await slow.value == 504)
-            #expect(upstream.count("/v1/forecast") == 2)
+            let status = try await slow.value
+            // A second's room for a sent request to reach Larder's queue.
+            guard queued.allSatisfy({ $0.2 < slotFrees - .seconds(1) }) else { return }
+            outcome = (queued.map { ($0.0, $0.1) }, status, upstream.count("/v1/forecast"))
         }
         await upstream.stop()
+        return outcome
     }
 
     /// Time spent in Larder's own queue is Larder's, not the origin's. Five slots over an
