@@ -7,7 +7,7 @@ PORT ?= 8080
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 
-.PHONY: run test gate release bench conformance fuzz sanitize soak build prerequisites clean
+.PHONY: run test gate release bench conformance fuzz sanitize soak build prerequisites clean python-tools
 
 prerequisites:
 	@scripts/prerequisites.sh
@@ -51,8 +51,11 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 ## the Dockerfile's build command, the release binary run). Prints its time at the end.
 # Read once, when make starts: the time `make test` prints covers its installs too.
 TEST_START := $(shell date +%s)
-test: prerequisites $(VENV)/.installed $(CHECKOV_VENV)/.installed
+test: prerequisites
 	SWIFT=$(SWIFT) STARTED=$(TEST_START) scripts/test.sh
+
+# The API and shipping checks' Python tools; scripts/test.sh installs them beside the debug build.
+python-tools: $(VENV)/.installed $(CHECKOV_VENV)/.installed
 
 ## The performance gate alone (a part of `make test`): the release build, then instructions
 ## and heap allocations per request path under callgrind against scripts/gate's thresholds.

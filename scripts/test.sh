@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make test` after its prerequisites, then a table of what each step took:
-#   the debug build;
+#   the debug build, while the Python tools of the API and shipping checks install;
 #   the Swift tests, the fuzz smoke and the API checks, while the release build runs beside them;
 #   the performance gate on that build, while the shipping checks run its larder.
 # Side by side they share the 2 cores: the tests mostly wait on sockets, and a release build's
@@ -45,7 +45,6 @@ fuzz_smoke() {
 }
 
 checks() {
-    step "swift tests" swift_tests || return
     step "fuzz smoke" fuzz_smoke || return
     step "API checks" scripts/check-api.sh
 }
@@ -74,10 +73,16 @@ joined() {
 
 mkdir -p "$logs"
 status=0
+# The Python tools install beside the debug build: mostly downloads, and a fresh clone's
+# longest wait before it.
+beside "python tools" make --no-print-directory python-tools
+tools=$pid
 step "debug build" "$swift" build --build-tests || exit
 beside "release build" scripts/gate/build.sh
 release=$pid
-checks || status=$?
+step "swift tests" swift_tests || status=$?
+joined "$tools" "python tools" || status=$?
+[ "$status" = 0 ] && { checks || status=$?; }
 joined "$release" "release build" || status=$?
 if [ "$status" = 0 ]; then
     beside "gate" gate
