@@ -209,7 +209,8 @@ enum FuzzTargets {
         let body = Array(data[split...])
         for merge in [false, true] {
             guard case .success(let shaped) = PartShape(pointer: pointer, fields: fields, trusted: false, merge: merge).shape(body) else { continue }
-            check((try? JSONSerialization.jsonObject(with: Data(shaped.json), options: [.fragmentsAllowed])) != nil, "a shape is not JSON")
+            check((try? JSONValue(reading: shaped.json)) != nil, "a shape is not JSON")
+            check(shaped.members.allSatisfy { (try? JSONValue(reading: $0.json)) != nil }, "a merged member is not JSON")
         }
     }
 

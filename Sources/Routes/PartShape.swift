@@ -2,8 +2,9 @@ import Foundation
 import HTTPCore
 
 /// What an aggregate keeps of one part's JSON: the value at a JSON pointer, the members of an
-/// allow list, and (for an aggregate that merges) its members one by one. An origin's body is
-/// checked to be JSON before it is put inside another document.
+/// allow list, and (for an aggregate that merges) its members one by one, read as a
+/// `JSONValue`. An origin's body is checked to be JSON before it is put inside another
+/// document.
 ///
 /// A part's body is the same bytes from one request to the next while its entry is stored,
 /// so each body is shaped once and kept (`ShapeMemo`); Larder's own JSON needing no change
@@ -45,35 +46,27 @@ struct PartShape: Sendable {
     }
 
     private func shapeNow(_ body: [UInt8]) -> Result<Shaped, ShapeProblem> {
-        guard var value = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else {
-            return .failure(ShapeProblem("its answer is not JSON"))
-        }
+        guard var value = try? JSONValue(reading: body) else { return .failure(ShapeProblem("its answer is not JSON")) }
         for token in pointer ?? [] {
-            if let object = value as? [String: Any], let member = object[token] {
-                value = member
-            } else if let array = value as? [Any], let index = Int(token), token == String(index), array.indices.contains(index) {
-                value = array[index]
-            } else {
+            switch value {
+            case .object(let members) where members[token] != nil:
+                value = members[token]!
+            case .array(let elements) where Int(token).map { token == String($0) && elements.indices.contains($0) } == true:
+                value = elements[Int(token)!]
+            default:
                 return .failure(ShapeProblem("its answer has nothing at the pointer /\(pointer!.joined(separator: "/"))"))
             }
         }
         if let fields {
-            guard let object = value as? [String: Any] else { return .failure(ShapeProblem("the value whose fields are kept is not an object")) }
-            value = object.filter { fields.contains($0.key) }
+            guard case .object(let members) = value else { return .failure(ShapeProblem("the value whose fields are kept is not an object")) }
+            value = .object(members.filter { fields.contains($0.key) })
         }
         var members: [(name: String, json: [UInt8])] = []
         if merge {
-            guard let object = value as? [String: Any] else { return .failure(ShapeProblem("the value to merge is not an object")) }
-            for name in object.keys.sorted() { members.append((name, Self.json(object[name]!))) }
+            guard case .object(let object) = value else { return .failure(ShapeProblem("the value to merge is not an object")) }
+            for name in object.keys.sorted() { members.append((name, object[name]!.json)) }
         }
-        return .success(Shaped(json: pointer == nil && fields == nil ? body : Self.json(value), members: members))
-    }
-
-    /// A value as JSON text, members sorted so the same value always gives the same bytes
-    /// (and the aggregate the same ETag).
-    private static func json(_ value: Any) -> [UInt8] {
-        let data = try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
-        return data.map(Array.init) ?? Array("null".utf8)
+        return .success(Shaped(json: pointer == nil && fields == nil ? body : value.json, members: members))
     }
 }
 
