@@ -37,41 +37,16 @@ extension LarderService {
         return .refused(problems)
     }
 
-    /// `read` with every setting that only a restart can change put back to `running`'s value,
-    /// and the names of those that differed. The listener, the tiers, the upstream client,
-    /// the admin listener, Redis and logging are made once at start; routes, upstream URLs,
-    /// freshness, timeouts, limits and credentials are not.
+    /// `read` with every setting that only a restart can change put back to `running`'s value
+    /// (`ServeSettings.keepingRestartOnly`), and the names of those that differed.
     static func reloadable(_ read: ServeSettings, over running: ServeSettings) -> (ServeSettings, [String]) {
-        var settings = read
-        var changed: [String] = []
-        func keep<Value: Equatable>(_ name: String, _ path: WritableKeyPath<ServeSettings, Value>) {
-            if settings[keyPath: path] != running[keyPath: path] { changed.append(name) }
-            settings[keyPath: path] = running[keyPath: path]
-        }
-        keep("host", \.host)
-        keep("port", \.port)
-        keep("event-loops", \.eventLoops)
-        keep("unused-connections-per-client", \.unusedConnectionsPerClient)
-        keep("cache-dir", \.cacheDirectory)
-        keep("memory-limit", \.memoryLimit)
-        keep("disk-limit", \.diskLimit)
-        keep("max-request-body", \.maxRequestBody)
-        keep("ca-file", \.caFile)
-        keep("log-level", \.logLevel)
-        keep("log-format", \.logFormat)
-        keep("demo", \.demo)
-        keep("built-in-routes", \.builtInRoutes)
-        keep("admin-port", \.adminPort)
-        keep("admin-host", \.adminHost)
-        keep("admin-token-file", \.adminToken)
-        keep("redis-url", \.redisURL)
-        keep("redis-timeout", \.redisTimeout)
-        keep("redis-prefix", \.redisPrefix)
+        let kept = read.keepingRestartOnly(from: running)
+        var settings = kept.settings
         // With demo, upstreams not given point at the simulator started with the process.
         if running.demo {
             if !settings.weatherURLGiven { settings.weatherURL = running.weatherURL }
             if settings.balanceURL == nil { settings.balanceURL = running.balanceURL }
         }
-        return (settings, changed)
+        return (settings, kept.restartNeeded)
     }
 }

@@ -119,6 +119,7 @@ public struct ConfigFile: Sendable {
         var aggregates: [Aggregate] = []
         var scalars: [String: String] = [:]
         var problems: [String] = []
+        let listKeys = Set(ServeSettings.declarations.filter { if case .list = $0.shape { true } else { false } }.map(\.fileKey))
         for (keyNode, value) in settings {
             let line = keyNode.mark?.line ?? 1
             guard let key = keyNode.string else {
@@ -132,7 +133,7 @@ public struct ConfigFile: Sendable {
                 aggregates = Self.aggregates(value, path: path, lines: &lines, problems: &problems)
             } else if !ServeSettings.fileKeys.contains(key) {
                 problems.append("\(path):\(line): \(QuotedText.unknownKey(key)): not a setting Larder knows")
-            } else if ServeSettings.Option.lists.contains(key.replacingOccurrences(of: "-", with: ".")) {
+            } else if listKeys.contains(key) {
                 if case .sequence(let items) = value, items.allSatisfy({ $0.scalar != nil }) {
                     lists[key] = items.compactMap(\.string)
                 } else if let item = value.string {

@@ -76,26 +76,8 @@ public struct ServeSettings: Sendable, Equatable {
 
     public init() {}
 
-    /// One row of the settings table: key, environment variable and flag are derived from it.
-    struct Option {
-        let key: String
-        /// Lists (`routes`, `*.headers`) are plural; their flag is given once per item, so it is singular.
-        var flag: String {
-            let flag = "--" + key.replacingOccurrences(of: ".", with: "-")
-            return Self.lists.contains(key) ? String(flag.dropLast()) : flag
-        }
-        static let lists: Set<String> = ["routes", "weather.headers", "balance.headers"]
-        /// Every setting's key, in the order `--help` and the example file list them.
-        static let all = ["host", "port", "cache.dir", "memory.limit", "disk.limit", "max.request.body", "max.object.size", "weather.url", "balance.url", "weather.ttl",
-                          "balance.ttl", "stale.while.revalidate", "stale.if.error", "upstream.timeout", "upstream.concurrency",
-                          "event.loops", "unused.connections.per.client", "upstream.backoff", "refresh.min.interval", "ca.file", "coordinate.precision", "log.level",
-                          "log.format", "routes", "weather.headers", "balance.headers", "admin.port", "admin.host", "admin.token.file",
-                          "redis.url", "redis.timeout", "redis.prefix", "demo", "built.in.routes"]
-        var variable: String { "LARDER_" + key.uppercased().replacingOccurrences(of: ".", with: "_").replacingOccurrences(of: "-", with: "_") }
-    }
-
     /// The keys a configuration file may hold (`cache-dir`, `routes`, …).
-    public static let fileKeys = Set(Option.all.map(ConfigFile.fileKey))
+    public static let fileKeys = Set(declarations.map(\.fileKey))
 
     /// The paths these settings answer themselves: the operational ones, the built-in
     /// routes that are on, and the aggregates.
@@ -123,37 +105,13 @@ public struct ServeSettings: Sendable, Equatable {
     }
 
     /// The settings in use, for the one start-up line: secrets never (header values and the
-    /// admin token are left out; passwords and credential parameters in URLs are redacted).
+    /// admin token are left out; passwords and credential parameters in URLs are redacted):
+    /// each setting's fields as its declaration shows them, and the aggregates served.
     public var summary: Logger.Metadata {
-        func url(_ text: String?) -> Logger.MetadataValue {
-            text.map { .string(RedactedURL.text($0)) } ?? "none"
-        }
-        func seconds(_ duration: Duration) -> Logger.MetadataValue { .stringConvertible(duration.seconds) }
         var summary: Logger.Metadata = [
-            "host": .string(host), "port": .stringConvertible(port), "cache_dir": .string(cacheDirectory),
-            "memory_limit": .stringConvertible(memoryLimit), "disk_limit": .stringConvertible(diskLimit),
-            "max_request_body": .stringConvertible(maxRequestBody), "max_object_size": .stringConvertible(maxObjectSize),
-            "weather_url": url(weatherURL), "balance_url": url(balanceURL),
-            "weather_ttl_s": seconds(weatherTTL), "balance_ttl_s": seconds(balanceTTL),
-            "stale_while_revalidate_s": seconds(staleWhileRevalidate), "stale_if_error_s": seconds(staleIfError),
-            "upstream_timeout_s": seconds(upstreamTimeout), "upstream_concurrency": .stringConvertible(upstreamConcurrency),
-            "event_loops": .stringConvertible(serverConfiguration.eventLoops),
-            "upstream_backoff_s": seconds(upstreamBackoff), "refresh_min_interval_s": seconds(refreshMinInterval),
-            "coordinate_precision": .stringConvertible(coordinatePrecision), "log_level": .string(logLevel),
-            "log_format": .string(logFormat.rawValue), "demo": .stringConvertible(demo),
-            "built_in_routes": .string(builtInRoutes.isEmpty ? "none" : builtInRoutes.sorted().joined(separator: ",")),
-            "routes": .string(routes.isEmpty ? "none" : routes.map(\.description).joined(separator: ",")),
             "aggregates": .string(servedAggregates.isEmpty ? "none" : servedAggregates.map(\.path).joined(separator: ",")),
-            "ca_file": .string(caFile ?? "system"),
-            "weather_headers": .string(weatherHeaders.isEmpty ? "none" : CredentialHeaders.redacted(weatherHeaders)),
-            "balance_headers": .string(balanceHeaders.isEmpty ? "none" : CredentialHeaders.redacted(balanceHeaders)),
         ]
-        summary["admin"] = adminPort.map { .string("\(adminHost):\($0)") } ?? "off"
-        summary["redis"] = redisURL.map { .string($0.description) } ?? "off"
-        if redisURL != nil {
-            summary["redis_timeout_s"] = seconds(redisTimeout)
-            summary["redis_prefix"] = .string(redisPrefix)
-        }
+        for declaration in Self.declarations { summary.merge(declaration.shown(self)) { _, new in new } }
         return summary
     }
 

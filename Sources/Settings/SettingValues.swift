@@ -24,19 +24,60 @@ enum SettingValues {
         return wholeNumber(text).map { .seconds($0) }
     }
 
-    /// Requests in flight to one upstream: 1 to 1024.
+    /// Requests in flight to one upstream, top-level or a route's.
+    static let upstreamConcurrencyRange = 1...1024
+    /// A request body limit, top-level or a route's.
+    static let requestBodyRange = 1...(1 << 30)
+    /// The largest answer stored, top-level or a route's: up to the most Larder takes of one answer.
+    static let objectSizeRange = 1024...HeldAnswer.largestSpooled
+
     static func upstreamConcurrency(_ text: String) -> Int? {
-        Int(text).flatMap { (1...1024).contains($0) ? $0 : nil }
+        Int(text).flatMap { upstreamConcurrencyRange.contains($0) ? $0 : nil }
     }
 
-    /// A request body limit, top-level or a route's: a size from 1 B to 1 GiB.
     static func requestBodyLimit(_ text: String) -> Int? {
-        bytes(text).flatMap { (1...(1 << 30)).contains($0) ? $0 : nil }
+        bytes(text).flatMap { requestBodyRange.contains($0) ? $0 : nil }
     }
 
-    /// The largest answer stored: a size from 1 KiB to the most Larder takes of one answer.
     static func objectSizeLimit(_ text: String) -> Int? {
-        bytes(text).flatMap { (1024...HeldAnswer.largestSpooled).contains($0) ? $0 : nil }
+        bytes(text).flatMap { objectSizeRange.contains($0) ? $0 : nil }
+    }
+
+    /// A size as a setting is written: in the largest unit that divides it (`1GiB`, `1B`).
+    static func sizeText(_ bytes: Int) -> String {
+        for (suffix, factor) in [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)] where bytes >= factor && bytes % factor == 0 {
+            return "\(bytes / factor)\(suffix)"
+        }
+        return "\(bytes)B"
+    }
+
+    /// The durations a setting takes.
+    enum DurationRange {
+        case any
+        case aboveZero
+        case within(ClosedRange<Duration>)
+
+        func contains(_ duration: Duration) -> Bool {
+            switch self {
+            case .any: true
+            case .aboveZero: duration > .zero
+            case .within(let range): range.contains(duration)
+            }
+        }
+
+        /// What a value must be, as a problem says it.
+        var expects: String {
+            switch self {
+            case .any: "a duration (seconds, or with us, ms, s, m, h)"
+            case .aboveZero: "a duration above zero"
+            case .within(let range): "a duration from \(Self.text(range.lowerBound)) to \(Self.text(range.upperBound))"
+            }
+        }
+
+        /// `1ms`, `60s`: whole milliseconds below a second, else whole seconds.
+        private static func text(_ duration: Duration) -> String {
+            duration < .seconds(1) ? "\(duration.components.attoseconds / 1_000_000_000_000_000)ms" : "\(duration.components.seconds)s"
+        }
     }
 
     private static func wholeNumber(_ text: String) -> Int? {
