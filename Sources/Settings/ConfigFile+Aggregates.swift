@@ -70,7 +70,8 @@ extension ConfigFile {
                             reader.problem("a part's name is a lower-case letter, then lower-case letters, digits, _ or - (64 at most)")
                             continue
                         }
-                        if let made = Self.part(partName, part, &reader) {
+                        let place = { (line: Int) in "\(path):\(line): \(QuotedText.of("\(key).parts.\(partName)"))" }
+                        if let made = Self.part(partName, part, &reader, place: place, problems: &problems) {
                             declaration.parts.append(made)
                             partLines[partName] = partLine
                         }
@@ -85,14 +86,16 @@ extension ConfigFile {
         return aggregates
     }
 
-    /// A part written as its target alone, or as a mapping with `target` and its options.
-    private static func part(_ name: String, _ node: Node, _ reader: inout ValueReader) -> AggregateDeclaration.Part? {
-        func target(_ text: String?) -> PartTarget? {
+    /// A part written as its target alone, or as a mapping with `target` and its options; a
+    /// problem with an option is at the option's line (`place` makes it).
+    private static func part(_ name: String, _ node: Node, _ reader: inout ValueReader, place: (Int) -> String,
+                             problems: inout [String]) -> AggregateDeclaration.Part? {
+        func target(_ text: String?, _ reader: inout ValueReader) -> PartTarget? {
             if let target = text.flatMap(PartTarget.init) { return target }
             reader.problem("the target must be a path of this Larder with {name} placeholders in its query only, got '\(QuotedText.of(text ?? ""))'")
             return nil
         }
-        if node.scalar != nil { return target(node.string).map { AggregateDeclaration.Part(name: name, target: $0) } }
+        if node.scalar != nil { return target(node.string, &reader).map { AggregateDeclaration.Part(name: name, target: $0) } }
         guard case .mapping(let options) = node else {
             reader.problem("must be a target (/weather?lat={lat}) or a mapping (target: …, required: …)")
             return nil
@@ -101,9 +104,13 @@ extension ConfigFile {
             reader.problem("needs a target")
             return nil
         }
-        guard let made = target(targetNode.string) else { return nil }
+        var targetReader = ValueReader(place: place(targetNode.mark?.line ?? node.mark?.line ?? 1))
+        defer { problems += targetReader.problems }
+        guard let made = target(targetNode.string, &targetReader) else { return nil }
         var part = AggregateDeclaration.Part(name: name, target: made)
         for (optionNode, value) in options {
+            var reader = ValueReader(place: place(optionNode.mark?.line ?? node.mark?.line ?? 1))
+            defer { problems += reader.problems }
             switch optionNode.string ?? "" {
             case "target":
                 break

@@ -33,6 +33,9 @@ public struct ConfigFile: Sendable {
     let lists: [String: [String]]
     /// The aggregates declared, in the file's order (`ConfigFile+Aggregates`).
     let aggregates: [Aggregate]
+    /// What is wrong with the file's shape (a key Larder does not know, a value of the wrong
+    /// shape, a key given twice), each with its line: reported with the settings' problems.
+    let problems: [String]
 
     /// One route as written: its prefix, its origin (nil when missing, refused when resolved)
     /// and how its requests are rewritten.
@@ -65,16 +68,17 @@ public struct ConfigFile: Sendable {
 
     private static func loadHere(path: String) throws(ConfigurationError) -> ConfigFile {
         let text = try Self.text(path: path, bytes: BoundedFile.read(path))
-        let (lines, routes, lists, aggregates, scalars) = try shape(of: text, path: path)
+        let shape = try shape(of: text, path: path)
         // The settings' values from the file as composed here, as the text they are written as
         // (a number or a boolean too; JSON is YAML): not swift-configuration's file provider,
         // which would read the file again, unbounded, and parse it again, in time quadratic in
         // its keys (a queue taken from the front of an array: 20,000 routes took 13.6 s).
-        let values = Dictionary(uniqueKeysWithValues: scalars.map { key, value in
+        let values = Dictionary(uniqueKeysWithValues: shape.scalars.map { key, value in
             (AbsoluteConfigKey([key]), ConfigValue(.string(value), isSecret: false))
         })
         let provider = InMemoryProvider(name: path, values: values).mapKeys(Self.fileKeyOf)
-        return ConfigFile(path: path, provider: provider, lines: lines, routes: routes, lists: lists, aggregates: aggregates)
+        return ConfigFile(path: path, provider: provider, lines: shape.lines, routes: shape.routes, lists: shape.lists,
+                          aggregates: shape.aggregates, problems: shape.problems)
     }
 
     /// The file's text, read once and at most `BoundedFile.sizeLimit` bytes of it (1 MiB, the
@@ -100,16 +104,22 @@ public struct ConfigFile: Sendable {
         AbsoluteConfigKey([key.components.dropFirst().joined(separator: "-")])
     }
 
-    /// The keys' lines and the routes, or every problem with the file's shape, each with its line.
-    static func shape(of text: String, path: String) throws(ConfigurationError)
-        -> (lines: [String: Int], routes: [Route], lists: [String: [String]], aggregates: [Aggregate], scalars: [String: String]) {
-        let root: Node?
-        do {
-            root = try Yams.compose(yaml: text)
-        } catch {
-            throw ConfigurationError("\(path):\(Self.line(of: error)): the file is not valid YAML or JSON: \(Self.problem(of: error))")
-        }
-        guard let root else { return ([:], [], [:], [], [:]) }
+    /// The file as read: the keys' lines, the routes, the lists, the aggregates, the settings' text.
+    struct Shape {
+        var lines: [String: Int] = [:]
+        var routes: [Route] = []
+        var lists: [String: [String]] = [:]
+        var aggregates: [Aggregate] = []
+        var scalars: [String: String] = [:]
+        /// Every problem with the file's shape, each with its line.
+        var problems: [String] = []
+    }
+
+    /// The file as read, with every problem of its shape; only a file that is not YAML at all
+    /// (or not a mapping) is refused at once.
+    static func shape(of text: String, path: String) throws(ConfigurationError) -> Shape {
+        let (root, duplicates) = try composeKeepingDuplicates(text, path: path)
+        guard let root else { return Shape(problems: duplicates) }
         guard case .mapping(let settings) = root else {
             throw ConfigurationError("\(path):\(root.mark?.line ?? 1): the file must be a mapping of settings (key: value)")
         }
@@ -118,7 +128,7 @@ public struct ConfigFile: Sendable {
         var lists: [String: [String]] = [:]
         var aggregates: [Aggregate] = []
         var scalars: [String: String] = [:]
-        var problems: [String] = []
+        var problems = duplicates
         let listKeys = Set(ServeSettings.declarations.filter { if case .list = $0.shape { true } else { false } }.map(\.fileKey))
         for (keyNode, value) in settings {
             let line = keyNode.mark?.line ?? 1
@@ -147,8 +157,19 @@ public struct ConfigFile: Sendable {
                 problems.append("\(path):\(line): \(key): must be a single value, not a list or mapping")
             }
         }
-        if !problems.isEmpty { throw ConfigurationError(problems: problems) }
-        return (lines, routes, lists, aggregates, scalars)
+        return Shape(lines: lines, routes: routes, lists: lists, aggregates: aggregates, scalars: scalars, problems: problems)
+    }
+
+    /// `problems` with this file's in the order of their lines, after those of flags and
+    /// environment variables (which have none), so a file's problems read from top to bottom
+    /// whichever part of Larder found them. Each of the file's starts `FILE:LINE:`.
+    func inLineOrder(_ problems: [String]) -> [String] {
+        let prefix = path + ":"
+        func line(_ problem: String) -> Int {
+            guard problem.hasPrefix(prefix) else { return 0 }
+            return Int(problem.dropFirst(prefix.count).prefix { $0.isNumber }) ?? 0
+        }
+        return problems.enumerated().sorted { (line($0.element), $0.offset) < (line($1.element), $1.offset) }.map(\.element)
     }
 
     private static func routes(_ node: Node, path: String, lines: inout [String: Int], problems: inout [String]) -> [Route] {
@@ -178,6 +199,8 @@ public struct ConfigFile: Sendable {
                 lines[key] = fieldLine
                 var reader = ValueReader(place: "\(path):\(fieldLine): \(QuotedText.of(key))")
                 defer { problems += reader.problems }
+                /// A reader of one entry of this setting's mapping, whose problems are at the entry's line.
+                func entry(_ node: Node) -> ValueReader { ValueReader(place: "\(path):\(node.mark?.line ?? fieldLine): \(QuotedText.of(key))") }
                 switch field {
                 case "origin":
                     if let text = value.string { origin = text } else { reader.problem("must be a URL") }
@@ -217,6 +240,8 @@ public struct ConfigFile: Sendable {
                         continue
                     }
                     for (statusNode, lifetime) in entries {
+                        var reader = entry(statusNode)
+                        defer { problems += reader.problems }
                         guard let status = statusNode.string.flatMap(Int.init), (200...599).contains(status) else {
                             reader.problem("'\(QuotedText.of(statusNode.string ?? ""))' is not a status from 200 to 599")
                             continue
@@ -261,6 +286,8 @@ public struct ConfigFile: Sendable {
                         continue
                     }
                     for (optionNode, option) in options {
+                        var reader = entry(optionNode)
+                        defer { problems += reader.problems }
                         switch optionNode.string {
                         case "ignore-query":
                             if let names = reader.texts(option, "ignore-query must be a list of parameter names") { caching.ignoredQuery = names }
@@ -304,7 +331,7 @@ public struct ConfigFile: Sendable {
         return mounts
     }
 
-    private static func line(of error: any Error) -> Int {
+    static func line(of error: any Error) -> Int {
         guard let error = error as? YamlError else { return 1 }
         switch error {
         case .scanner(_, _, let mark, _), .parser(_, _, let mark, _), .composer(_, _, let mark, _): return mark.line
@@ -312,7 +339,7 @@ public struct ConfigFile: Sendable {
         }
     }
 
-    private static func problem(of error: any Error) -> String {
+    static func problem(of error: any Error) -> String {
         guard let error = error as? YamlError else { return "\(error)" }
         switch error {
         case .scanner(_, let problem, _, _), .parser(_, let problem, _, _), .composer(_, let problem, _, _): return problem

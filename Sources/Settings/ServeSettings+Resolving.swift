@@ -55,6 +55,7 @@ extension ServeSettings {
         if s.adminPort != nil, reader.string(forKey: ConfigKey(["larder", "admin", "token", "file"])) == nil {
             problems.append("--admin-port (LARDER_ADMIN_PORT) needs --admin-token-file (LARDER_ADMIN_TOKEN_FILE): the admin listener never runs without a token")
         }
+        if let file { problems = file.inLineOrder(file.problems + problems) }
         if !problems.isEmpty { throw ConfigurationError(problems: problems) }
         return s
     }

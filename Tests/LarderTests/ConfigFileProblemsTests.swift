@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import Settings
+
+/// `check-config` (and a reload, and `serve`) reports every problem of a file at once, in
+/// the order of its lines, each at its own line: top-level values, routes, aggregates and
+/// their parts' options alike, and a key given twice where it is given again.
+@Suite(.timeLimit(.minutes(1))) struct ConfigFileProblemsTests {
+    static let several = """
+        port: 99999
+        memory-limt: 64MiB
+        routes:
+          /api:
+            origin: http://127.0.0.1:9
+            via: maybe
+            lifetime:
+              200: 10m
+              404: soon
+        aggregates:
+          /dash:
+            parts:
+              rates:
+                target: /api/rates
+                required: maybe
+                pointer: rates
+        log-level: loud
+        port: 8081
+
+        """
+
+    static let expected = [
+        "1: port must be a whole number from 0 to 65535, got '99999'",
+        "2: memory-limt: not a setting Larder knows",
+        "6: routes./api.via: must be true or false",
+        "9: routes./api.lifetime: must be a duration (seconds, or with us, ms, s, m, h)",
+        "15: aggregates./dash.parts.rates: required must be true or false",
+        "16: aggregates./dash.parts.rates: pointer must be an RFC 6901 JSON pointer (/rates, or empty for the whole answer)",
+        "17: log-level must be one of trace, debug, info, notice, warning, error, critical (or warn), got 'loud'",
+        "18: port: given again (first on line 1); a key is given once in its mapping",
+    ]
+
+    @Test func everyProblemOfAFileIsListedAtOnceInLineOrder() async throws {
+        let (path, lines) = try await ConfigFileTests.problems(Self.several)
+        #expect(lines == Self.expected.map { "\(path):\($0)" }, "\(lines.joined(separator: "\n"))")
+    }
+
+    /// A key given again in a route, a part or the file's top level is named at its own line,
+    /// and the first one given is the one read.
+    @Test func aKeyGivenAgainIsReportedAtItsOwnLine() async throws {
+        let text = """
+            routes:
+              /api:
+                origin: http://127.0.0.1:9
+                "origin": http://127.0.0.1:8
+              /api:
+                origin: http://127.0.0.1:7
+            host: 127.0.0.1
+            host: 0.0.0.0
+            host: ::1
+
+            """
+        let (path, lines) = try await ConfigFileTests.problems(text)
+        #expect(lines == [
+            "\(path):4: origin: given again (first on line 3); a key is given once in its mapping",
+            "\(path):5: /api: given again (first on line 2); a key is given once in its mapping",
+            "\(path):8: host: given again (first on line 7); a key is given once in its mapping",
+            "\(path):9: host: given again (first on line 7); a key is given once in its mapping",
+        ], "\(lines.joined(separator: "\n"))")
+        // In a flow mapping the key given again has no line of its own: the first one's line, and nothing more.
+        let (flowPath, flow) = try await ConfigFileTests.problems("port: 1\nroutes: {/a: {origin: http://o:1, origin: http://o:2}}\n")
+        #expect(flow == ["\(flowPath):2: origin: given more than once in its mapping"], "\(flow)")
+    }
+
+    /// Problems from the environment come first (they have no line), then the file's in line order.
+    @Test func theEnvironmentsProblemsComeBeforeTheFilesLines() async throws {
+        let (path, lines) = try await ConfigFileTests.problems("weather-ttl: soon\nroutes:\n  /metrics:\n    origin: http://o:1\nport: x\n",
+                                                               environment: ["LARDER_LOG_FORMAT": "xml"])
+        #expect(lines.count == 4, "\(lines)")
+        #expect(lines.first == "--log-format (LARDER_LOG_FORMAT) must be text or json, got 'xml'")
+        #expect(lines.dropFirst().map { $0.dropFirst(path.count + 1).prefix(2) } == ["1:", "3:", "5:"], "\(lines)")
+    }
+
+    /// The command prints them as they are, one a line, and exits 2.
+    @Test func checkConfigPrintsEveryProblemInLineOrder() async throws {
+        let path = try ConfigFileTests.file(Self.several)
+        let checked = try LarderProcess(["check-config", path])
+        #expect(await checked.waitForExit() == 2)
+        #expect(checked.errorOutput == Self.expected.map { "larder: \(path):\($0)\n" }.joined(), "\(checked.errorOutput)")
+    }
+}
