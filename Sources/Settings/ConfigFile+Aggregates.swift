@@ -108,6 +108,7 @@ extension ConfigFile {
         defer { problems += targetReader.problems }
         guard let made = target(targetNode.string, &targetReader) else { return nil }
         var part = AggregateDeclaration.Part(name: name, target: made)
+        var fieldsLine: Int?
         for (optionNode, value) in options {
             var reader = ValueReader(place: place(optionNode.mark?.line ?? node.mark?.line ?? 1))
             defer { problems += reader.problems }
@@ -124,9 +125,19 @@ extension ConfigFile {
                 }
             case "fields":
                 part.fields = reader.texts(value, "fields must be a list of member names")
+                fieldsLine = optionNode.mark?.line
             case let other:
                 reader.problem("'\(QuotedText.of(other))' is not a part setting Larder knows (target, required, pointer, fields)")
             }
+        }
+        // A member is matched by its whole name: `rates.USD` would select nothing, so it is
+        // refused, with the pointer and member that select it.
+        if let nested = part.fields?.first(where: { $0.contains(".") }), let dot = nested.lastIndex(of: ".") {
+            let object = (part.pointer ?? "") + "/" + nested[..<dot].replacingOccurrences(of: ".", with: "/")
+            problems.append("\(place(fieldsLine ?? node.mark?.line ?? 1)): fields name members of the object kept: '\(QuotedText.of(nested))' "
+                            + "would select nothing; point at its object and name the member "
+                            + "(pointer: \(QuotedText.of(object)), fields: [\(QuotedText.of(nested[nested.index(after: dot)...]))])")
+            return nil
         }
         return part
     }

@@ -192,11 +192,14 @@ public struct ConfigFile: Sendable {
             var origin: String?
             var rules = ForwardingRules()
             var caching = RouteCaching()
+            // The lines of strip-prefix and replace-prefix: each says what becomes of the prefix, so not both.
+            var prefixRules: [(field: String, line: Int)] = []
             for (fieldNode, value) in fields {
                 let fieldLine = fieldNode.mark?.line ?? line
                 let field = fieldNode.string ?? ""
                 let key = "routes.\(prefix).\(field)"
                 lines[key] = fieldLine
+                if field == "strip-prefix" || field == "replace-prefix" { prefixRules.append((field, fieldLine)) }
                 var reader = ValueReader(place: "\(path):\(fieldLine): \(QuotedText.of(key))")
                 defer { problems += reader.problems }
                 /// A reader of one entry of this setting's mapping, whose problems are at the entry's line.
@@ -300,6 +303,10 @@ public struct ConfigFile: Sendable {
                 default:
                     reader.problem("not a route setting Larder knows")
                 }
+            }
+            if prefixRules.count > 1, let first = prefixRules.first, let later = prefixRules.last {
+                problems.append("\(path):\(later.line): \(QuotedText.of("routes.\(prefix).\(later.field)")): cannot go with \(first.field) "
+                                + "(line \(first.line)): each says what becomes of the prefix; give strip-prefix or replace-prefix, not both")
             }
             routes.append(Route(prefix: prefix, origin: origin, rules: rules, caching: caching, line: line))
         }

@@ -14,6 +14,8 @@ import TestSupport
           /api:
             origin: http://127.0.0.1:9
             via: maybe
+            strip-prefix: true
+            replace-prefix: /v2
             lifetime:
               200: 10m
               404: soon
@@ -24,6 +26,7 @@ import TestSupport
                 target: /api/rates
                 required: maybe
                 pointer: rates
+                fields: [rates.USD]
         log-level: loud
         port: 8081
 
@@ -33,11 +36,13 @@ import TestSupport
         "1: port must be a whole number from 0 to 65535, got '99999'",
         "2: memory-limt: not a setting Larder knows",
         "6: routes./api.via: must be true or false",
-        "9: routes./api.lifetime: must be a duration (seconds, or with us, ms, s, m, h)",
-        "15: aggregates./dash.parts.rates: required must be true or false",
-        "16: aggregates./dash.parts.rates: pointer must be an RFC 6901 JSON pointer (/rates, or empty for the whole answer)",
-        "17: log-level must be one of trace, debug, info, notice, warning, error, critical (or warn), got 'loud'",
-        "18: port: given again (first on line 1); a key is given once in its mapping",
+        "8: routes./api.replace-prefix: cannot go with strip-prefix (line 7): each says what becomes of the prefix; give strip-prefix or replace-prefix, not both",
+        "11: routes./api.lifetime: must be a duration (seconds, or with us, ms, s, m, h)",
+        "17: aggregates./dash.parts.rates: required must be true or false",
+        "18: aggregates./dash.parts.rates: pointer must be an RFC 6901 JSON pointer (/rates, or empty for the whole answer)",
+        "19: aggregates./dash.parts.rates: fields name members of the object kept: 'rates.USD' would select nothing; point at its object and name the member (pointer: /rates, fields: [USD])",
+        "20: log-level must be one of trace, debug, info, notice, warning, error, critical (or warn), got 'loud'",
+        "21: port: given again (first on line 1); a key is given once in its mapping",
     ]
 
     @Test func everyProblemOfAFileIsListedAtOnceInLineOrder() async throws {
@@ -79,6 +84,34 @@ import TestSupport
         #expect(lines.count == 4, "\(lines)")
         #expect(lines.first == "--log-format (LARDER_LOG_FORMAT) must be text or json, got 'xml'")
         #expect(lines.dropFirst().map { $0.dropFirst(path.count + 1).prefix(2) } == ["1:", "3:", "5:"], "\(lines)")
+    }
+
+    /// Settings that cannot go together are refused: a route's strip-prefix with its
+    /// replace-prefix (whatever their values), a part's nested member in `fields`.
+    @Test func settingsThatCannotGoTogetherAreRefused() async throws {
+        let text = """
+            routes:
+              /api:
+                replace-prefix: /v2
+                origin: http://127.0.0.1:9
+                strip-prefix: false
+            aggregates:
+              /dash:
+                parts:
+                  rates: {target: /api/rates, pointer: /data, fields: [EUR, rates.usd.buy]}
+
+            """
+        let (path, lines) = try await ConfigFileTests.problems(text)
+        #expect(lines == [
+            "\(path):5: routes./api.strip-prefix: cannot go with replace-prefix (line 3): each says what becomes of the prefix; give strip-prefix or replace-prefix, not both",
+            "\(path):9: aggregates./dash.parts.rates: fields name members of the object kept: 'rates.usd.buy' would select nothing; point at its object and name the member (pointer: /data/rates/usd, fields: [buy])",
+        ], "\(lines.joined(separator: "\n"))")
+        // Each alone is taken.
+        let alone = "routes:\n  /api:\n    origin: http://127.0.0.1:9\n    replace-prefix: /v2\n"
+            + "aggregates:\n  /dash:\n    parts:\n      rates: {target: /api/rates, pointer: /rates, fields: [USD]}\n"
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: ConfigFileTests.file(alone)))
+        #expect(settings.routes.first?.rules.prefixReplacement == "/v2")
+        #expect(settings.aggregates.first?.parts.first?.fields == ["USD"])
     }
 
     /// The command prints them as they are, one a line, and exits 2.
