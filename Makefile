@@ -69,14 +69,16 @@ release: prerequisites
 	$(RELEASE) --product larder
 	@echo "built $(RELEASE_BIN)/larder"
 
-## Measurements (not part of `make test`): the shipped build, loopback only, about 40 minutes.
+## Measurements (not part of `make test`): the shipped build, loopback only, about 50 minutes.
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
 ## the aggregate section (bench/results/aggregate.md), large objects (a 100 MiB hit, a streamed
-## 1 GiB miss; bench/results/large.md), the libcurl fetch overhead and the memory hit cost, and
-## last the scale section (a million stored entries, a miss storm; bench/results/scale.md): it
-## deletes millions of files at its end, and on ext4 without a journal every file made in the
-## minute after scans past the freed inodes. Table: bench/results/latest.md; the targets, each a
-## ratio to nginx measured in the same run, last (bench/results/targets.md; exit 1 if one is missed).
+## 1 GiB miss; bench/results/large.md), the trace replays (what reached the origin, against
+## nginx proxy_cache and exact LRU; bench/results/replay.md), the libcurl fetch overhead and
+## the memory hit cost, and last the scale section (a million stored entries, a miss storm;
+## bench/results/scale.md): it deletes millions of files at its end, and on ext4 without a
+## journal every file made in the minute after scans past the freed inodes. Table:
+## bench/results/latest.md; the targets, each a ratio to nginx (or exact LRU) measured in the
+## same run, last (bench/results/targets.md; exit 1 if one is missed).
 bench: prerequisites
 	@{ command -v nginx || test -x /usr/sbin/nginx; } >/dev/null && command -v wrk >/dev/null || scripts/install-packages.sh nginx wrk
 	$(RELEASE) --product larder
@@ -86,6 +88,7 @@ bench: prerequisites
 	python3 bench/redis_bench.py $(RELEASE_BIN)/larder
 	python3 bench/aggregate.py $(RELEASE_BIN)/larder
 	python3 bench/large.py $(RELEASE_BIN)/larder
+	python3 bench/replay.py $(RELEASE_BIN)/larder
 	$(RELEASE_BIN)/larder-bench upstream-overhead 1000
 	$(RELEASE_BIN)/larder-bench memory-hit 1000000
 	$(RELEASE_BIN)/larder-bench pieces 1000000

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make bench's targets: every judged cell is a ratio to nginx (or to Larder's own memory
-hits) measured in the same run, never an absolute time, as these shared machines read the
-same tree's cells far apart from one run to the next.
+hits, or to exact LRU over the same requests) measured in the same run, never an absolute
+time, as these shared machines read the same tree's cells far apart from one run to the next.
 
 Each section's script calls `judge(key, value, cell)` as it reports; the figures gather in
 bench/results/targets.json. `targets.py --reset` empties it (make bench's first step);
@@ -24,6 +24,10 @@ TARGETS = {
     "storm-kept": ("miss storm: share of Larder's answers kept on disk", ">=", 95.0, " %"),
     "large-from-cache": ("100 MiB from cache, MB/s: Larder / nginx proxy_cache", ">=", 0.9, "×"),
     "large-streamed-miss": ("1 GiB streamed miss, whole transfer's speed: Larder / nginx proxy_cache", ">=", 0.9, "×"),
+    # The replay section (bench/replay.py): requests that reached the origin, at the same budget.
+    "replay-skewed": ("replay misses at 1 % and 5 % budgets, web07, orm-busy, Zipf: Larder / exact LRU", "<=", 0.93, "×"),
+    "replay-lru": ("replay misses, every trace and budget: Larder / exact LRU", "<=", 1.02, "×"),
+    "replay-nginx": ("replay misses, every trace and budget: Larder / nginx proxy_cache", "<=", 1.0, "×"),
 }
 
 
