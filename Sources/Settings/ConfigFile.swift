@@ -72,7 +72,10 @@ public struct ConfigFile: Sendable {
         // The settings' values from the file as composed here, as the text they are written as
         // (a number or a boolean too; JSON is YAML): not swift-configuration's file provider,
         // which would read the file again, unbounded, and parse it again, in time quadratic in
-        // its keys (a queue taken from the front of an array: 20,000 routes took 13.6 s).
+        // its keys (a queue taken from the front of an array: 20,000 routes took 13.6 s). Nor its
+        // ReloadingFileProvider: it swaps in each value it reads as the file changes, while a
+        // reload here checks the whole file first and changes all of it or nothing
+        // (LarderService's reload, on SIGHUP, POST /reload or the file watched).
         let values = Dictionary(uniqueKeysWithValues: shape.scalars.map { key, value in
             (AbsoluteConfigKey([key]), ConfigValue(.string(value), isSecret: false))
         })

@@ -72,6 +72,18 @@ import TestSupport
             "\(path):8: host: given again (first on line 7); a key is given once in its mapping",
             "\(path):9: host: given again (first on line 7); a key is given once in its mapping",
         ], "\(lines.joined(separator: "\n"))")
+        // Several keys of one mapping, quoted or spaced before the colon, are found together.
+        let (other, again) = try await ConfigFileTests.problems(
+            "routes:\n  /a:\n    origin: http://o:1\n    via: true\n    origin: http://o:2\n    via: false\n  \"/a\" :\n    origin: http://o:3\n")
+        #expect(again == [
+            "\(other):5: origin: given again (first on line 3); a key is given once in its mapping",
+            "\(other):6: via: given again (first on line 4); a key is given once in its mapping",
+            "\(other):7: /a: given again (first on line 2); a key is given once in its mapping",
+        ], "\(again.joined(separator: "\n"))")
+        // Thousands of them make one screen of problems, found in a few compositions of the file.
+        let many = "routes:\n" + (0..<3000).map { "  /r\($0 % 1000):\n    origin: http://o:1\n" }.joined()
+        let (_, screen) = try await ConfigFileTests.problems(many)
+        #expect(screen.count == ConfigurationError.shownProblems + 1 && screen.last == "… and 1980 more problems", "\(screen.suffix(2))")
         // In a flow mapping the key given again has no line of its own: the first one's line, and nothing more.
         let (flowPath, flow) = try await ConfigFileTests.problems("port: 1\nroutes: {/a: {origin: http://o:1, origin: http://o:2}}\n")
         #expect(flow == ["\(flowPath):2: origin: given more than once in its mapping"], "\(flow)")
