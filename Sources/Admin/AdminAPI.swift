@@ -4,6 +4,7 @@ import HTTPCore
 import HTTPServer
 import Logging
 import Observability
+import Routes
 import Settings
 
 /// The admin listener's API (`--admin-port`), on a listener of its own so the public port
@@ -140,20 +141,24 @@ public struct AdminAPI: Sendable {
         return (Self.json(200, "{\"purged\":\(purged)}"), "purged \(what): removed \(purged) stored answer(s)")
     }
 
-    private struct PurgeBody: Decodable {
-        var tags: [String]?
-        var all: Bool?
-    }
-
     /// `{"tags":["a","b"]}` or `{"all":true}`, and nothing else (no other member, no member
     /// twice, no empty tag, no `1` for `true`).
     static func selection(_ body: [UInt8]) -> CachePurger.Selection? {
-        guard JSONObjectMembers.names(in: body)?.count == 1, let parsed = try? JSONDecoder().decode(PurgeBody.self, from: Data(body)) else {
+        guard let (value, names) = try? JSONValue.readingNames(body), names.count == 1, case .object(let members) = value else {
             return nil
         }
-        if parsed.all == true { return .all }
-        if let tags = parsed.tags, !tags.isEmpty, !tags.contains(where: \.isEmpty) { return .tags(Set(tags)) }
-        return nil
+        switch (members["all"], members["tags"]) {
+        case (.bool(true)?, nil):
+            return .all
+        case (nil, .array(let elements)?):
+            let tags = elements.compactMap { element -> String? in
+                guard case .string(let tag) = element, !tag.isEmpty else { return nil }
+                return tag
+            }
+            return !tags.isEmpty && tags.count == elements.count ? .tags(Set(tags)) : nil
+        default:
+            return nil
+        }
     }
 
     // MARK: Inspection
