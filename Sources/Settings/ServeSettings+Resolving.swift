@@ -39,8 +39,11 @@ extension ServeSettings {
             guard let text else { continue }
             if let problem = declaration.read(text, &s) {
                 // Where the value came from, as a problem names it: the flag and its variable, or the file's line.
-                let source = file.map { !given ? $0.place(declaration.fileKey) : nil } ?? nil
-                problems.append("\(source ?? "\(declaration.flag) (\(declaration.variable))") \(problem)")
+                if let file, !given {
+                    problems.append("\(file.place(declaration.fileKey)) \(problem)")
+                } else {
+                    problems.append("\(declaration.flag) (\(declaration.variable)) \(problem)")
+                }
             }
         }
         let routesGiven = flags["routes"] != nil || environment["LARDER_ROUTES"] != nil
