@@ -41,6 +41,10 @@ ONLY = [name for name in os.environ.get("BENCH_REPLAY_TRACES", "").split(",") if
 # its database objects, synthetic Zipf with a crawler's scan), where frequency should pay.
 SKEWED = ("web07", "orm-busy", "zipf-0.7", "zipf-0.9", "zipf-1.1")
 BLOCK = 4096
+# Traces replayed through the disk tier too, after the memory tier (BENCH_REPLAY_DISK=web07,...):
+# the memory tier DISK_MEMORY in front, the disk at nginx's budget (its blocks).
+DISK_TRACES = [name for name in os.environ.get("BENCH_REPLAY_DISK", "").split(",") if name]
+DISK_MEMORY = "8KiB"
 
 
 def stop(proc):
@@ -161,13 +165,13 @@ def proxy(run, origin_port, max_size, zone="64m"):
     return proc, port, f"{WORK}/replay-cache-{run}"
 
 
-def larder(run, origin_port, memory_limit):
+def larder(run, origin_port, memory_limit, disk_limit=0):
     port = free_port()
     config = os.path.join(WORK, f"replay-{run}.yaml")
     open(config, "w").write(f"""port: {port}
 cache-dir: {WORK}/replay-larder-{run}
 memory-limit: {memory_limit}
-disk-limit: 0
+disk-limit: {disk_limit}
 log-level: warning
 built-in-routes: none
 routes:
@@ -235,6 +239,23 @@ def larder_side(origin, run, requests, cell):
             "larder_entries": held["entries"], "larder_held_bytes": held["bytes"], "larder_rejected": held["rejected"]}
 
 
+def disk_side(origin, run, requests, cell):
+    """The disk tier at the budget nginx has (its blocks: a small answer takes one), the memory
+    tier a few entries in front of it."""
+    proc, port = larder(f"{run}-disk", origin.ports["larder"], DISK_MEMORY, cell["max_size"])
+    mark = origin.mark("larder")
+    odd, seconds = replay(port, requests)
+    misses, _ = origin.since("larder", mark)
+    held = gauges(port)
+    stop(proc)
+    if odd:
+        raise SystemExit(f"{run}: Larder's disk tier answered {len(odd)} requests without 200 ({odd[:3]})")
+    lru, _ = traces.exact_lru(requests, held["disk"])
+    print(f"  {cell['trace']:10} {cell['share']:4.0%}: disk tier misses {misses / len(requests):.3f} ({held['disk']} held, "
+          f"{seconds:.1f} s), LRU {lru / len(requests):.3f}", flush=True)
+    return {"disk_misses": misses, "disk_entries": held["disk"], "disk_lru_misses": lru, "disk_seconds": seconds}
+
+
 def nginx_side(origin, run, requests, cell):
     """nginx's cache manager holds the cache to max_size only when it wakes, at most 10 s
     apart once under it: the files it holds are sampled through the replay."""
@@ -283,6 +304,8 @@ def run_cell(origin, name, share, requests, objects, sizing):
         with concurrent.futures.ThreadPoolExecutor(2) as pool:
             for side in pool.map(lambda replay_on: replay_on(origin, run, requests, cell), (larder_side, nginx_side)):
                 cell |= side
+    if name in DISK_TRACES:
+        cell |= disk_side(origin, run, requests, cell)
     cell["lru_misses"], cell["lru_bytes"] = traces.exact_lru(requests, cell["larder_entries"])
     if name == "adapt_size":
         cell["byte_lru_misses"], _ = traces.exact_lru_bytes(requests, cell["memory_limit"], sizing.entry_cost - traces.SMALL_BODY)
@@ -332,6 +355,15 @@ def report(cells, sizing, seconds):
                      f"{c['larder_misses'] / c['lru_misses']:.3f}× | {c['larder_misses'] / max(c['nginx_misses'], 1):.3f}× | "
                      f"{c['larder_bytes'] / 1e6:.1f} | {c['nginx_bytes'] / 1e6:.1f} | {c['lru_bytes'] / 1e6:.1f} | "
                      f"{c['larder_seconds']:.1f} | {c['nginx_seconds']:.1f} |")
+    on_disk = [c for c in cells if "disk_misses" in c]
+    if on_disk:
+        lines += ["", f"The disk tier at nginx's budget (its blocks), the memory tier {DISK_MEMORY} in front, exact LRU at the entries "
+                  "the disk held:", "", "| trace | budget | disk entries | miss ratio Larder's disk | nginx | LRU | Larder / LRU | "
+                  "Larder / nginx | replay s |", "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        lines += [f"| {c['trace']} | {c['share']:.0%} | {c['disk_entries']:,} | {c['disk_misses'] / c['requests']:.3f} | "
+                  f"{c['nginx_misses'] / c['requests']:.3f} | {c['disk_lru_misses'] / c['requests']:.3f} | "
+                  f"{c['disk_misses'] / c['disk_lru_misses']:.3f}× | {c['disk_misses'] / max(c['nginx_misses'], 1):.3f}× | "
+                  f"{c['disk_seconds']:.1f} |" for c in on_disk]
     by_bytes = [c for c in cells if "byte_lru_misses" in c]
     if by_bytes:
         overhead = sizing.entry_cost - traces.SMALL_BODY
