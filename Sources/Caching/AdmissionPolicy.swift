@@ -10,6 +10,8 @@
 ///
 /// The tier numbers its entries (slots); this keeps, per slot, the key's hash, its cost
 /// and its place in one of three lists linked by index. It never allocates on a hit.
+/// The memory and disk tiers both keep their entries by it: what differs between them
+/// (the disk writes in the background, lists its files at start) is in the calls they make.
 struct AdmissionPolicy {
     enum Queue: UInt8 { case window, probation, protected }
 
@@ -35,7 +37,9 @@ struct AdmissionPolicy {
     /// cannot be kept out for ever.
     static let warmFrequency = 6
 
-    let budget: Int
+    /// What the entries may take now: the disk tier lowers it while spool files hold room,
+    /// and leaves it unbounded while its start-up listing has not counted what is on disk.
+    var budget: Int
     let windowBudget: Int
     let protectedBudget: Int
     private var nodes: [Node] = []
@@ -50,10 +54,13 @@ struct AdmissionPolicy {
     /// The slots let go by the latest `insert`, for the tier to free (kept, so no call allocates it anew).
     private(set) var released: [Int32] = []
 
+    /// The window's share of a budget: 1 %.
+    static func window(of budget: Int) -> Int { budget / 100 }
+
     init(budget: Int, seed: UInt64) {
         self.budget = budget
-        windowBudget = budget / 100
-        protectedBudget = (budget - budget / 100) / 5 * 4
+        windowBudget = Self.window(of: budget)
+        protectedBudget = (budget - windowBudget) / 5 * 4
         sketch = FrequencySketch(entries: 0)
         random = seed | 1
     }
@@ -64,6 +71,27 @@ struct AdmissionPolicy {
     /// Counts an access to a key without offering it (tests raise a victim's counters, as
     /// collisions would).
     mutating func record(hash: Int) { sketch.increment(hash) }
+
+    /// Counts an access to a key about to be offered, and says whether an entry of `cost`,
+    /// were it placed now, would be kept: always, when it fits the window; else only when it
+    /// wins its contest. Nothing moves: the disk tier asks before it writes a file, so a
+    /// large answer that would lose is never written. It then places what it wrote with
+    /// `insert(counted: true)`, which contests it again against what is there by then (a
+    /// burst of answers judged at once must not all get in on the same room). `entries` is
+    /// how many the tier holds.
+    mutating func admits(hash: Int, cost: Int, entries: Int) -> Bool {
+        sketch.ensureCapacity(entries)
+        sketch.increment(hash)
+        guard cost > windowBudget, bytes + cost > budget else { return true }
+        guard victims(for: sketch.frequency(hash), need: bytes + cost - budget) != nil else {
+            rejections += 1
+            return false
+        }
+        return true
+    }
+
+    /// The slot eviction would take next, nil when there is none.
+    var nextVictim: Int32? { victim(sparing: Self.none) }
 
     /// Counts an access to the entry in `slot` and moves it up: constant work.
     @inline(__always)
@@ -89,14 +117,15 @@ struct AdmissionPolicy {
     /// cannot hold: the entries pushed out and the candidates that lost, in `released`,
     /// which holds `slot` itself when it lost at once. `entries` is how many the tier holds.
     /// A newer answer `replacing` one the tier held takes its place in that queue without a
-    /// contest: the key has earned it (a refresh of a hot entry must not drop it).
-    mutating func insert(_ slot: Int32, hash: Int, cost: Int, entries: Int, replacing: Queue? = nil) {
+    /// contest: the key has earned it (a refresh of a hot entry must not drop it). One
+    /// `counted` by `admits` already is not counted again.
+    mutating func insert(_ slot: Int32, hash: Int, cost: Int, entries: Int, replacing: Queue? = nil, counted: Bool = false) {
         released.removeAll(keepingCapacity: true)
-        sketch.ensureCapacity(entries)
-        sketch.increment(hash)
-        while nodes.count <= Int(slot) { nodes.append(Node()) }
-        nodes[Int(slot)] = Node(hash: hash, cost: cost)
-        bytes += cost
+        if !counted {
+            sketch.ensureCapacity(entries)
+            sketch.increment(hash)
+        }
+        makeNode(slot, hash: hash, cost: cost)
         if let replacing {
             push(slot, to: replacing == .window && cost > windowBudget ? .probation : replacing)
         } else if cost > windowBudget {
@@ -114,15 +143,53 @@ struct AdmissionPolicy {
             unlink(demoted)
             push(demoted, to: .probation)
         }
-        while bytes > budget {
-            // The oldest of each list in turn, passing over the entry just placed.
-            func oldest(_ end: End) -> Int32 { end.oldest == slot ? nodes[Int(slot)].newer : end.oldest }
-            var victim = oldest(probation)
-            if victim == Self.none { victim = oldest(protected) }
-            if victim == Self.none { victim = oldest(window) }
-            guard victim != Self.none else { break }
-            evict(victim)
-        }
+        evictOverBudget(sparing: slot)
+    }
+
+    /// Places an entry without counting it, contesting or evicting: the disk tier's files
+    /// found at start go behind the others (`oldest`, on probation: nothing is known of how
+    /// often they were asked), and one read before the listing placed it goes in `queue`
+    /// as its newest. The next `insert` or `shrink` keeps the budgets.
+    mutating func place(_ slot: Int32, hash: Int, cost: Int, in queue: Queue, oldest: Bool) {
+        makeNode(slot, hash: hash, cost: cost)
+        if oldest { pushOldest(slot, to: queue) } else { push(slot, to: queue) }
+    }
+
+    /// Evicts until the entries fit `budget` (lowered, or the listing over): the slots let
+    /// go are in `released`.
+    mutating func shrink() {
+        released.removeAll(keepingCapacity: true)
+        evictOverBudget(sparing: Self.none)
+    }
+
+    /// Forgets every entry (the disk tier's directory went away), keeping what the sketch
+    /// learnt and the counts of evictions and rejections.
+    mutating func removeAll() {
+        nodes = []
+        window = End()
+        probation = End()
+        protected = End()
+        bytes = 0
+        released = []
+    }
+
+    private mutating func makeNode(_ slot: Int32, hash: Int, cost: Int) {
+        while nodes.count <= Int(slot) { nodes.append(Node()) }
+        nodes[Int(slot)] = Node(hash: hash, cost: cost)
+        bytes += cost
+    }
+
+    private mutating func evictOverBudget(sparing slot: Int32) {
+        while bytes > budget, let victim = victim(sparing: slot) { evict(victim) }
+    }
+
+    /// The oldest of each list in turn, passing over `slot` (the entry just placed).
+    private func victim(sparing slot: Int32) -> Int32? {
+        func oldest(_ end: End) -> Int32 { end.oldest == slot && slot != Self.none ? nodes[Int(slot)].newer : end.oldest }
+        var victim = oldest(probation)
+        if victim == Self.none { victim = oldest(protected) }
+        if victim == Self.none { victim = oldest(window) }
+        return victim == Self.none ? nil : victim
     }
 
     /// Takes the entry in `slot` out (a removal the tier was asked for).
@@ -136,8 +203,19 @@ struct AdmissionPolicy {
     /// then go); else lets it go.
     private mutating func contest(_ candidate: Int32) {
         guard bytes > budget else { return push(candidate, to: .probation) }
-        let need = bytes - budget
-        let frequency = sketch.frequency(nodes[Int(candidate)].hash)
+        guard let victims = victims(for: sketch.frequency(nodes[Int(candidate)].hash), need: bytes - budget) else {
+            rejections += 1
+            bytes -= nodes[Int(candidate)].cost
+            released.append(candidate)
+            return
+        }
+        for _ in 0..<victims { evict(probation.oldest != Self.none ? probation.oldest : protected.oldest) }
+        push(candidate, to: .probation)
+    }
+
+    /// How many of the main part's oldest entries a candidate asked `frequency` times pushes
+    /// out to free `need` bytes; nil when it loses (they were asked as often, summed).
+    private mutating func victims(for frequency: Int, need: Int) -> Int? {
         var freed = 0, asked = 0, victims = 0
         var victim = probation.oldest != Self.none ? probation.oldest : protected.oldest
         while freed < need, victim != Self.none, asked < frequency {
@@ -148,14 +226,7 @@ struct AdmissionPolicy {
                 ? nodes[Int(victim)].newer : protected.oldest
         }
         let wins = freed >= need && (asked < frequency || (victims == 1 && frequency >= Self.warmFrequency && nextRandom() & 127 == 0))
-        guard wins else {
-            rejections += 1
-            bytes -= nodes[Int(candidate)].cost
-            released.append(candidate)
-            return
-        }
-        for _ in 0..<victims { evict(probation.oldest != Self.none ? probation.oldest : protected.oldest) }
-        push(candidate, to: .probation)
+        return wins ? victims : nil
     }
 
     private mutating func evict(_ slot: Int32) {
@@ -215,6 +286,18 @@ struct AdmissionPolicy {
         self[node.queue] = end
         nodes[Int(slot)].newer = Self.none
         nodes[Int(slot)].older = Self.none
+    }
+
+    private mutating func pushOldest(_ slot: Int32, to queue: Queue) {
+        var end = self[queue]
+        nodes[Int(slot)].queue = queue
+        nodes[Int(slot)].older = Self.none
+        nodes[Int(slot)].newer = end.oldest
+        if end.oldest != Self.none { nodes[Int(end.oldest)].older = slot }
+        end.oldest = slot
+        if end.newest == Self.none { end.newest = slot }
+        end.bytes += nodes[Int(slot)].cost
+        self[queue] = end
     }
 
     private mutating func push(_ slot: Int32, to queue: Queue) {

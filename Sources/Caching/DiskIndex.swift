@@ -1,23 +1,22 @@
 import HTTPCore
 
 /// The disk tier's index: for each file, only what eviction, purges and reads need, in flat
-/// storage. A million entries cost about 64 bytes each (a 56-byte slot and an 8-byte hash
-/// bucket at most half full), where a dictionary of structs, with a set of names per tag and
-/// per primary key, cost 500 to 700 (measured at 266,000 entries).
+/// storage. A million entries cost about 96 bytes each (a 48-byte slot, the policy's 32-byte
+/// node, an 8-byte hash bucket at most half full and the frequency sketch's 8 bytes), where a
+/// dictionary of structs, with a set of names per tag and per primary key, cost 500 to 700
+/// (measured at 266,000 entries).
 ///
-/// Slots live in one array and refer to each other by number: the least-recently-used order
-/// is a list threaded through them, so a use and an eviction cost O(1), and the hash table
-/// holds slot numbers, comparing names in the slots. Tags are a number into `DiskTagSets`;
-/// a variant's primary key, rare, lives in a dictionary beside. Nothing here touches the disk.
+/// Slots live in one array and are known by number: the policy that keeps or lets go of
+/// entries (`AdmissionPolicy`, the memory tier's W-TinyLFU) holds its lists by the same
+/// numbers, so a use and an eviction cost O(1), and the hash table holds slot numbers,
+/// comparing names in the slots. Tags are a number into `DiskTagSets`; a variant's primary
+/// key, rare, lives in a dictionary beside. Nothing here touches the disk.
 struct DiskIndex {
-    /// One file: 56 bytes.
+    /// One file: 48 bytes.
     struct Slot {
         var name: EntryName
         /// What the file is charged in the budget, in file-system blocks.
         var blocks: UInt32
-        /// The neighbours in least-recently-used order, `DiskIndex.end` at either end.
-        var older: UInt32
-        var newer: UInt32
         /// Which write made the file: a file opened for one write is never kept for the next.
         var stamp: UInt32
         /// Its tags' set in `DiskTagSets`.
@@ -31,7 +30,7 @@ struct DiskIndex {
         static let variantIndex = Flags(rawValue: 1)
         /// The file's head is not read yet (found at start): its tags and primary are unknown.
         static let headUnknown = Flags(rawValue: 2)
-        /// Found at start and not yet placed in the least-recently-used order.
+        /// Found at start and not yet placed in the policy's order.
         static let unordered = Flags(rawValue: 4)
         /// A free slot.
         static let free = Flags(rawValue: 8)
@@ -51,15 +50,19 @@ struct DiskIndex {
         }
     }
 
-    static let end = UInt32.max
     private static let emptyBucket = UInt32.max
 
     private(set) var slots: [Slot] = []
     private var freeSlots: [UInt32] = []
     /// Slot numbers by the name's hash, linear probing, at most half full.
     private var buckets = [UInt32](repeating: DiskIndex.emptyBucket, count: 16)
-    private var oldest = DiskIndex.end
-    private var newest = DiskIndex.end
+    /// Which entries stay, by how often and how recently they were asked. Its budget is
+    /// unbounded until the tier sets it (`limit`): while the start-up listing runs, what is
+    /// on disk is not all counted yet, and nothing is contested or evicted.
+    private var policy: AdmissionPolicy
+    /// Mixed into each name's hash for the sketch, per process: names are public (the
+    /// SHA-256 of a key), and an attacker must not find names whose counters collide.
+    private let sketchSeed: UInt64
     private(set) var count = 0
     /// Bytes charged, in all.
     private(set) var bytes = 0
@@ -72,6 +75,18 @@ struct DiskIndex {
     /// Files dropped from the index while reads held them, by descriptor: how many still do.
     var retired: [Int32: Int] = [:]
     var openFiles: Int { open.count }
+
+    /// `budget`: the tier's, which sizes the policy's window (1 %) and protected segment.
+    init(budget: Int = .max, seed: UInt64 = UInt64.random(in: 1...UInt64.max)) {
+        policy = AdmissionPolicy(budget: budget, seed: seed)
+        policy.budget = .max
+        sketchSeed = seed &* 0x9E37_79B9_7F4A_7C15
+    }
+
+    private init(policy: AdmissionPolicy, sketchSeed: UInt64) {
+        self.policy = policy
+        self.sketchSeed = sketchSeed
+    }
 
     // MARK: Lookup
 
@@ -95,13 +110,19 @@ struct DiskIndex {
 
     // MARK: Adding and removing
 
-    /// Indexes `name`, charged `charge` bytes, as the newest entry (or, `unordered`, outside
-    /// the order until `order` places it). `head` nil: not read yet. A name already indexed
-    /// is replaced.
-    mutating func insert(_ name: EntryName, charge: Int, stamp: UInt32, head: Head?, unordered: Bool = false) {
+    /// Indexes `name`, charged `charge` bytes, and offers it to the policy (or, `unordered`,
+    /// leaves it outside the order until `order` places it). `head` nil: not read yet. A name
+    /// already indexed is replaced, and its successor takes its place in the policy's order
+    /// (a refresh, a rewrite). `counted`: `admits` counted this access already. Returns
+    /// the names the policy let go, dropped from the index: evicted, or having lost their
+    /// contest, `name` itself among them when it lost at once.
+    @discardableResult
+    mutating func insert(_ name: EntryName, charge: Int, stamp: UInt32, head: Head?, unordered: Bool = false,
+                         counted: Bool = false) -> [EntryName] {
+        let replacing = slot(of: name).flatMap { slots[Int($0)].flags.contains(.unordered) ? nil : policy.queue(Int32($0)) }
         _ = forget(name)
         if count + 1 > buckets.count / 2 { grow() }
-        var slot = Slot(name: name, blocks: UInt32(clamping: charge / DiskTier.blockSize), older: Self.end, newer: Self.end,
+        var slot = Slot(name: name, blocks: UInt32(clamping: charge / DiskTier.blockSize),
                         stamp: stamp, tags: DiskTagSets.none, flags: head == nil ? .headUnknown : [])
         if unordered { slot.flags.insert(.unordered) }
         let number: UInt32
@@ -116,16 +137,53 @@ struct DiskIndex {
         count += 1
         bytes += Int(slot.blocks) * DiskTier.blockSize
         if let head { learn(number, head) }
-        if !unordered { linkNewest(number) }
+        guard !unordered else { return [] }
+        policy.insert(Int32(number), hash: sketchHash(name), cost: charged(number), entries: count, replacing: replacing, counted: counted)
+        return dropReleased()
     }
+
+    /// Whether the policy would keep a new entry `name` of `charge` bytes (see
+    /// `AdmissionPolicy.admits`); counts the access. A name indexed already is a refresh,
+    /// kept without a contest.
+    mutating func admits(_ name: EntryName, charge: Int) -> Bool {
+        guard !contains(name) else {
+            policy.record(hash: sketchHash(name))
+            return true
+        }
+        return policy.admits(hash: sketchHash(name), cost: charge, entries: count + 1)
+    }
+
+    /// Drops from the index the slots the policy let go; their names.
+    private mutating func dropReleased() -> [EntryName] {
+        policy.released.map { released in
+            let name = slots[Int(released)].name
+            drop(UInt32(released), ordered: false)
+            return name
+        }
+    }
+
+    private func charged(_ number: UInt32) -> Int { Int(slots[Int(number)].blocks) * DiskTier.blockSize }
+
+    /// The name's hash for the frequency sketch: a word of the SHA-256 already there, seeded.
+    @inline(__always)
+    private func sketchHash(_ name: EntryName) -> Int { Int(truncatingIfNeeded: name.firstWord ^ sketchSeed) }
 
     /// Drops `name`; returns what it was charged, nil when it was not indexed. Its kept file
     /// is closed (or left to its last read).
     @discardableResult
     mutating func forget(_ name: EntryName) -> Int? {
-        var bucket = bucket(of: name)
+        let bucket = bucket(of: name)
         guard buckets[bucket] != Self.emptyBucket else { return nil }
         let number = buckets[bucket]
+        let charge = charged(number)
+        drop(number, ordered: !slots[Int(number)].flags.contains(.unordered), at: bucket)
+        return charge
+    }
+
+    /// Frees slot `number` (at `bucket` in the table, found when not given), taking it out
+    /// of the policy's order when `ordered`.
+    private mutating func drop(_ number: UInt32, ordered: Bool, at bucket: Int? = nil) {
+        var bucket = bucket ?? self.bucket(of: slots[Int(number)].name)
         // Backward-shift deletion: later members of the probe run move up, so no lookup
         // ever stops early at the hole (no tombstones).
         let mask = buckets.count - 1
@@ -140,7 +198,7 @@ struct DiskIndex {
         }
         buckets[bucket] = Self.emptyBucket
         let slot = slots[Int(number)]
-        if !slot.flags.contains(.unordered) { unlink(number) }
+        if ordered { policy.remove(Int32(number)) }
         tagSets.release(slot.tags)
         primaries[number] = nil
         if let file = open.removeValue(forKey: number) { closeFile(file) }
@@ -148,7 +206,6 @@ struct DiskIndex {
         freeSlots.append(number)
         count -= 1
         bytes -= Int(slot.blocks) * DiskTier.blockSize
-        return Int(slot.blocks) * DiskTier.blockSize
     }
 
     /// Records what `number`'s head says.
@@ -168,46 +225,60 @@ struct DiskIndex {
         }
     }
 
-    // MARK: Least-recently-used order
+    // MARK: The policy's order
 
-    /// `name` was used: it becomes the newest.
+    /// `name` was used: counted, and moved up in the policy's order. One found at start
+    /// that the listing has not placed yet goes in as the window's newest.
     mutating func touch(_ name: EntryName) {
         guard let number = slot(of: name) else { return }
         if slots[Int(number)].flags.contains(.unordered) {
             slots[Int(number)].flags.remove(.unordered)
+            policy.record(hash: sketchHash(name))
+            policy.place(Int32(number), hash: sketchHash(name), cost: charged(number), in: .window, oldest: false)
         } else {
-            unlink(number)
+            policy.recordHit(Int32(number))
         }
-        linkNewest(number)
     }
 
     /// Places the entries found at start, given newest first, behind every entry in the order
-    /// already (written or read since start); one already placed (by a read) stays where it is.
+    /// already (written or read since start), on probation and counted never asked: how
+    /// often they were asked before the restart is not known. One already placed (by a read)
+    /// stays where it is.
     mutating func order(newestFirst numbers: [UInt32]) {
         // A slot number past the end: the index was emptied meanwhile (the directory replaced).
         for number in numbers where Int(number) < slots.count && slots[Int(number)].flags.contains(.unordered) {
             slots[Int(number)].flags.remove(.unordered)
-            slots[Int(number)].newer = oldest
-            slots[Int(number)].older = Self.end
-            if oldest != Self.end { slots[Int(oldest)].older = number } else { newest = number }
-            oldest = number
+            policy.place(Int32(number), hash: sketchHash(slots[Int(number)].name), cost: charged(number), in: .probation, oldest: true)
         }
     }
 
-    /// The least recently used entry in the order.
-    var oldestName: EntryName? { oldest == Self.end ? nil : slots[Int(oldest)].name }
-
-    private mutating func linkNewest(_ number: UInt32) {
-        slots[Int(number)].older = newest
-        slots[Int(number)].newer = Self.end
-        if newest != Self.end { slots[Int(newest)].newer = number } else { oldest = number }
-        newest = number
+    /// What the entries may take (the tier's budget less what spool files hold); unbounded
+    /// until set, while the start-up listing runs.
+    var limit: Int {
+        get { policy.budget }
+        set { policy.budget = newValue }
     }
 
-    private mutating func unlink(_ number: UInt32) {
-        let slot = slots[Int(number)]
-        if slot.older != Self.end { slots[Int(slot.older)].newer = slot.newer } else { oldest = slot.newer }
-        if slot.newer != Self.end { slots[Int(slot.newer)].older = slot.older } else { newest = slot.older }
+    /// Evicts, in the policy's order, until the entries fit `limit`; the names dropped.
+    mutating func shrink(to limit: Int) -> [EntryName] {
+        self.limit = limit
+        policy.shrink()
+        return dropReleased()
+    }
+
+    /// The entry eviction takes next.
+    var nextVictim: EntryName? { policy.nextVictim.map { slots[Int($0)].name } }
+
+    /// Entries pushed out to make room.
+    var evictions: Int { policy.evictions }
+    /// Entries let go because they were asked less often than what they would have pushed out.
+    var rejections: Int { policy.rejections }
+
+    /// Forgets every entry; what the policy learnt (and its counts) stays.
+    mutating func forgetAll() {
+        var policy = self.policy
+        policy.removeAll()
+        self = DiskIndex(policy: policy, sketchSeed: sketchSeed)
     }
 
     // MARK: Selections

@@ -218,7 +218,7 @@ extension DiskIndex {
     mutating func removeAll() {
         closeAll()
         let retired = self.retired
-        self = DiskIndex()
+        forgetAll()
         self.retired = retired
     }
 }

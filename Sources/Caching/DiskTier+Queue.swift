@@ -26,11 +26,22 @@ extension DiskTier {
     @discardableResult
     public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil,
                       whenDone: (@Sendable () -> Void)? = nil) -> Bool {
-        guard admit(key, entry, rendition, mayOverfill: false, whenDone: whenDone) != nil else {
+        guard case .queued = admit(key, entry, rendition, mayOverfill: false, whenDone: whenDone) else {
             whenDone?()
             return false
         }
         return true
+    }
+
+    /// What became of an entry offered for writing.
+    public enum Placement: Sendable, Equatable {
+        /// In line for the writer.
+        case queued
+        /// Not written: the write queue was full, or the entry larger than the budget.
+        case skipped
+        /// Not written: larger than the policy's window, and asked less often than what it
+        /// would have pushed out (`AdmissionPolicy`).
+        case notAdmitted
     }
 
     /// As `write`, for an entry read back from this tier and kept again (with the rendition
@@ -38,7 +49,8 @@ extension DiskTier {
     /// a purge or eviction queued since the read is not undone.
     @discardableResult
     public func rewrite(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition) -> Bool {
-        admit(key, entry, rendition, mayOverfill: false, replacing: true) != nil
+        if case .queued = admit(key, entry, rendition, mayOverfill: false, replacing: true) { return true }
+        return false
     }
 
     /// As `write`, but on an event loop a full queue takes the entry even so, and the caller
@@ -49,9 +61,16 @@ extension DiskTier {
     /// limit, each one entry it holds in memory for its answer anyway, and never past twice it.
     public func write(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil,
                       waitingUpTo patience: Duration) async -> Bool {
-        guard let reactor = LoopExecutor.reactor else { return write(key, entry, rendition: rendition) }
-        guard let overfilled = admit(key, entry, rendition, mayOverfill: true) else { return false }
-        guard overfilled else { return true }
+        await offer(key, entry, rendition: rendition, waitingUpTo: patience) == .queued
+    }
+
+    /// As `write(_:_:rendition:waitingUpTo:)`, saying why an entry was not taken.
+    public func offer(_ key: CacheKey, _ entry: CacheEntry, rendition: Rendition? = nil,
+                      waitingUpTo patience: Duration) async -> Placement {
+        guard let reactor = LoopExecutor.reactor else { return admit(key, entry, rendition, mayOverfill: false).placement }
+        let admission = admit(key, entry, rendition, mayOverfill: true)
+        guard case .queued(let overfilled, _) = admission else { return admission.placement }
+        guard overfilled else { return .queued }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let id: UInt64? = index.withLock { index in
                 // The writer may have caught up since the entry was admitted.
@@ -64,7 +83,7 @@ extension DiskTier {
             guard let id else { return continuation.resume() }
             LoopDeadlines.on(reactor).after(patience) { [self] in giveUpWaiting(id) }
         }
-        return true
+        return .queued
     }
 
     /// What an entry costs while it waits in line. What waits is the entry itself: naming,
@@ -77,34 +96,64 @@ extension DiskTier {
         size - (entry.body.isInMemory ? 0 : entry.body.count) + 512
     }
 
+    /// What `admit` did with an entry.
+    private enum Admission {
+        /// In line; whether it took the queue past its limit, and whether the policy judged
+        /// it already (`DiskIndex.admits`).
+        case queued(overfilled: Bool, judged: Bool)
+        case skipped
+        case notAdmitted
+
+        var placement: Placement {
+            switch self {
+            case .queued: .queued
+            case .skipped: .skipped
+            case .notAdmitted: .notAdmitted
+            }
+        }
+    }
+
     /// Puts the entry in line if the queue has room (or, with `mayOverfill`, if the disk is
-    /// not stalled): nil when skipped (counted), else whether it took the queue past its limit.
+    /// not stalled) and, when it is larger than the policy's window, if the policy would keep
+    /// it: a large answer that would lose its contest is not written at all (and is contested
+    /// again as it is indexed, against what is there by then). Only such an entry is named
+    /// here, on the caller's thread (a SHA-256 of the key): a small one enters the policy's
+    /// window as the writer indexes it, and is judged as it leaves the window.
     private func admit(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, mayOverfill: Bool, replacing: Bool = false,
-                       whenDone: (@Sendable () -> Void)? = nil) -> Bool? {
+                       whenDone: (@Sendable () -> Void)? = nil) -> Admission {
         let size = DiskEntryCodec.encodedSize(key: key.text, entry: entry, rendition: rendition)
         let queued = Self.inLine(entry, encodedSize: size)
-        let overfilled: Bool? = index.withLock { index in
+        let charge = Self.charge(size)
+        let judgedName = !replacing && charge > AdmissionPolicy.window(of: budget) ? Self.name(key) : nil
+        let admission: Admission = index.withLock { index in
             // An entry the budget cannot hold would only evict everything else, then itself;
             // one larger than the whole queue would never see it come back under its limit.
             let fits = index.pendingBytes + queued <= writeQueueLimit
             let mayWait = mayOverfill && !index.stalled && index.pendingBytes + queued <= 2 * writeQueueLimit
-            guard Self.charge(size) <= budget, queued <= writeQueueLimit, fits || mayWait else {
+            guard charge <= budget, queued <= writeQueueLimit, fits || mayWait else {
                 index.skippedWrites += 1
-                return nil
+                return .skipped
+            }
+            // While the listing runs nothing is contested: what is on disk is not counted yet.
+            let judging = judgedName != nil && index.loading.phase != .listing
+            if judging, let judgedName {
+                index.entries.limit = entryBudget
+                guard index.entries.admits(judgedName, charge: charge) else { return .notAdmitted }
             }
             index.pendingWrites += 1
             index.pendingBytes += queued
-            return !fits
+            return .queued(overfilled: !fits, judged: judging)
         }
-        guard overfilled != nil else { return nil }
+        guard case .queued(_, let judged) = admission else { return admission }
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
         writes.add(start: loop == nil) { [self] in
-            writeAdmitted(key, entry, rendition, charged: queued, replacing: replacing)
+            // A rewrite's access was counted by the read it follows.
+            writeAdmitted(key, entry, rendition, charged: queued, replacing: replacing, counted: judged || replacing)
             whenDone?()
         }
         loop?.afterTurn { [writes] in writes.start() }
-        return overfilled
+        return admission
     }
 
     /// A miss's wait for room ran out: its answer goes out, and the disk counts as stalled.
@@ -120,7 +169,8 @@ extension DiskTier {
     /// Writes an admitted entry, on the write queue.
     /// Purges run on this queue too, so whether a rewrite's file is still indexed cannot
     /// change between the look and the write.
-    private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int, replacing: Bool) {
+    private func writeAdmitted(_ key: CacheKey, _ entry: CacheEntry, _ rendition: Rendition?, charged: Int, replacing: Bool,
+                               counted: Bool) {
         let name = Self.name(key)
         let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
         let wanted = !replacing || index.withLock { $0.entries.contains(name) }
@@ -132,11 +182,16 @@ extension DiskTier {
                 break
             case .written:
                 index.full = false
-                index.forget(name)
-                index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head)
+                index.verified.remove(name)
+                if index.loading.phase != .listing { index.entries.limit = entryBudget }
+                // What the policy let go: evicted, or lost its contest (this entry among them,
+                // when it lost at once: its file is removed again).
+                let released = index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head,
+                                                    counted: counted)
+                released.forEach { index.verified.remove($0) }
                 // Its checksum was taken from the body just written: no read need take it again.
-                if size > Self.largestReadWhole { index.verified.insert(name) }
-                return Self.evict(&index, budget: entryBudget)
+                if size > Self.largestReadWhole, index.entries.contains(name) { index.verified.insert(name) }
+                return released + Self.evict(&index, budget: entryBudget)
             case .full:
                 if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
                 index.full = true

@@ -26,7 +26,9 @@ import Locking
 /// limit (past it a miss waits for the writer, or its entry stays in memory only, counted:
 /// `DiskTier+Queue`), and the index charges every
 /// entry at least one file-system block, so it holds at most `budget / 4 KiB` entries, at
-/// about 64 bytes each (`DiskIndex`).
+/// about 96 bytes each (`DiskIndex`). Which entries stay is the memory tier's policy,
+/// W-TinyLFU (`AdmissionPolicy`): a large answer asked less than what it would push out is
+/// not written at all.
 public final class DiskTier: Sendable {
     public let directory: String
     public let budget: Int
@@ -53,7 +55,6 @@ public final class DiskTier: Sendable {
         var loading = Loading()
         /// Counts writes, to stamp each file (wrapping: a stamp tells one write from the next).
         var clock: UInt32 = 0
-        var evictions = 0
         var corruptions = 0
         var pendingWrites = 0
         var pendingBytes = 0
@@ -129,6 +130,7 @@ public final class DiskTier: Sendable {
         self.report = report
         self.inform = inform
         spoolRoom = SpoolRoom(limit: budget)
+        index.withLock { $0.entries = DiskIndex(budget: budget) }
         try FileManager.default.createDirectory(atPath: directory + "/tmp", withIntermediateDirectories: true)
         identity.withLock { $0 = DirectoryIdentity(directory) }
         for leftover in (try? FileManager.default.contentsOfDirectory(atPath: directory + "/tmp")) ?? [] {
@@ -171,7 +173,10 @@ public final class DiskTier: Sendable {
 
     public var bytes: Int { index.withLock { $0.entries.bytes } }
     public var count: Int { index.withLock { $0.entries.count } }
-    public var evictions: Int { index.withLock { $0.evictions } }
+    public var evictions: Int { index.withLock { $0.entries.evictions } }
+    /// Entries not kept because they were asked less often than what they would have pushed
+    /// out (`AdmissionPolicy`): large answers not written, and entries leaving the window.
+    public var rejections: Int { index.withLock { $0.entries.rejections } }
     /// Files found damaged on read and removed.
     public var corruptions: Int { index.withLock { $0.corruptions } }
     /// Entries not written because the write queue was at its byte limit.
@@ -276,17 +281,13 @@ public final class DiskTier: Sendable {
         return (writeFile(head: head, body: region, to: path), head.count + region.count)
     }
 
-    /// Drops least recently used entries until the index fits the budget; returns their names.
-    /// Not while the load lists the directory: what it found is not in the order yet, and
-    /// the newest entries would go first.
+    /// Drops entries, in the policy's order, until the index fits the budget; returns their
+    /// names. Not while the load lists the directory: what it found is not in the order yet,
+    /// and the newest entries would go first.
     static func evict(_ index: inout Index, budget: Int) -> [EntryName] {
         guard index.loading.phase != .listing else { return [] }
-        var victims: [EntryName] = []
-        while index.entries.bytes > budget, let name = index.entries.oldestName {
-            index.forget(name)
-            index.evictions += 1
-            victims.append(name)
-        }
+        let victims = index.entries.shrink(to: budget)
+        victims.forEach { index.verified.remove($0) }
         return victims
     }
 }

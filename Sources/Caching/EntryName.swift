@@ -36,6 +36,9 @@ struct EntryName: Hashable, Sendable {
         }
     }
 
+    /// Eight bytes of the digest, as uniform as it is (the disk policy's sketch hashes it).
+    var firstWord: UInt64 { words.0 }
+
     var hex: String {
         withUnsafeBytes(of: words) { Hex.string($0) }
     }

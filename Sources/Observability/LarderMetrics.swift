@@ -204,6 +204,7 @@ public final class LarderMetrics: Sendable {
             gauge(.cacheBytes, [("tier", "disk")]).set(Double(disk.bytes))
             gauge(.cacheEntries, [("tier", "disk")]).set(Double(disk.count))
             catchUp(.cacheEvictions, [("tier", "disk")], to: disk.evictions)
+            catchUp(.cacheAdmissionRejections, [("tier", "disk")], to: disk.rejections)
             catchUp(.diskWritesSkipped, [], to: disk.skippedWrites)
             catchUp(.diskWriteErrors, [], to: disk.failedWrites)
             catchUp(.diskWriteWaits, [], to: disk.waitedWrites)

@@ -149,8 +149,27 @@ import Testing
     /// the policy 0.842-0.852 (five processes, each its own hash seeds), so the bound leaves
     /// the seeds five times their spread and still fails a policy that lost a third of its edge.
     @Test func aZipfTraceWithAScanMissesLessThanExactLRU() {
-        var random = SeededRandom(seed: 96)
-        let keys = 5_000
+        let trace = ReplayTrace.zipfWithScan(keys: 5_000, before: 20_000, scan: 3_000, after: 20_000, seed: 96)
+        let entries = 100
+        let memory = MemoryTier(budget: entries * MemoryTier.cost(of: item(100), key: key(0)), seed: 4)
+        var misses = 0
+        for key in trace where !ask(memory, key) { misses += 1 }
+        #expect(memory.count == entries)
+
+        let lruMisses = ExactLRU.misses(of: trace, capacity: entries)
+        let ratio = Double(misses) / Double(lruMisses)
+        #expect(ratio <= 0.90, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
+        print("replay: W-TinyLFU \(misses) misses, LRU \(lruMisses), of \(trace.count) requests (\(ratio))")
+    }
+}
+
+/// The replays' trace: Zipf(0.9) requests over `keys` keys, with a burst of `scan` one-time
+/// keys between the `before` and `after` requests. The same for each seed.
+enum ReplayTrace {
+    static func key(_ n: Int, _ prefix: String = "k") -> CacheKey { CacheKey(stringLiteral: prefix + String(100_000 + n)) }
+
+    static func zipfWithScan(keys: Int, before: Int, scan: Int, after: Int, seed: UInt64) -> [CacheKey] {
+        var random = SeededRandom(seed: seed)
         var cumulative: [Double] = []
         var total = 0.0
         for rank in 1...keys {
@@ -167,31 +186,26 @@ import Testing
             return low
         }
         var trace: [CacheKey] = []
-        for _ in 0..<20_000 { trace.append(key(zipf())) }
-        for n in 0..<3_000 { trace.append(key(n, "s")) }
-        for _ in 0..<20_000 { trace.append(key(zipf())) }
-
-        let entries = 100
-        let memory = MemoryTier(budget: entries * MemoryTier.cost(of: item(100), key: key(0)), seed: 4)
-        var misses = 0
-        for key in trace where !ask(memory, key) { misses += 1 }
-        #expect(memory.count == entries)
-
-        var lru = ExactLRU(capacity: entries)
-        let lruMisses = trace.filter { !lru.access($0) }.count
-        let ratio = Double(misses) / Double(lruMisses)
-        #expect(ratio <= 0.90, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
-        print("replay: W-TinyLFU \(misses) misses, LRU \(lruMisses), of \(trace.count) requests (\(ratio))")
+        for _ in 0..<before { trace.append(key(zipf())) }
+        for n in 0..<scan { trace.append(key(n, "s")) }
+        for _ in 0..<after { trace.append(key(zipf())) }
+        return trace
     }
 }
 
-/// Exact LRU at a number of entries: what the replay compares against.
-private struct ExactLRU {
+/// Exact LRU at a number of entries: what the replays compare against.
+struct ExactLRU {
     let capacity: Int
     private var lastUse: [CacheKey: Int] = [:]
     private var clock = 0
 
     init(capacity: Int) { self.capacity = capacity }
+
+    /// The misses of an exact LRU of `capacity` entries over `trace`.
+    static func misses(of trace: [CacheKey], capacity: Int) -> Int {
+        var lru = ExactLRU(capacity: capacity)
+        return trace.filter { !lru.access($0) }.count
+    }
 
     mutating func access(_ key: CacheKey) -> Bool {
         clock += 1

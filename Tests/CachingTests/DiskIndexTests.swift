@@ -2,19 +2,21 @@ import HTTPCore
 import Testing
 @testable import Caching
 
-/// The compact disk index on its own: the hash table, the least-recently-used order, the
-/// tag sets and what an entry weighs.
+/// The compact disk index on its own: the hash table, the policy's order (least recently
+/// used first while nothing contests), the tag sets and what an entry weighs.
 @Suite struct DiskIndexTests {
     private func head(_ key: CacheKey, tags: [String] = []) -> DiskIndex.Head {
         DiskIndex.Head(key: key, status: 200, headers: HTTPHeaders(tags.isEmpty ? [] : [("Surrogate-Key", tags.joined(separator: " "))]))
     }
 
-    @Test func aSlotIsFiftySixBytes() {
-        #expect(MemoryLayout<DiskIndex.Slot>.stride == 56)
+    @Test func anEntryCostsASlotOfFortyEightBytesAndAPolicyNodeOfThirtyTwo() {
+        #expect(MemoryLayout<DiskIndex.Slot>.stride == 48)
+        #expect(AdmissionPolicy.nodeStride == 32)
     }
 
     /// Random inserts, uses and removals against a plain model: membership, bytes, and the
     /// order eviction takes, through the table's growth and its backward-shift deletions.
+    /// Without a budget set every entry stays in the policy's window: least recently used order.
     @Test func agreesWithAModelOfNamesInUseOrder() {
         var index = DiskIndex()
         var model: [EntryName] = []  // least recently used first
@@ -36,11 +38,11 @@ import Testing
                 model.removeAll { $0 == name }
             }
             #expect(index.count == model.count && index.bytes == model.count * 4096, "step \(step)")
-            #expect(index.oldestName == model.first, "step \(step)")
+            #expect(index.nextVictim == model.first, "step \(step)")
         }
         #expect(names.allSatisfy { index.contains($0) == model.contains($0) })
         var evicted: [EntryName] = []
-        while let oldest = index.oldestName {
+        while let oldest = index.nextVictim {
             index.forget(oldest)
             evicted.append(oldest)
         }
@@ -80,17 +82,18 @@ import Testing
         #expect(index.tagSets.count == 1)
     }
 
-    /// Entries found at start join the order behind those used since, newest of them first given.
+    /// Entries found at start join the order behind those used since (on probation, never
+    /// asked as far as the policy knows), newest of them first given.
     @Test func entriesFoundAtStartAreOrderedBehindTheOnesUsedSince() {
         var index = DiskIndex()
         let found = (0..<3).map { DiskTier.name(CacheKey(stringLiteral: "f:\($0)")) }
         for name in found { index.insert(name, charge: 4096, stamp: 0, head: nil, unordered: true) }
         index.insert(DiskTier.name("new:1"), charge: 4096, stamp: 1, head: nil)
         index.touch(found[1])  // read before the order was known: it is recent
-        #expect(index.oldestName == DiskTier.name("new:1"))
+        #expect(index.nextVictim == DiskTier.name("new:1"))
         index.order(newestFirst: [found[2], found[1], found[0]].map { index.slot(of: $0)! })
         var order: [EntryName] = []
-        while let oldest = index.oldestName {
+        while let oldest = index.nextVictim {
             index.forget(oldest)
             order.append(oldest)
         }

@@ -212,15 +212,19 @@ struct SeededRandom {
         #expect(await disk.read("key") == nil)
     }
 
-    @Test func theByteBudgetEvictsLeastRecentlyUsed() async throws {
+    /// Frequency first (`AdmissionPolicy`, as in memory): a newcomer pushes an entry out only
+    /// once asked more often than it; among those it may push out, the least recently used goes.
+    @Test func theByteBudgetEvictsWhatIsAskedLeast() async throws {
         let directory = temporaryDirectory()
         let size = DiskTier.charge(DiskEntryCodec.encode(key: "k0", entry: sample).count)
         let disk = try DiskTier(directory: directory, budget: size * 3)
         await disk.waitForIndex()  // eviction waits for the start-up listing, late in a loaded run
         for i in 0..<3 { disk.write("k\(i)", sample) }
         await disk.waitForWrites()
-        _ = await disk.read("k0")  // k1 is now the least recently used
-        disk.write("k3", sample)
+        _ = await disk.read("k0")  // k1 is now the least recently used, asked once as k2 is
+        #expect(!disk.write("k3", sample), "asked once, as often as k1: not written")
+        #expect(disk.rejections == 1 && disk.evictions == 0)
+        disk.write("k3", sample)  // asked again: more than k1
         await disk.waitForWrites()
         #expect(disk.count == 3)
         #expect(disk.bytes <= disk.budget)
