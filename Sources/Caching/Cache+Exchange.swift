@@ -153,7 +153,8 @@ extension Cache {
         return .answer(response, forwardStatus: forwardStatus, stored: kept.stored, detail: kept.notAdmitted ? .notAdmitted : nil)
     }
 
-    /// Whether an answer was stored; when not, whether only the memory tier's admission kept it out.
+    /// Whether an answer was stored; when not, whether a tier's admission (`AdmissionPolicy`)
+    /// turned it away.
     struct Storing {
         var stored: Bool
         var notAdmitted = false
@@ -161,7 +162,8 @@ extension Cache {
 
     /// Offers the entry to every tier; disk and shared writes go on in the background (the
     /// lock's release waits for the shared one, so a replica woken by it finds the entry).
-    /// Returns whether the memory tier kept it or the disk tier took it for writing:
+    /// Returns whether the memory tier kept it or the disk tier took it for writing (the disk
+    /// does not write a large answer its policy would not keep):
     /// `Cache-Status` says `stored` only then (the shared tier's write is not waited for).
     /// When the disk's write queue is full, the answer waits for room a while on its loop
     /// (`DiskTier+Queue`) rather than go unwritten; memory and the shared tier have it first.
@@ -197,8 +199,9 @@ extension Cache {
             return Storing(stored: false)
         }
         let inMemory = offerToMemoryAndShared(key, item, entry, expiry: expiry)
-        let onDisk = await disk?.write(key, entry, rendition: rendition(item), waitingUpTo: DiskTier.defaultRoomWait) ?? false
-        return Storing(stored: inMemory == .kept || onDisk, notAdmitted: inMemory == .notAdmitted && !onDisk)
+        let onDisk = await disk?.offer(key, entry, rendition: rendition(item), waitingUpTo: DiskTier.defaultRoomWait)
+        let stored = inMemory == .kept || onDisk == .queued
+        return Storing(stored: stored, notAdmitted: !stored && (inMemory == .notAdmitted || onDisk == .notAdmitted))
     }
 
     /// The tiers that take an entry without waiting, before the disk's, which may wait:

@@ -58,7 +58,7 @@ public struct CacheStatus: Sendable, Equatable, CustomStringConvertible {
         /// requests (`client-refresh: ignore`): the stored answer was served.
         case refreshIgnored = "refresh-ignored"
         /// The answer was asked less often than what storing it would have pushed out of the
-        /// memory tier (and no disk tier took it): relayed, not stored.
+        /// memory or the disk tier, and no tier stored it: relayed, not stored.
         case notAdmitted = "not-admitted"
 
         /// Position in `allCases`, for tables indexed without hashing.
