@@ -152,7 +152,7 @@ struct AdmissionPolicy {
     /// as its newest. The next `insert` or `shrink` keeps the budgets.
     mutating func place(_ slot: Int32, hash: Int, cost: Int, in queue: Queue, oldest: Bool) {
         makeNode(slot, hash: hash, cost: cost)
-        if oldest { pushOldest(slot, to: queue) } else { push(slot, to: queue) }
+        push(slot, to: queue, oldest: oldest)
     }
 
     /// Evicts until the entries fit `budget` (lowered, or the listing over): the slots let
@@ -288,26 +288,21 @@ struct AdmissionPolicy {
         nodes[Int(slot)].older = Self.none
     }
 
-    private mutating func pushOldest(_ slot: Int32, to queue: Queue) {
+    /// Links `slot` at the newest end of `queue` (at its oldest end, `oldest`).
+    private mutating func push(_ slot: Int32, to queue: Queue, oldest: Bool = false) {
         var end = self[queue]
         nodes[Int(slot)].queue = queue
-        nodes[Int(slot)].older = Self.none
-        nodes[Int(slot)].newer = end.oldest
-        if end.oldest != Self.none { nodes[Int(end.oldest)].older = slot }
-        end.oldest = slot
-        if end.newest == Self.none { end.newest = slot }
-        end.bytes += nodes[Int(slot)].cost
-        self[queue] = end
-    }
-
-    private mutating func push(_ slot: Int32, to queue: Queue) {
-        var end = self[queue]
-        nodes[Int(slot)].queue = queue
-        nodes[Int(slot)].newer = Self.none
-        nodes[Int(slot)].older = end.newest
-        if end.newest != Self.none { nodes[Int(end.newest)].newer = slot }
-        end.newest = slot
-        if end.oldest == Self.none { end.oldest = slot }
+        if oldest {
+            nodes[Int(slot)].older = Self.none
+            nodes[Int(slot)].newer = end.oldest
+            if end.oldest != Self.none { nodes[Int(end.oldest)].older = slot } else { end.newest = slot }
+            end.oldest = slot
+        } else {
+            nodes[Int(slot)].newer = Self.none
+            nodes[Int(slot)].older = end.newest
+            if end.newest != Self.none { nodes[Int(end.newest)].newer = slot } else { end.oldest = slot }
+            end.newest = slot
+        }
         end.bytes += nodes[Int(slot)].cost
         self[queue] = end
     }
