@@ -11,7 +11,7 @@ public enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     /// A whole number an `Int` holds, written `3`, `3.0` or `3e0` (`JSONDecoder` reads each
-    /// as an integer).
+    /// as an integer), or whole once read as a `Double`.
     case integer(Int)
     /// Any other number; finite, since `JSONDecoder` refuses one beyond a `Double`.
     case double(Double)
@@ -63,7 +63,9 @@ extension JSONValue: Decodable {
             } else if let integer = try? single.decode(Int.self) {
                 self = .integer(integer)
             } else if let double = try? single.decode(Double.self) {
-                self = .double(double)
+                // Whole once it is a Double (`8.8888888888888884011e16`): an integer, as its
+                // text reads back, so a value reads back from its own text as itself.
+                self = Int(exactly: double).map(JSONValue.integer) ?? .double(double)
             } else {
                 self = .string(try single.decode(String.self))
             }
@@ -80,10 +82,9 @@ extension JSONValue: Decodable {
 }
 
 extension JSONValue {
-    /// The value as JSON text, as `JSONSerialization` wrote it with `.sortedKeys` before this
-    /// type read aggregate parts: members in `localizedStandardCompare` order (`9` before
-    /// `10`, `a` before `B`), so the same value always gives the same bytes and an aggregate
-    /// keeps its ETag; strings escaped by `JSONString`.
+    /// The value as JSON text, members in `localizedStandardCompare` order (`9` before `10`,
+    /// `a` before `B`), the order of `JSONSerialization`'s `.sortedKeys`: the same value always
+    /// gives the same bytes, and so an aggregate the same ETag. Strings escaped by `JSONString`.
     public var json: [UInt8] {
         var out: [UInt8] = []
         write(to: &out)

@@ -9,7 +9,8 @@ struct UndecodableAnswer: Error, CustomStringConvertible {
     let description: String
 }
 
-/// Open-Meteo's current-weather format, decoded only here.
+/// Open-Meteo's current-weather format, decoded only here, by Foundation's `JSONDecoder`: it
+/// runs only on a miss, which waits tens of milliseconds on its upstream.
 enum OpenMeteoFormat {
     /// The version of the JSON `json` makes: one more with every change to its bytes, so no
     /// JSON kept on disk by an older build is served (2: `utc_offset_seconds` applied).
@@ -35,7 +36,7 @@ enum OpenMeteoFormat {
     /// Larder's weather JSON for a fetched entry; throws `UndecodableAnswer` when it is not Open-Meteo's format.
     /// `resource` is the place's rounded pair (`52.52,13.41`), as the cache keys it.
     static func json(resource: String, entry: CacheEntry) throws -> [UInt8] {
-        guard let answer = try? UpstreamJSONDecoder().decode(Answer.self, from: entry.body.inMemory ?? []), answer.current.temperature.isFinite else {
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body.inMemory ?? [])), answer.current.temperature.isFinite else {
             throw UndecodableAnswer(description: "the weather upstream's body is not Open-Meteo current weather")
         }
         guard let condition = WeatherCondition.description(of: answer.current.weatherCode) else {
@@ -129,7 +130,7 @@ public enum BalanceFormat {
 
     /// Larder's balance JSON for a fetched entry; throws `UndecodableAnswer` when it is not the balance format.
     static func json(entry: CacheEntry) throws -> [UInt8] {
-        guard let answer = try? UpstreamJSONDecoder().decode(Answer.self, from: entry.body.inMemory ?? []), answer.balance.isFinite else {
+        guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(entry.body.inMemory ?? [])), answer.balance.isFinite else {
             throw UndecodableAnswer(description: "the balance upstream's body is not {\"balance\":…,\"date\":…}")
         }
         guard let date = parseDate(answer.date) else {

@@ -38,15 +38,15 @@ import Testing
         #expect(read(String(repeating: #"{"a":"#, count: 100_000)) == nil)
     }
 
-    /// The text is what `JSONSerialization` wrote with `.sortedKeys`: an aggregate that
-    /// keeps a part's fields has the bytes and the ETag it had.
+    /// The text is what `JSONSerialization` writes with `.sortedKeys`, members in the same
+    /// order: an aggregate that keeps a part's fields has the bytes and the ETag it had.
     @Test(arguments: [
         (#"{"b":1,"B":2,"a":3,"10":4,"9":5,"é":6,"z":7,"_":8,"a1":9,"A":10}"#, #"{"_":8,"9":5,"10":4,"a":3,"A":10,"a1":9,"b":1,"B":2,"é":6,"z":7}"#),
         ("[1.1,0.85,100,1e2,3.0,1e-7,1.5e300,5e-324,-9223372036854775808]", "[1.1,0.85,100,100,3,1e-07,1.5e+300,5e-324,-9223372036854775808]"),
         (#""a/b\u0000\u001f\u007f\u00e9\ud83d\ude00\"\\""#, "\"a/b\\u0000\\u001f\u{7F}é😀\\\"\\\\\""),
         (#"{"x":[{"y":null}],"t":true,"f":false}"#, #"{"f":false,"t":true,"x":[{"y":null}]}"#),
     ])
-    func theTextWrittenIsAsJSONSerializationWroteIt(_ text: String, _ expected: String) {
+    func theTextWrittenIsAsJSONSerializationWritesIt(_ text: String, _ expected: String) {
         #expect(written(text) == expected)
     }
 
