@@ -32,21 +32,25 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
+        // OrderedCollections: the bench's LRU to compare the memory tier with.
+        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
+        // SystemPackage: swift-configuration's file provider takes its `FilePath`.
+        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
         // Pulled in by the packages above; pinned here, not used directly.
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
         .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
-        .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
     ],
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift, and CRC-32C.
         .target(name: "CLinux"),
-        // The lock every module uses: Synchronization.Mutex, told to ThreadSanitizer in its build.
+        // The lock the threaded modules share: Synchronization.Mutex, told to ThreadSanitizer in
+        // its build (`-DLARDER_TSAN`, `make sanitize`).
         .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: servingPath),
-        // HTTP vocabulary shared by the server, the upstream client and the cache: field
-        // syntax and field octets. No I/O.
+        // What the server, the upstream client and the cache share: HTTP vocabulary (field
+        // syntax and octets, dates, entity tags, ranges), bodies and their spool files, and the
+        // event loop's reactor, executor and deadlines that the server and the client both run on.
         .target(name: "HTTPCore", dependencies: ["CLinux", "Locking"], swiftSettings: servingPath),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
@@ -101,7 +105,7 @@ let package = Package(
         // The shared tier on Redis: the cache's store, its subscriber, and whether Redis is usable.
         .target(
             name: "RedisTier",
-            dependencies: ["Caching", "Redis", "Settings", "Locking", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["Caching", "Redis", "Settings", .product(name: "Logging", package: "swift-log")]
         ),
         // Logs (a swift-log handler writing logfmt or JSON), metrics and health.
         .target(
@@ -138,16 +142,19 @@ let package = Package(
             swiftSettings: servingPath
         ),
         // The admin listener's API: purge, tags, inspection.
-        .target(name: "Admin", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Routes", .product(name: "Logging", package: "swift-log")]),
+        .target(
+            name: "Admin",
+            dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Observability", "Routes", .product(name: "Logging", package: "swift-log")]
+        ),
         // The upstream simulator: both upstream formats, for `--demo`, compose and the tests.
         .target(
             name: "Simulator",
             dependencies: [
                 "HTTPCore",
                 "HTTPServer",
+                "Caching",
                 "Routes",
                 "Settings",
-                "Locking",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -188,20 +195,40 @@ let package = Package(
         ),
         // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke
         // in `make test`, libFuzzer with AddressSanitizer in `make fuzz`.
-        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "Observability", "TestSupport"]),
+        .executableTarget(name: "LarderFuzz", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         // Measurements that are not tests: `make bench`.
-        .executableTarget(name: "LarderBench", dependencies: ["CLinux", "HTTPServer", "Upstream", "Caching", "Settings", "Observability", "Routes", "Simulator", "Larder", .product(name: "Logging", package: "swift-log"),
-                                                                     .product(name: "Prometheus", package: "swift-prometheus"), .product(name: "OrderedCollections", package: "swift-collections")]),
-        // A raw socket client with deadlines, shared by the end-to-end tests.
-        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPCore", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
+        .executableTarget(
+            name: "LarderBench",
+            dependencies: [
+                "CLinux",
+                "HTTPCore",
+                "HTTPServer",
+                "Upstream",
+                "Caching",
+                "Settings",
+                "Observability",
+                "Simulator",
+                "Larder",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "OrderedCollections", package: "swift-collections"),
+            ]
+        ),
+        // What the tests and the fuzz targets share: a raw socket client with deadlines, test
+        // servers, child processes (a built `larder`, `redis-server`), a gate that holds
+        // upstream calls in flight, byte mutations and a JSON sample.
+        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
-        .testTarget(name: "CachingTests", dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport"]),
+        .testTarget(
+            name: "CachingTests",
+            dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         .testTarget(name: "LarderTests", dependencies: [
-            "CLinux", "HTTPCore", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "RedisTier", "Observability",
-            "Routes", "Admin", "Simulator", "Larder", "TestSupport",
+            "CLinux", "HTTPCore", "HTTPServer", "Upstream", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "RedisTier",
+            "Observability", "Routes", "Admin", "Simulator", "Larder", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
     ],
     swiftLanguageModes: [.v6]
