@@ -216,8 +216,8 @@ let package = Package(
         ),
         // What the tests and the fuzz targets share: a raw socket client with deadlines, test
         // servers, child processes (a built `larder`, `redis-server`), a gate that holds
-        // upstream calls in flight, byte mutations and a JSON sample.
-        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer", "Locking"], path: "Tests/TestSupport"),
+        // upstream calls in flight, a cache clock the test moves, byte mutations and a JSON sample.
+        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer", "Caching", "Locking"], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "Locking", "TestSupport"]),

@@ -64,9 +64,6 @@ public final class Cache: Sendable {
     /// The primary key of a resource of this route.
     public func key(_ resource: String) -> CacheKey { CacheKey(route: routePart, resource: resource) }
 
-    /// Flights to the upstream running now (foreground or background refresh).
-    public var flightsInProgress: Int { flights.inFlight }
-
     /// The answer from memory when the request can be served from it without waiting:
     /// fresh, stale within the client's `max-stale`, or stale within stale-while-revalidate
     /// (then one background refresh starts). Nil means "take the async path".

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HTTPCore
 import Testing
+import TestSupport
 @testable import Caching
 
 /// Keys of different routes, resources and variants never meet, whatever the parts spell.

@@ -51,3 +51,9 @@ final class HeldTurn: LoopReactor, @unchecked Sendable {
         work.forEach { $0() }
     }
 }
+
+extension Cache {
+    /// Flights to the upstream running now (foreground or background refresh), for tests
+    /// that wait until background refreshes have finished.
+    var flightsInProgress: Int { flights.inFlight }
+}

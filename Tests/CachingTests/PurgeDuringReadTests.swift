@@ -1,6 +1,7 @@
 import Foundation
 import Locking
 import Testing
+import TestSupport
 @testable import Caching
 
 /// A read of the disk or shared tier that a purge overtakes does not put back what the purge
