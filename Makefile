@@ -27,7 +27,7 @@ run: build
 RELEASE_FLAGS := -Xswiftc -cross-module-optimization --experimental-lto-mode=full
 RELEASE := $(SWIFT) build -c release --static-swift-stdlib $(RELEASE_FLAGS) --scratch-path .build-static
 RELEASE_BIN := .build-static/release
-# What `make test`'s performance gate counts and its shipping checks run (scripts/gate/build.sh).
+# What `make test` builds once (scripts/gate/build.sh): its tests run on it, its gate counts it.
 GATE_BIN := .build-gate/release
 
 VENV := .tools/venv
@@ -44,7 +44,7 @@ $(CHECKOV_VENV)/.installed: scripts/requirements-checkov.txt
 	$(CHECKOV_VENV)/bin/pip install --quiet --disable-pip-version-check -r scripts/requirements-checkov.txt
 	touch $@
 
-## Every test: unit, parser, end-to-end over real sockets, the fuzz smoke, the API checks
+## Every test, on one release build: unit, parser, end-to-end over real sockets, the fuzz smoke, the API checks
 ## (openapi-spec-validator, schemathesis and REDbot against a running larder serve --demo),
 ## the performance gate (instructions and allocations per request path, scripts/gate) and
 ## the shipping checks (hadolint, compose schema, Kubernetes schemas and policy, alert rules,
@@ -54,7 +54,7 @@ TEST_START := $(shell date +%s)
 test: prerequisites
 	SWIFT=$(SWIFT) STARTED=$(TEST_START) scripts/test.sh
 
-# The API and shipping checks' Python tools; scripts/test.sh installs them beside the debug build.
+# The API and shipping checks' Python tools; scripts/test.sh installs them beside the build.
 python-tools: $(VENV)/.installed $(CHECKOV_VENV)/.installed
 
 ## The performance gate alone (a part of `make test`): the release build, then instructions

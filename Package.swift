@@ -4,8 +4,9 @@ import PackageDescription
 // Release builds of the modules on the hit path, and of the upstream client and policy on the
 // miss path, drop the runtime exclusivity checks: they cost about a tenth of a memory hit's
 // instructions (a thread-local access set per class property access), and 25 calls of a
-// pass-through miss in the client (callgrind, `larder-bench pass-through-miss-path`). Debug
-// builds, which every test runs, keep them. They are also built with
+// pass-through miss in the client (callgrind, `larder-bench pass-through-miss-path`). `make
+// test` runs the tests on such a release build; debug builds keep the checks, and `make
+// sanitize` runs every test on two of them. They are also built with
 // cross-module optimization, so a hit that crosses the modules (server, routes, cache,
 // observability) is inlined and specialised as it was when they were one module.
 let servingPath: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked", "-cross-module-optimization"], .when(configuration: .release))]

@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # `make test` after its prerequisites, then a table of what each step took:
-#   the debug build, while the Python tools of the API and shipping checks install;
-#   the Swift tests, the fuzz smoke and the API checks, while the release build runs beside them;
-#   the performance gate on that build, while the shipping checks run its larder.
-# Side by side they share the 2 cores: the tests mostly wait on sockets, and a release build's
-# whole-module compiles leave a core idle much of the time, so together they end sooner than
-# one after the other. What runs beside writes its own log, shown whole when it ends.
+#   one release build (scripts/gate/build.sh), while the Python tools of the API and shipping
+#   checks install;
+#   the Swift tests, the fuzz smoke, the API checks and the shipping checks on that build, while
+#   the performance gate counts it beside them.
+# The gate's counts do not depend on what else runs, and it runs at a lower priority, so the
+# tests' timings see the second core's leftovers only. What runs beside writes its own log,
+# shown whole when it ends.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 swift=${SWIFT:-swift}
 started=${STARTED:-$(date +%s)}  # make passes when it started, installs included
+build=(-c release --scratch-path .build-gate)  # where scripts/gate/build.sh builds
+bin=.build-gate/release
 times=$(mktemp)
 logs=.build/test-logs
 trap 'rm -f "$times"' EXIT
@@ -34,25 +37,24 @@ swift_tests() {
     # At most 8 tests at a time: started all at once, 674 tests share 2 cores and each one's
     # timeouts run while it waits its turn (a CI run failed 4 timing tests so; 8 passed).
     TMPDIR=$PWD/.build/test-tmp SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=8 \
-        timeout 20m "$swift" test --skip-build 2>&1 | tee .build/swift-test.log
+        timeout 20m "$swift" test "${build[@]}" --skip-build 2>&1 | tee .build/swift-test.log
 }
 
 # The fuzz targets' smoke: each over its corpus, then seeded mutations (`make fuzz` runs libFuzzer).
 fuzz_smoke() {
-    local bin
-    bin=$("$swift" build --show-bin-path) || return
     timeout 5m "$bin/larder-fuzz" --seconds 1.5
 }
 
 checks() {
     step "fuzz smoke" fuzz_smoke || return
-    step "API checks" scripts/check-api.sh
+    step "API checks" scripts/check-api.sh "$bin/larder" || return
+    step "shipping" scripts/check-shipping.sh "$bin/larder"
 }
 
 # The gate's table, then its proof that one more allocation on the memory hit is refused.
 gate() {
-    scripts/gate/gate.py .build-gate/release || return
-    scripts/gate/gate.py --prove-refusal .build-gate/release
+    nice -n 10 scripts/gate/gate.py "$bin" || return
+    nice -n 10 scripts/gate/gate.py --prove-refusal "$bin"
 }
 
 # Runs a named step in the background, its output to its own log; sets `pid`.
@@ -73,23 +75,17 @@ joined() {
 
 mkdir -p "$logs"
 status=0
-# The Python tools install beside the debug build: mostly downloads, and a fresh clone's
-# longest wait before it.
+# The Python tools install beside the build: mostly downloads, and a fresh clone's longest
+# wait before it.
 beside "python tools" make --no-print-directory python-tools
 tools=$pid
-step "debug build" "$swift" build --build-tests || exit
-beside "release build" scripts/gate/build.sh
-release=$pid
+step "release build" scripts/gate/build.sh || exit
+beside "gate" gate
+counting=$pid
 step "swift tests" swift_tests || status=$?
 joined "$tools" "python tools" || status=$?
 [ "$status" = 0 ] && { checks || status=$?; }
-joined "$release" "release build" || status=$?
-if [ "$status" = 0 ]; then
-    beside "gate" gate
-    counting=$pid
-    step "shipping" scripts/check-shipping.sh .build-gate/release/larder || status=$?
-    joined "$counting" "gate" || status=$?
-fi
+joined "$counting" "gate" || status=$?
 
 echo
 echo "step             seconds"
