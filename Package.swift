@@ -227,9 +227,19 @@ let package = Package(
             name: "CachingTests",
             dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
+        .testTarget(name: "LockingTests", dependencies: ["Locking"]),
+        .testTarget(name: "SettingsTests", dependencies: ["HTTPServer", "Redis", "Settings"]),
+        .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
+        .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability"]),
+        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Caching", "Settings", "Routes", "TestSupport"]),
+        .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
+        // The service end to end: a whole Larder in process or as a child process, and the
+        // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
-            "CLinux", "HTTPCore", "HTTPServer", "Upstream", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "RedisTier",
-            "Observability", "Routes", "Admin", "Simulator", "Larder", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "HTTPCore", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
+            "Simulator", "Larder", "TestSupport", .product(name: "Logging", package: "swift-log"),
         ]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,5 @@
 import HTTPCore
 import Testing
-@testable import Larder
 @testable import Observability
 
 /// The buffer log lines and responses are written into, and the pieces every access line is made of hold exactly the

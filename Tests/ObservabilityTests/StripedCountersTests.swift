@@ -1,7 +1,6 @@
 import CLinux
 import Foundation
 import Testing
-@testable import Larder
 @testable import Observability
 
 /// Counters striped per event loop: every add counts once, whichever thread makes it, and a

@@ -2,7 +2,6 @@ import Caching
 import Foundation
 import HTTPCore
 import Testing
-@testable import Larder
 @testable import Routes
 @testable import Settings
 

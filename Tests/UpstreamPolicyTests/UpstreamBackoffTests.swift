@@ -2,7 +2,6 @@ import Foundation
 import HTTPCore
 import Testing
 import Upstream
-@testable import Larder
 @testable import UpstreamPolicy
 
 /// The backoff state machine alone, with times given by the test: when a pause begins, how

@@ -1,7 +1,6 @@
 import Foundation
 import HTTPServer
 import Testing
-@testable import Larder
 import Redis
 @testable import Settings
 

@@ -1,6 +1,5 @@
 import Testing
 import HTTPCore
-@testable import Larder
 @testable import Observability
 
 /// `ByteSet` finds the same first member as a byte-by-byte search, wherever it sits in a

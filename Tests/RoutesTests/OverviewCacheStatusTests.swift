@@ -1,6 +1,5 @@
 import Caching
 import Testing
-@testable import Larder
 @testable import Routes
 
 /// `/overview` answers with one Cache-Status for two lookups (docs/architecture.md: "Cache-Status on `/overview`").

@@ -1,6 +1,5 @@
 import Caching
 import Testing
-@testable import Larder
 @testable import Admin
 import Routes
 

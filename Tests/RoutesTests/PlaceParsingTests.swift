@@ -1,5 +1,4 @@
 import Testing
-@testable import Larder
 @testable import Routes
 
 /// The `lat`/`lon` scanner on the raw query bytes: what counts as the parameter, what is

@@ -1,5 +1,4 @@
 import Testing
-@testable import Larder
 @testable import RedisTier
 
 /// Redis going away and coming back is one log line each, whatever the number of requests
