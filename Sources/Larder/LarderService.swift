@@ -219,24 +219,16 @@ public final class LarderService: Service, @unchecked Sendable {
     /// Starts the service and runs it until SIGTERM or SIGINT. Binding happens inside the
     /// service group, after its signal handlers are in place, so a SIGTERM that arrives
     /// right after the listening line still drains instead of killing the process. SIGHUP,
-    /// or a change to the configuration file, reloads it (`reload()`) and never stops the process.
+    /// or a change to the configuration file, reloads it (`reload()`) and never stops the
+    /// process; those triggers are a service of the group too (`ReloadTriggers`), listed
+    /// after this one so a stop ends them, and a reload under way, before the drain.
     public func runUntilSignalled() async throws {
         startsInRun = true
-        let hangups = await UnixSignalsSequence(trapping: .sighup)
-        let reloads = Task { [weak self] in
-            for await _ in hangups {
-                guard let self else { return }
-                _ = await self.reload()
-            }
-        }
-        defer { reloads.cancel() }
-        let watch = Task { [weak self, watchedFile] in
-            guard let watchedFile else { return }
-            await ConfigFileWatch(path: watchedFile).run { [weak self] in _ = await self?.reload() }
-        }
-        defer { watch.cancel() }
+        let triggers = ReloadTriggers(hangups: await UnixSignalsSequence(trapping: .sighup),
+                                      watch: watchedFile.map { ConfigFileWatch(path: $0) },
+                                      reload: { [weak self] in _ = await self?.reload() })
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: self)],
+            services: [.init(service: self), .init(service: triggers, successTerminationBehavior: .ignore)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
