@@ -44,7 +44,7 @@ extension EventLoop {
                 continue
             }
             connections[fd] = connection
-            heardFromCaller = true
+            yieldDue = true
             updateInterest(connection)
             if open > configuration.maxConnections {
                 fail(connection, status: 503, detail: "The server has too many open connections; try again shortly.")

@@ -20,10 +20,10 @@ extension EventLoop {
         guard waits else { return .done(0) }
         connection.awaitingStream = true
         // The client was just sent all there is (a streamed answer's head, at first) while this
-        // loop goes on relaying the body: give the core away once, so the client can read now
-        // rather than at the next scheduler tick (bench cell: large objects, the 1 GiB streamed
-        // miss's first byte).
-        if idleStrategy == .yieldThenSleep { yieldCore() }
+        // loop goes on relaying the body: the loop yields before it next waits, so the client
+        // can read now rather than at the next scheduler tick (bench cell: large objects, the
+        // 1 GiB streamed miss's first byte).
+        yieldDue = true
         return .wouldBlock
     }
 

@@ -39,9 +39,10 @@ final class EventLoop: @unchecked Sendable {
     private let tick: Int32
     let idleStrategy: IdleStrategy
     var turnYielding = TurnYielding()
-    /// This turn heard from a caller: a connection accepted, or a request's bytes read. Only
-    /// then may the loop yield before it sleeps (`yieldBeforeSleeping`).
-    var heardFromCaller = false
+    /// This turn heard from a caller (a connection accepted, a request's bytes read) or left a
+    /// connection waiting for more of a streamed body: only then may the loop yield before it
+    /// waits (`waitForEvents`).
+    var yieldDue = false
     private let onExit: @Sendable () -> Void
 
     let inbox: LoopInbox
@@ -101,9 +102,7 @@ final class EventLoop: @unchecked Sendable {
             // A job the loop queued for itself after its last look at the inbox: no waiting.
             let wait = queuedFromLoop || !resumeQueue.isEmpty ? 0
                 : guests.deadlines.isEmpty ? tick : guests.waitMilliseconds(now: MonotonicClock.nanoseconds(), tick: tick)
-            let yields = heardFromCaller && wait != 0 && idleStrategy == .yieldThenSleep
-            heardFromCaller = false
-            let count = yields ? yieldBeforeSleeping(events, wait: wait) : epoll_wait(epfd, events, Self.maxEvents, wait)
+            let count = waitForEvents(events, wait: wait)
             beginTurn()
             if count < 0, larder_errno() != EINTR {
                 logger.critical("epoll_wait failed", metadata: ["errno": "\(larder_errno())"])
@@ -216,7 +215,7 @@ final class EventLoop: @unchecked Sendable {
             if connection.state.isLingering { continue }  // discard what a closing client still sends
             if connection.unused { markUsed(connection) }
             connection.input.append(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
-            heardFromCaller = true
+            yieldDue = true
             connection.state.bytesRead(at: turnTime)
             if n < room { return true }
         }

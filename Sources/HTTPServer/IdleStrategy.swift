@@ -5,11 +5,11 @@
 public enum IdleStrategy: Sendable {
     /// Sleep in `epoll_wait` as soon as nothing is ready.
     case sleep
-    /// After a turn that heard from a caller (read a request's bytes, accepted a connection),
-    /// give the core away once (`sched_yield`) before looking again, then sleep if nothing is
-    /// ready; and once when a connection starts waiting for more of a streamed body. A loop
-    /// under load always finds events, so the kernel would take its core only at a scheduler
-    /// tick; a client on the same host or Larder's own disk and log writers would wait that
-    /// long (`TurnYielding`, which also stops yielding to CPU-bound work).
+    /// After a turn that heard from a caller (read a request's bytes, accepted a connection)
+    /// or left a connection waiting for more of a streamed body, when the loop has nothing of
+    /// its own queued, give the core away once (`sched_yield`), then wait in `epoll_wait`.
+    /// A loop under load always finds events, so the kernel would take its core only at a
+    /// scheduler tick; a client on the same host or Larder's own disk and log writers would
+    /// wait that long (`TurnYielding`, which also stops yielding to CPU-bound work).
     case yieldThenSleep
 }
