@@ -168,6 +168,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         // The service: every module wired together and run under swift-service-lifecycle.
@@ -237,10 +238,10 @@ let package = Package(
             dependencies: ["CLinux", "HTTPCore", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "SettingsTests", dependencies: ["HTTPServer", "Redis", "Settings"]),
+        .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "Redis", "Settings", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
-        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability"]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
@@ -253,3 +254,13 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Every import is internal unless marked `public import`, and a file sees only the members of
+// the modules it imports itself (SE-0409, SE-0444), so a module's dependencies are the ones it
+// names, as in Hummingbird.
+for target in package.targets where target.type != .system && target.name != "CLinux" {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .enableUpcomingFeature("InternalImportsByDefault"),
+    ]
+}

@@ -1,11 +1,11 @@
-import Caching
+public import Caching
 import Foundation
 import HTTPCore
-import HTTPServer
-import Logging
+public import HTTPServer
+public import Logging
 import Observability
 import Routes
-import Settings
+public import Settings
 
 /// The admin listener's API (`--admin-port`), on a listener of its own so the public port
 /// never serves it: `PURGE <target>` (or `DELETE /cache?target=`, the same in a method

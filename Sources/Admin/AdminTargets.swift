@@ -2,7 +2,7 @@ import Foundation
 import Caching
 import HTTPCore
 import HTTPServer
-import Routes
+public import Routes
 import Settings
 
 /// Finds what the public port stores for a request target, by the public port's own rules:

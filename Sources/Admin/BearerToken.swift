@@ -1,3 +1,4 @@
+import HTTPCore
 /// The admin listener's credential. A presented token is compared in time that depends
 /// only on the lengths, never on where the first differing byte is, so timing the answers
 /// cannot reveal the token a byte at a time.

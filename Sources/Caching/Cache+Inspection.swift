@@ -1,3 +1,4 @@
+import HTTPCore
 import Foundation
 
 /// What is stored for a resource, as the admin listener's `GET /cache` shows it.

@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// One answer from the cache, for every route: the stored (or just fetched) response with
 /// what was rendered from it, and what the response headers need (`Age`, the full lifetime

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Where the cache reads the time, so freshness and Age are tested with a clock the test
 /// moves, never by sleeping.

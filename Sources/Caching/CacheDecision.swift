@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// The request directives a caller sends (RFC 9111 §5.2.1), with `Pragma: no-cache`
 /// folded in when `Cache-Control` is absent (§5.4).

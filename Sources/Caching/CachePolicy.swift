@@ -1,5 +1,5 @@
-import Foundation
-import HTTPCore
+public import Foundation
+public import HTTPCore
 
 /// What one route's cache allows: which upstream statuses are answers, which storage rule
 /// applies, the lifetime used when the upstream gives none, and the stale windows used when

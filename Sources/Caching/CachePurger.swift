@@ -1,3 +1,4 @@
+import HTTPCore
 /// Takes stored answers out of every tier at an operator's request (the admin listener):
 /// a resource with all its `Vary` variants, everything carrying a tag, or everything.
 public struct CachePurger: Sendable {

@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// One request as a route hands it to the cache.
 public struct CacheRequest: Sendable {

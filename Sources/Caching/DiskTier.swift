@@ -5,7 +5,7 @@ import CLinux
 import Crypto
 import Dispatch
 import Foundation
-import HTTPCore
+public import HTTPCore
 import Synchronization
 import Locking
 

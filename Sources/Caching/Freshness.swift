@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import HTTPCore
 
 /// RFC 9111 §4.2: how long a stored answer stays fresh and how old it is now, as pure

@@ -1,3 +1,4 @@
+import HTTPCore
 import Dispatch
 import Foundation
 import Synchronization

@@ -1,3 +1,4 @@
+import HTTPCore
 /// Whether an answer may be stored: a pure function of the response, the request and the
 /// route's rule, tested without I/O.
 public enum StorageRule: Sendable, Equatable {

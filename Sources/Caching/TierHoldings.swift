@@ -1,3 +1,4 @@
+import Synchronization
 /// How much of one tier a route's answers take, as the tier counts for its limit and for
 /// `larder_cache_entries` and `larder_cache_bytes`: entries (each `Vary` variant one, and a
 /// variant list one) and bytes charged. The admin listener's `GET /routes` shows it per route.

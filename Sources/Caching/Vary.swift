@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 import Foundation
 
 /// The request fields a stored response was selected by (`Vary`, RFC 9110 §12.5.5), and the

@@ -1,3 +1,4 @@
+import Synchronization
 import Locking
 
 /// A body while it arrives: the writer appends to a spool file, and any number of readers

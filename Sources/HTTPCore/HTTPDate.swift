@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// IMF-fixdate (RFC 9110 §5.6.7), the only date format an HTTP/1.1 sender may generate.
 ///

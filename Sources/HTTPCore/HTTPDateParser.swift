@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 
 /// Reads the three date formats RFC 9110 §5.6.7 obliges a recipient to accept:
 /// IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), RFC 850 (`Sunday, 06-Nov-94 08:49:37 GMT`)

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// A handful of exact paths, each with a value, looked up by a request's path. Every request

@@ -1,3 +1,4 @@
+import Synchronization
 import Locking
 
 /// The disk space spool files may take between them: what answers being fetched hold in the

@@ -1,3 +1,4 @@
+import HTTPCore
 import CLinux
 
 /// One client connection, owned by exactly one event loop and touched only on its thread.

@@ -1,3 +1,5 @@
+import Logging
+import Synchronization
 import HTTPCore
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import Synchronization
 import HTTPCore
 #if canImport(Glibc)
 import Glibc

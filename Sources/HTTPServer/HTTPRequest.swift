@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 /// One parsed request, as the handler sees it: method, target split into path and query,
 /// version, header fields (repeats kept) and the decoded body.
 public struct HTTPRequest: Sendable {

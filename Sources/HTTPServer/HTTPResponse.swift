@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// What a handler answers. The server adds `Date` (unless given), `Content-Length` and
 /// `Connection`; the handler adds everything else.

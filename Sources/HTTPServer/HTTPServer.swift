@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CLinux
-import Logging
+public import Logging
 import Synchronization
 import Locking
 

@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// Every header field of one response, in one store: the lines added for this response,
 /// rendered to bytes as they are added, then the lines a stored answer rendered ahead of

@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// What a handler answers: a response now, on the event loop thread (the cache-hit path),
 /// or work to run in a Task whose response is posted back to the connection's loop.

@@ -1,6 +1,7 @@
+import Observability
 import Foundation
 import Logging
-import Settings
+public import Settings
 
 /// A reload (`SIGHUP`, or the admin API's `POST /reload`): the configuration is read and
 /// checked again; a bad one changes nothing, a good one's routes are swapped in whole.

@@ -1,16 +1,16 @@
 import HTTPCore
-import Caching
+public import Caching
 import Foundation
-import HTTPServer
-import Logging
-import ServiceLifecycle
+public import HTTPServer
+public import Logging
+public import ServiceLifecycle
 import UnixSignals
 import Upstream
 import Admin
 import Observability
 import RedisTier
 import Routes
-import Settings
+public import Settings
 import UpstreamPolicy
 
 /// The Larder service: caches in front of the upstream APIs, its routes on an `HTTPServer`,

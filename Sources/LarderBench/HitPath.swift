@@ -1,3 +1,4 @@
+import HTTPServer
 #if canImport(Glibc)
 import Glibc
 #endif

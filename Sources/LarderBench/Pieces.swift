@@ -1,3 +1,4 @@
+import Settings
 #if canImport(Glibc)
 import Glibc
 #endif

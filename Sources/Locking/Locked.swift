@@ -1,6 +1,8 @@
-import Synchronization
 #if LARDER_TSAN
 import CLinux
+import Synchronization
+#else
+public import Synchronization
 #endif
 
 #if LARDER_TSAN

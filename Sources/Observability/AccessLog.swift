@@ -1,7 +1,7 @@
 import Caching
 import HTTPCore
-import HTTPServer
-import Logging
+public import HTTPServer
+public import Logging
 import Settings
 import Synchronization
 

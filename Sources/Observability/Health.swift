@@ -1,14 +1,14 @@
 import HTTPCore
-import Caching
+public import Caching
 import Foundation
-import HTTPServer
-import Logging
+public import HTTPServer
+public import Logging
 import Synchronization
-import Upstream
+public import Upstream
 import Locking
-import RedisTier
-import Settings
-import UpstreamPolicy
+public import RedisTier
+public import Settings
+public import UpstreamPolicy
 
 /// Liveness and readiness in `application/health+json` (draft-inadarei-api-health-check):
 /// the cache directory and disk index, Redis (when configured), the upstream client, and

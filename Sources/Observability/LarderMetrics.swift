@@ -1,10 +1,10 @@
-import Caching
+public import Caching
 import Foundation
 import Prometheus
 import Synchronization
 import Upstream
 import Locking
-import RedisTier
+public import RedisTier
 
 /// Larder's Prometheus series. Those every request touches live in `RequestSeries` (fixed
 /// atomic tables); the rest are swift-prometheus series on a registry of Larder's own (so

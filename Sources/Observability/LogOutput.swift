@@ -2,9 +2,9 @@
 import Glibc
 #endif
 import HTTPServer
-import Logging
+public import Logging
 import Synchronization
-import Settings
+public import Settings
 
 /// Log lines on standard output, as logfmt (`time=2026-11-21T20:45:00.123Z level=info
 /// msg="listening on …" key=value`, a value with a space, `"` or `=` quoted) or one JSON

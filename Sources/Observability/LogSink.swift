@@ -1,3 +1,4 @@
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif

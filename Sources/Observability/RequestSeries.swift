@@ -1,5 +1,5 @@
-import Caching
-import HTTPCore
+public import Caching
+public import HTTPCore
 import Synchronization
 
 /// The series every request touches: `larder_http_requests_total` by route and status and

@@ -1,8 +1,8 @@
-import Caching
+public import Caching
 import Foundation
-import Logging
-import Redis
-import Settings
+public import Logging
+public import Redis
+public import Settings
 
 /// The shared tier as Larder runs it: a Redis client for the tier's calls, a subscriber on
 /// its channel (waking waiters and applying other replicas' purges here), what readiness

@@ -1,8 +1,8 @@
 import Caching
 import HTTPCore
-import HTTPServer
-import Observability
-import Settings
+public import HTTPServer
+public import Observability
+public import Settings
 
 /// An aggregate of this Larder (`/overview`, or one a configuration file declares): one
 /// path answered with the JSON of several parts, each a request to a built-in or

@@ -1,3 +1,4 @@
+import Settings
 import Caching
 import Foundation
 import HTTPCore

@@ -1,9 +1,9 @@
-import Caching
+public import Caching
 import Foundation
-import HTTPCore
-import HTTPServer
-import Logging
-import Settings
+public import HTTPCore
+public import HTTPServer
+public import Logging
+public import Settings
 
 /// One of Larder's own API routes as data: where it is served, which resource a request
 /// asks for and where the upstream is asked for it, how the upstream's answer becomes

@@ -1,4 +1,4 @@
-import Caching
+public import Caching
 import Crypto
 import Foundation
 import HTTPCore

@@ -1,7 +1,7 @@
-import Caching
+public import Caching
 import Foundation
-import HTTPServer
-import Observability
+public import HTTPServer
+public import Observability
 import Settings
 
 /// Larder's API routes on the caches: each `BuiltInRoute` (`/weather`, `/balance`).

@@ -1,3 +1,5 @@
+import Foundation
+import Settings
 /// The OpenAPI document served at `/openapi.yaml`: `openapi.yaml` beside this file (the
 /// repository's top-level `openapi.yaml` links to it), compiled in by SwiftPM. It documents
 /// the built-in routes and `/overview`; the aggregates a configuration file declares are

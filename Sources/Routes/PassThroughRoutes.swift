@@ -1,8 +1,8 @@
-import Caching
+public import Caching
 import HTTPCore
-import HTTPServer
-import Observability
-import Settings
+public import HTTPServer
+public import Observability
+public import Settings
 
 /// The pass-through routes (`--route PREFIX=ORIGIN`): a request under a prefix goes to its
 /// origin through that route's `Cache` (the shared-cache policy), and the origin's answer

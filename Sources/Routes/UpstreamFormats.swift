@@ -1,7 +1,7 @@
 import Caching
 import Crypto
 import Foundation
-import HTTPCore
+public import HTTPCore
 import HTTPServer
 
 /// Why an upstream 200 cannot be used: it is an upstream error (502 or a stale answer), never stored.

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPCore
+public import HTTPCore
 
 /// Header fields a built-in route sends to its upstream on every request (`--weather-header`,
 /// `--balance-header`): credentials such as `Authorization: Bearer …` or an API key. A value

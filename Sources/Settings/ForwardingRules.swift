@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// How a pass-through route rewrites a request on its way to the origin: its path prefix,
 /// fields set or removed, `Via` and `X-Forwarded-For`. Set per route in a configuration

@@ -1,3 +1,4 @@
+import Foundation
 /// A pass-through origin's name in metrics: `scheme://host:port`, the port written out even
 /// when it is the scheme's default, with no user part (so no credentials), no base path and
 /// the scheme and host in lower case. Routes to one server share its series; the label's

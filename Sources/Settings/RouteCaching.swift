@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 
 /// How a pass-through route caches, where the defaults (RFC 9111 as it is) are not wanted:
 /// a lifetime by status for answers whose origin states none, stale windows the origin did

@@ -1,3 +1,5 @@
+import Foundation
+import HTTPServer
 import HTTPCore
 import Logging
 import Redis

@@ -1,9 +1,9 @@
 import Configuration
 import Foundation
-import HTTPCore
-import HTTPServer
-import Logging
-import Redis
+public import HTTPCore
+public import HTTPServer
+public import Logging
+public import Redis
 
 /// The settings of `larder serve`, resolved flag over environment over default
 /// (swift-configuration) and validated once at start, so a bad value stops the

@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// One setting of `larder serve`, declared once (`ServeSettings.declarations`): its key, the

@@ -1,5 +1,5 @@
-import Logging
-import Settings
+public import Logging
+public import Settings
 
 /// `larder serve --demo`: the upstream simulator in the same process on a loopback port, and
 /// every upstream URL not given pointed at it, so Larder runs with no network at all.

@@ -1,5 +1,6 @@
+import UnixSignals
 import Logging
-import ServiceLifecycle
+public import ServiceLifecycle
 import Settings
 
 /// `larder upstream-sim`: the simulator as a service that drains on SIGTERM.

@@ -2,8 +2,8 @@ import Caching
 import Crypto
 import Foundation
 import HTTPCore
-import HTTPServer
-import Logging
+public import HTTPServer
+public import Logging
 import Synchronization
 import Routes
 

@@ -1,3 +1,4 @@
+import Synchronization
 import CCurl
 import HTTPCore
 

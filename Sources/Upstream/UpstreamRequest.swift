@@ -1,4 +1,4 @@
-import HTTPCore
+public import HTTPCore
 /// One request to an upstream API. Only what a caller decides is here; `UpstreamClient`
 /// adds `User-Agent`, `Accept-Encoding` and connection reuse itself.
 public struct UpstreamRequest: Sendable {

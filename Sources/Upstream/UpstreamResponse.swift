@@ -1,5 +1,5 @@
-import HTTPCore
-import Foundation
+public import HTTPCore
+public import Foundation
 
 /// What an upstream answered, with the two clock readings RFC 9111 §4.2.3 needs to work
 /// out a response's age: when the request was sent and when the response arrived.

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import HTTPCore
 import Synchronization
 import Upstream

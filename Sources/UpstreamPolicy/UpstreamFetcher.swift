@@ -1,7 +1,7 @@
-import Caching
+public import Caching
 import Foundation
-import HTTPCore
-import Upstream
+public import HTTPCore
+public import Upstream
 
 /// The cache's view of one upstream, carried out by the libcurl client, for built-in and
 /// pass-through routes alike: the request goes to its URL with its method, fields and body;

@@ -1,3 +1,4 @@
+import HTTPCore
 import Caching
 import Upstream
 

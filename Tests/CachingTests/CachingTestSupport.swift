@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
-@testable import Caching
+@testable public import Caching
 
 // Helpers every caching test uses: stored entries at points of a fixed test time, HTTP
 // dates for them, and fresh cache directories.

@@ -1,3 +1,4 @@
+import HTTPCore
 import Foundation
 import Testing
 @testable import Caching

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPCore
 import Testing
 @testable import Caching

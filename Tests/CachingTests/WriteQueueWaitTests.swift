@@ -1,3 +1,4 @@
+import Synchronization
 import Dispatch
 import HTTPCore
 import Locking

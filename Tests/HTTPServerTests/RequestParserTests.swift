@@ -1,3 +1,4 @@
+import HTTPCore
 import Testing
 @testable import HTTPServer
 

@@ -1,3 +1,5 @@
+import HTTPServer
+import Logging
 import Foundation
 import Testing
 import TestSupport

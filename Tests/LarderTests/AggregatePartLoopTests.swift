@@ -1,3 +1,4 @@
+import Synchronization
 import Caching
 import Foundation
 import HTTPCore

@@ -1,3 +1,4 @@
+import HTTPServer
 import Foundation
 import Testing
 import TestSupport

@@ -1,3 +1,5 @@
+import HTTPCore
+import HTTPServer
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,3 +1,4 @@
+import HTTPCore
 import Foundation
 import HTTPServer
 import Testing

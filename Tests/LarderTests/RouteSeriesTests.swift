@@ -1,3 +1,5 @@
+import Logging
+import Synchronization
 import Foundation
 import HTTPCore
 import HTTPServer

@@ -1,3 +1,7 @@
+import HTTPCore
+import HTTPServer
+import Logging
+import Settings
 import Foundation
 import Testing
 import TestSupport

@@ -1,5 +1,6 @@
 import Testing
 import Locking
+import Synchronization
 
 /// The lock every threaded module shares: what one task writes under it the next one reads,
 /// and an error thrown under it leaves the value as the body left it.

@@ -1,3 +1,4 @@
+import Logging
 import Testing
 import HTTPCore
 @testable import Observability

@@ -1,3 +1,5 @@
+import HTTPCore
+import Logging
 import Foundation
 import HTTPServer
 import Testing

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLinux
+public import CLinux
 import Foundation
 
 /// Starts programs for tests with `posix_spawn`, with the environment and standard streams

@@ -1,5 +1,6 @@
-import Foundation
-import Caching
+import Synchronization
+public import Foundation
+public import Caching
 import Locking
 
 /// A cache clock that only moves when a test moves it, so freshness and Age are tested

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
+public import HTTPServer
 
 /// Starts an `HTTPServer` on a free loopback port, runs `body` with the port, and always
 /// stops the server afterwards.
