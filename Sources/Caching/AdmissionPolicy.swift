@@ -1,7 +1,8 @@
 /// Which entries a tier keeps within its byte budget: W-TinyLFU, weighing how often a key
 /// was asked (`FrequencySketch`) as well as how recently.
 ///
-/// A new entry goes into a small window (1 % of the budget) kept in recency order; what
+/// A new entry goes into a window (1 % of the budget at first, then as `WindowClimber`
+/// learns from the hit rate, up to 80 %) kept in recency order; what
 /// leaves the window, and an entry too large for it, must win its place in the main part:
 /// it is kept only when it was asked more often than the entries it would push out, summed
 /// (so a large answer cannot push out many small ones asked more). The main part is a
@@ -40,8 +41,13 @@ struct AdmissionPolicy {
     /// What the entries may take now: the disk tier lowers it while spool files hold room,
     /// and leaves it unbounded while its start-up listing has not counted what is on disk.
     var budget: Int
-    let windowBudget: Int
-    let protectedBudget: Int
+    /// The budget the window's share is of (the disk tier's `budget` is unbounded at start).
+    let plannedBudget: Int
+    private(set) var windowBudget: Int
+    private(set) var protectedBudget: Int
+    private var climber = WindowClimber()
+    /// Off, the window stays at 1 % (the replay tests compare the two).
+    var adaptive = true
     private var nodes: [Node] = []
     private var window = End(), probation = End(), protected = End()
     private(set) var sketch: FrequencySketch
@@ -54,11 +60,12 @@ struct AdmissionPolicy {
     /// The slots let go by the latest `insert`, for the tier to free (kept, so no call allocates it anew).
     private(set) var released: [Int32] = []
 
-    /// The window's share of a budget: 1 %.
+    /// The window's least share of a budget: 1 %.
     static func window(of budget: Int) -> Int { budget / 100 }
 
     init(budget: Int, seed: UInt64) {
         self.budget = budget
+        plannedBudget = budget
         windowBudget = Self.window(of: budget)
         protectedBudget = (budget - windowBudget) / 5 * 4
         sketch = FrequencySketch(entries: 0)
@@ -82,6 +89,7 @@ struct AdmissionPolicy {
     mutating func admits(hash: Int, cost: Int, entries: Int) -> Bool {
         sketch.ensureCapacity(entries)
         sketch.increment(hash)
+        countMiss(entries: entries)
         guard cost > windowBudget, bytes + cost > budget else { return true }
         guard victims(for: sketch.frequency(hash), need: bytes + cost - budget) != nil else {
             rejections += 1
@@ -97,6 +105,7 @@ struct AdmissionPolicy {
     @inline(__always)
     mutating func recordHit(_ slot: Int32) {
         sketch.increment(nodes[Int(slot)].hash)
+        climber.hit()
         let queue = nodes[Int(slot)].queue
         switch queue {
         case .window, .protected:
@@ -124,6 +133,7 @@ struct AdmissionPolicy {
         if !counted {
             sketch.ensureCapacity(entries)
             sketch.increment(hash)
+            if replacing == nil { countMiss(entries: entries) }
         }
         makeNode(slot, hash: hash, cost: cost)
         if let replacing {
@@ -171,6 +181,15 @@ struct AdmissionPolicy {
         protected = End()
         bytes = 0
         released = []
+    }
+
+    /// A sample period is one request per entry held (`WindowClimber.periodFloor`). The
+    /// window shrinking leaves its oldest to be judged by the next `insert`: each entry
+    /// leaves the window once, so it stays constant work per access, amortized.
+    private mutating func countMiss(entries: Int) {
+        guard adaptive, climber.miss(period: max(WindowClimber.periodFloor, entries)) else { return }
+        windowBudget = max(Self.window(of: plannedBudget), Int(Double(plannedBudget) * climber.share))
+        protectedBudget = (plannedBudget - windowBudget) / 5 * 4
     }
 
     private mutating func makeNode(_ slot: Int32, hash: Int, cost: Int) {
