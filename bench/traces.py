@@ -94,23 +94,17 @@ def distinct(requests):
 
 def exact_lru(requests, entries):
     """Exact LRU holding at most `entries` entries: (misses, bytes of the misses)."""
-    held = collections.OrderedDict()
-    misses = missed_bytes = 0
-    for key, size in requests:
-        if key in held:
-            held.move_to_end(key)
-            continue
-        misses += 1
-        missed_bytes += size
-        held[key] = None
-        if len(held) > entries:
-            held.popitem(last=False)
-    return misses, missed_bytes
+    return lru(requests, entries, lambda size: 1)
 
 
 def exact_lru_bytes(requests, budget, overhead):
     """Exact LRU holding at most `budget` bytes, each entry its size plus `overhead` (an object
     larger than the whole budget is never held): (misses, bytes of the misses)."""
+    return lru(requests, budget, lambda size: size + overhead)
+
+
+def lru(requests, budget, cost_of):
+    """Exact LRU within `budget`, each entry costing `cost_of(size)`."""
     held = collections.OrderedDict()
     used = misses = missed_bytes = 0
     for key, size in requests:
@@ -119,7 +113,7 @@ def exact_lru_bytes(requests, budget, overhead):
             continue
         misses += 1
         missed_bytes += size
-        cost = size + overhead
+        cost = cost_of(size)
         if cost > budget:
             continue
         held[key] = cost
