@@ -242,7 +242,7 @@ let package = Package(
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Caching", "Settings", "Routes", "TestSupport"]),
+        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         // The service end to end: a whole Larder in process or as a child process, and the

@@ -1,5 +1,6 @@
 import Testing
 @testable import Routes
+import HTTPServer
 
 /// The `lat`/`lon` scanner on the raw query bytes: what counts as the parameter, what is
 /// ignored, and the reason each bad query gets.
