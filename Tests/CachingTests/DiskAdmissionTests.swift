@@ -124,9 +124,9 @@ import Testing
     /// The disk's replay: Zipf(0.9) over 5,000 keys with a burst of 3,000 one-time keys,
     /// through real files, at a budget of 100 blocks (entries of one block go in the policy's
     /// window, as small answers do under a real budget). It must miss clearly less than an
-    /// exact LRU of 100 entries, which is what the tier did before the policy: the policy read
-    /// 0.870-0.885 in eight processes (each its own hash seeds), so the bound leaves twice the
-    /// seeds' spread and still fails a policy that lost a third of its edge.
+    /// exact LRU of 100 entries, which is what the tier did before the policy: with its climbing
+    /// window the policy read 0.879-0.913 in eight processes (each its own hash seeds), so the
+    /// bound sits past that spread and still fails a policy that fell back to LRU's 1.0.
     @Test func aZipfTraceWithAScanMissesLessOnDiskThanExactLRU() async throws {
         let trace = ReplayTrace.zipfWithScan(keys: 5_000, before: 8_000, scan: 3_000, after: 8_000, seed: 196)
         let entries = 100
@@ -141,7 +141,7 @@ import Testing
 
         let lruMisses = ExactLRU.misses(of: trace, capacity: entries)
         let ratio = Double(misses) / Double(lruMisses)
-        #expect(ratio <= 0.92, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
+        #expect(ratio <= 0.95, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
         print("disk replay: W-TinyLFU \(misses) misses, LRU \(lruMisses), of \(trace.count) requests (\(ratio))")
     }
 }
