@@ -41,11 +41,15 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
         // SystemPackage: swift-configuration's file provider takes its `FilePath`.
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
+        // Tracing: the spans of each request (`Tracer`), through whatever tracer the executable
+        // bootstraps; nil when tracing is off.
+        .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
         // Pulled in by the packages above; pinned here, not used directly.
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
         .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-service-context", exact: "1.5.1"),
     ],
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift, and CRC-32C.
@@ -188,6 +192,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         // The executable `larder`: argument parsing, and the simulator for `--demo`.

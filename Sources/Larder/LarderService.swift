@@ -11,6 +11,7 @@ import Observability
 import RedisTier
 import Routes
 public import Settings
+public import Tracing
 import UpstreamPolicy
 
 /// The Larder service: caches in front of the upstream APIs, its routes on an `HTTPServer`,
@@ -34,14 +35,19 @@ public final class LarderService: Service, @unchecked Sendable {
     let readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)?
     /// The configuration file, reloaded when it changes as on SIGHUP (`ConfigFileWatch`).
     let watchedFile: String?
+    /// Where each request's spans go; nil when tracing is off. Passed in, never read from
+    /// `InstrumentationSystem`: with tracing off a request pays one nil check, no task-local.
+    let tracer: (any Tracer)?
 
     /// `clock` is where freshness and Age read the time; tests pass a clock they move.
     /// `readSettings` reads the configuration again for a reload (`reload()`), which also
-    /// happens when `watchedFile` changes.
+    /// happens when `watchedFile` changes. `tracer` records a span per request (and its
+    /// tiers, upstream call and parts); nil, the default, serves untraced.
     public init(settings: ServeSettings, logger: Logger = Logger(label: "larder"), clock: any CacheClock = SystemClock(),
                 readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil,
-                watchedFile: String? = nil) {
+                watchedFile: String? = nil, tracer: (any Tracer)? = nil) {
         self.settings = settings
+        self.tracer = tracer
         self.readSettings = readSettings
         self.watchedFile = watchedFile
         self.logger = logger
