@@ -71,6 +71,9 @@ let package = Package(
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         // Unchecked: 2,293 of pass-through-miss's 229,541 instructions (the transfer and multi handle).
         .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Locking"], swiftSettings: uncheckedExclusivity),
+        // A request's trace as the layers under the routes read it: the tracer Larder was given
+        // and the span to hang children on, carried in the task's ServiceContext.
+        .target(name: "RequestTracing", dependencies: [.product(name: "Tracing", package: "swift-distributed-tracing")]),
         // RFC 9111 semantics and storage: freshness, Age, tiers, single flight. No sockets, no curl.
         // Unchecked: 1,140 of aggregate-two-hits' 40,003 instructions (each part's cache status).
         .target(
@@ -79,8 +82,10 @@ let package = Package(
                 "CLinux",
                 "HTTPCore",
                 "Locking",
+                "RequestTracing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: uncheckedExclusivity
         ),
@@ -114,11 +119,17 @@ let package = Package(
         ),
         // What Larder asks of an upstream: the cache's fetcher on the libcurl client, with
         // backoff and a cap on requests in flight.
-        .target(name: "UpstreamPolicy", dependencies: ["HTTPCore", "Caching", "Upstream", "Locking"], swiftSettings: crossModule),
+        .target(name: "UpstreamPolicy", dependencies: [
+            "HTTPCore", "Caching", "Upstream", "Locking", "RequestTracing", .product(name: "Tracing", package: "swift-distributed-tracing"),
+        ], swiftSettings: crossModule),
         // The shared tier on Redis: the cache's store, its subscriber, and whether Redis is usable.
         .target(
             name: "RedisTier",
-            dependencies: ["Caching", "Redis", "Settings", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "Caching", "Redis", "Settings", "RequestTracing",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
         ),
         // Logs (a swift-log handler writing logfmt or JSON), metrics and health.
         // Unchecked: 462 of memory-hit-logged's 42,727 instructions (the access line's output).
@@ -134,8 +145,10 @@ let package = Package(
                 "RedisTier",
                 "Settings",
                 "Locking",
+                "RequestTracing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: uncheckedExclusivity
         ),
@@ -149,8 +162,10 @@ let package = Package(
                 "Caching",
                 "Settings",
                 "Observability",
+                "RequestTracing",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             resources: [.embedInCode("openapi.yaml")],
             swiftSettings: crossModule
@@ -233,7 +248,11 @@ let package = Package(
         // What the tests and the fuzz targets share: a raw socket client with deadlines, test
         // servers, child processes (a built `larder`, `redis-server`), a gate that holds
         // upstream calls in flight, a cache clock the test moves, byte mutations and a JSON sample.
-        .target(name: "TestSupport", dependencies: ["CLinux", "HTTPServer", "Caching", "Locking"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: [
+            "CLinux", "HTTPServer", "Caching", "Locking",
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+        ], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "HTTPServer", "Locking", "TestSupport"]),
@@ -254,7 +273,9 @@ let package = Package(
         // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
             "HTTPCore", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
-            "Simulator", "Larder", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            "Simulator", "Larder", "TestSupport", "RequestTracing", .product(name: "Logging", package: "swift-log"),
+            .product(name: "Tracing", package: "swift-distributed-tracing"),
+            .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),
     ],
     swiftLanguageModes: [.v6]

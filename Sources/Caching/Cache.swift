@@ -1,5 +1,7 @@
 import Foundation
 import HTTPCore
+import RequestTracing
+import Tracing
 
 /// The one cache engine under every route: memory tier, then disk tier, then the tier shared
 /// by every replica (when there is one), then the upstream through one flight per request
@@ -266,7 +268,14 @@ public final class Cache: Sendable {
             refresh.method = .get
             refresh.directives = .none
             flights.startIfIdle(flightKey(refresh, key)) { [self, refresh] in
-                await coordinatedExchange(refresh, key: key, stored: found.response, waits: false)
+                // Its own trace, linked to the request that started it: a request never waits for it.
+                guard let trace = Trace.current else { return await coordinatedExchange(refresh, key: key, stored: found.response, waits: false) }
+                return await trace.detached("revalidate") { span in
+                    let outcome = await coordinatedExchange(refresh, key: key, stored: found.response, waits: false)
+                    span.attributes["url.path"] = SpanAttribute.string(refresh.resource)
+                    if case .failure = outcome { span.setStatus(SpanStatus(code: .error)) }
+                    return outcome
+                }
             }
         case .forward:
             guard isClientForced(decision, found.response.entry), forcedRefreshes.isLimited(key, now: clock.now()) else { return nil }

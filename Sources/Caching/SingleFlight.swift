@@ -1,6 +1,7 @@
 import HTTPCore
 import Synchronization
 import Locking
+import RequestTracing
 
 /// At most one piece of work per key at a time: the first caller runs it, later callers
 /// for the same key wait on continuations and are resumed with the same result when it
@@ -32,16 +33,22 @@ final class SingleFlight<Outcome: Sendable>: Sendable {
                 finish(key, outcome)
                 return (outcome, false)
             }
-            let joined = await withCheckedContinuation { (continuation: Waiter) in
-                let waits = flights.withLock { flights in
-                    guard flights[key] != nil else { return false }
-                    flights[key]!.append(continuation)
-                    return true
-                }
-                // The flight ended between the two looks: lead the next one.
-                if !waits { continuation.resume(returning: nil) }
-            }
+            // A traced request's wait on another's fetch is a span of its own.
+            let joined = if let trace = Trace.current { await trace.span("collapsed wait") { _ in await join(key) } } else { await join(key) }
             if let joined { return (joined, true) }
+        }
+    }
+
+    /// Waits for the flight for `key` to end; nil when it ended before this caller joined.
+    private func join(_ key: String) async -> Outcome? {
+        await withCheckedContinuation { (continuation: Waiter) in
+            let waits = flights.withLock { flights in
+                guard flights[key] != nil else { return false }
+                flights[key]!.append(continuation)
+                return true
+            }
+            // The flight ended between the two looks: lead the next one.
+            if !waits { continuation.resume(returning: nil) }
         }
     }
 

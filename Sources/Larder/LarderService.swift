@@ -119,7 +119,7 @@ public final class LarderService: Service, @unchecked Sendable {
         var configuration = settings.serverConfiguration
         // Read per request with a body, from the routes serving now: a reload applies at once.
         configuration.bodyLimit = { path in current().requestBodyLimit(path) }
-        let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router))
+        let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router, tracer: tracer))
         serverBox.server = server
         // The admin listener binds first, so a port in use stops the start before the public port serves.
         if let adminPort = settings.adminPort, let token = settings.adminToken {

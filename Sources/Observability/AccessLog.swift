@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import RequestTracing
 public import HTTPServer
 public import Logging
 import Settings
@@ -67,7 +68,11 @@ public struct AccessLog: Sendable {
 
     /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
     /// the response per request was a measurable part of the hit path.
-    private func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64) {
+    /// `trace` names the request's span in the line (when it is sampled); the route it was
+    /// counted under is returned, for the span's `http.route`.
+    @discardableResult
+    func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64,
+                trace: TraceIDs? = nil) -> RequestSeries.Route {
         let idOctets = response.headers.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
         var origin: String?
@@ -83,16 +88,18 @@ public struct AccessLog: Sendable {
             // Written when the exchange ends, with the body bytes that went (nginx's
             // `$body_bytes_sent`): a client that reads a little of a large answer and leaves
             // is not logged as having had it all. Only such bodies pay for the wait.
-            guard logger.logLevel <= level else { return }
+            guard logger.logLevel <= level else { return route }
             let (logger, message) = (logger, Self.message(request, response.status))
-            let fields = self.fields(request, response, route: route, origin: origin, idOctets: idOctets, nanoseconds: nanoseconds,
-                                     into: AccessFields.template)
+            var made = self.fields(request, response, route: route, origin: origin, idOctets: idOctets, nanoseconds: nanoseconds,
+                                   into: AccessFields.template)
+            if let trace { Self.add(trace, to: &made) }
+            let fields = made
             response.bodySent = { sent in
                 var fields = fields
                 fields.values[AccessFields.bytes] = .stringConvertible(sent)
                 logger.log(level: level, message, metadata: fields, source: "larder")
             }
-            return
+            return route
         }
         // Like every other line, through the logger: its handler's level is read now, and the
         // message and fields are made only when the line passes it. The source is given, as
@@ -103,8 +110,10 @@ public struct AccessLog: Sendable {
             defer { AccessFields.keep(fields) }
             // A small body leaves with its head, whole.
             fields.values[AccessFields.bytes] = request.method == .head ? .stringConvertible(0) : .stringConvertible(response.body.count)
+            if let trace { Self.add(trace, to: &fields) }
             return fields
         }(), source: "larder")
+        return route
     }
 
     /// Bodies the server sends on their own after the head (rather than copied in beside it):

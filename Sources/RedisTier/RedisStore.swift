@@ -1,5 +1,7 @@
 import Caching
 import Redis
+import RequestTracing
+import Tracing
 
 /// The shared tier's store on Redis: each operation is one pipeline on the client's
 /// connection (so a write and the message after it arrive in order), and anything but the
@@ -14,7 +16,21 @@ struct RedisStore: SharedStore {
 
     private static func word(_ text: String) -> [UInt8] { Array(text.utf8) }
 
+    /// Each call of a traced request is a client span, named by its first command.
     private func run(_ commands: [[[UInt8]]]) async throws -> [RedisReply] {
+        guard let trace = Trace.current else { return try await send(commands) }
+        let operation = String(decoding: commands.first?.first ?? [], as: UTF8.self)
+        return try await trace.span(operation, kind: .client) { span in
+            var attributes = span.attributes
+            attributes["db.system.name"] = "redis"
+            attributes["db.operation.name"] = SpanAttribute.string(operation)
+            if commands.count > 1 { attributes["db.operation.batch.size"] = SpanAttribute.int64(Int64(commands.count)) }
+            span.attributes = attributes
+            return try await send(commands)
+        }
+    }
+
+    private func send(_ commands: [[[UInt8]]]) async throws -> [RedisReply] {
         let replies = try await client.pipeline(commands).get()
         for reply in replies { if case .error(let message) = reply { throw SharedStoreRefusal(message) } }
         return replies

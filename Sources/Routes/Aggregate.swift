@@ -95,7 +95,7 @@ public final class Aggregate: Sendable {
         guard !lookups.isEmpty else { return .now(answer(endings, request: request)) }
         return .later { [self, endings, lookups] in
             var endings = endings
-            let gathered = await Self.gather(lookups, deadline: deadline)
+            let gathered = await Self.gather(lookups, names: parts.map(\.name), deadline: deadline)
             for (index, lookup) in lookups.enumerated() {
                 guard let lookup else { continue }
                 if let found = gathered[index] {
@@ -157,14 +157,14 @@ public final class Aggregate: Sendable {
     /// The Tasks run on the loop that took the request, as its deadline does: on the global
     /// pool, a pool kept busy by other work made parts whose answers had arrived miss the
     /// deadline (an unstructured Task does not inherit the loop as its executor).
-    static func gather(_ lookups: [LarderRoutes.Part?], deadline: Duration) async -> [AggregateAnswer.Ending?] {
+    static func gather(_ lookups: [LarderRoutes.Part?], names: [String] = [], deadline: Duration) async -> [AggregateAnswer.Ending?] {
         var gathered = [AggregateAnswer.Ending?](repeating: nil, count: lookups.count)
         var outstanding = lookups.reduce(0) { $0 + ($1 == nil ? 0 : 1) }
         let (events, sink) = AsyncStream<(index: Int, ending: AggregateAnswer.Ending)?>.makeStream()
         for (index, lookup) in lookups.enumerated() {
             guard let lookup else { continue }
             Task(executorPreference: LoopExecutor.current) {
-                switch await lookup.cache.answer(lookup.request) {
+                switch await Self.answer(lookup, name: index < names.count ? names[index] : lookup.name) {
                 case .success(let answer): sink.yield((index, .answered(answer, late: false)))
                 case .failure(let failure): sink.yield((index, .failed(failure)))
                 }

@@ -1,6 +1,7 @@
 public import Caching
 import Foundation
 public import HTTPCore
+import RequestTracing
 public import Upstream
 
 /// The cache's view of one upstream, carried out by the libcurl client, for built-in and
@@ -62,6 +63,12 @@ public struct UpstreamFetcher: CacheFetcher {
     public var storesUpTo: Int?
 
     public func fetch(_ request: CacheRequest) async throws -> CacheEntry {
+        guard let trace = Trace.current else { return try await exchange(request) }
+        return try await traced(request, in: trace)
+    }
+
+    /// The exchange itself: backoff, a slot, the transfer, and what its outcome teaches.
+    func exchange(_ request: CacheRequest) async throws -> CacheEntry {
         let probe: Bool
         switch backoff.admit(now: clock.now()) {
         case .send(let isProbe):

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logging
 import TestSupport
+import Tracing
 @testable import Larder
 @testable import Settings
 
@@ -24,7 +25,8 @@ struct ServiceHarness {
     /// Starts Larder; `configure` adjusts the settings (the upstream URLs are already set).
     static func start(reload: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil,
                       upstream: TestUpstream? = nil, cacheDirectory: String? = nil, clock: ManualClock = .besideOrigins(),
-                      logger: Logger = quietLogger(), _ configure: (inout ServeSettings) -> Void = { _ in }) throws -> ServiceHarness {
+                      logger: Logger = quietLogger(), tracer: (any Tracer)? = nil,
+                      _ configure: (inout ServeSettings) -> Void = { _ in }) throws -> ServiceHarness {
         let upstream = try upstream ?? TestUpstream()
         let directory = cacheDirectory ?? FileManager.default.temporaryDirectory
             .appendingPathComponent("larder-service-\(UUID().uuidString)").path
@@ -35,7 +37,7 @@ struct ServiceHarness {
         settings.balanceURL = upstream.balanceURL
         settings.upstreamTimeout = .seconds(5)
         configure(&settings)
-        let service = LarderService(settings: settings, logger: logger, clock: clock, readSettings: reload)
+        let service = LarderService(settings: settings, logger: logger, clock: clock, readSettings: reload, tracer: tracer)
         try service.start()
         return ServiceHarness(upstream: upstream, service: service, clock: clock, cacheDirectory: directory)
     }
