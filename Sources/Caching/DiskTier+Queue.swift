@@ -3,6 +3,7 @@ import Synchronization
 import Glibc
 #endif
 import HTTPCore
+import LoopGuests
 
 /// The write queue: entries wait for the writer thread in a line bounded in bytes, and a miss
 /// that finds the line full waits on its loop for the writer to catch up rather than have its

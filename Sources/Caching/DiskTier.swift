@@ -6,6 +6,7 @@ import Crypto
 import Dispatch
 import Foundation
 public import HTTPCore
+import LoopGuests
 import RequestTracing
 import Synchronization
 import Locking

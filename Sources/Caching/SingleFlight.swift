@@ -1,4 +1,5 @@
 import HTTPCore
+import LoopGuests
 import Synchronization
 import Locking
 import RequestTracing

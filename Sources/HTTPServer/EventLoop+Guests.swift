@@ -1,5 +1,6 @@
 import Synchronization
 import HTTPCore
+import LoopGuests
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 import HTTPCore
+import LoopGuests
 #if canImport(Glibc)
 import Glibc
 #endif

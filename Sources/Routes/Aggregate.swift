@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import LoopGuests
 public import HTTPServer
 public import Observability
 public import Settings

@@ -1,6 +1,7 @@
 import Synchronization
 import CCurl
 import HTTPCore
+import LoopGuests
 
 /// A `CurlMulti` driven by an event loop (`LoopReactor`): curl's sockets are watched in the
 /// loop's epoll and its timer is the loop's. A fetch made by one of the loop's Tasks then

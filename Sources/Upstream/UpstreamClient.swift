@@ -1,5 +1,6 @@
 import CCurl
 import HTTPCore
+import LoopGuests
 import Synchronization
 import Locking
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import LoopGuests
 @testable public import Caching
 
 // Helpers every caching test uses: stored entries at points of a fixed test time, HTTP

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HTTPCore
+import LoopGuests
 import Testing
 import TestSupport
 @testable import Caching

@@ -1,6 +1,7 @@
 import Synchronization
 import Dispatch
 import HTTPCore
+import LoopGuests
 import Locking
 import Testing
 import TestSupport

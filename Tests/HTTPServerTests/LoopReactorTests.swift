@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
+import LoopGuests
 import HTTPServer
 import Synchronization
 import Testing

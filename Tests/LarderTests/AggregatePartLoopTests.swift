@@ -2,6 +2,7 @@ import Synchronization
 import Caching
 import Foundation
 import HTTPCore
+import LoopGuests
 import HTTPServer
 import Locking
 import Testing

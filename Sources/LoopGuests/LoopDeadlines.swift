@@ -1,3 +1,5 @@
+import HTTPCore
+
 /// Deadlines kept by the event loop a Task runs on (an aggregate's parts, a miss waiting for
 /// room in the disk write queue): the loop's own epoll wait ends for them, and what they
 /// decide is written in that same turn. With `Task.sleep` a timer thread woke first and then
