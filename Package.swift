@@ -10,7 +10,8 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], 
 // each where the checks cost at least 1 % of a gated path's instructions, counted by
 // callgrind on a build with the checks on everywhere (its figures at each target below).
 // LoopGuests, split out of HTTPCore since, keeps HTTPCore's setting (not measured alone).
-// The other serving modules (Locking, Routes, UpstreamPolicy) made no check on a gated path.
+// The other serving modules (Locking, Routes, UpstreamPolicy) made no check on a gated path;
+// Bodies keeps no variable a check would guard.
 // `make test` runs the tests on such a release build; debug builds keep the checks, and
 // `make sanitize` runs every test on two of them.
 let uncheckedExclusivity: [SwiftSetting] = crossModule
@@ -58,10 +59,14 @@ let package = Package(
         // The lock the threaded modules share: Synchronization.Mutex, told to ThreadSanitizer in
         // its build (`-DLARDER_TSAN`, `make sanitize`).
         .target(name: "Locking", dependencies: ["CLinux"], swiftSettings: crossModule),
-        // What the server, the upstream client and the cache share: HTTP vocabulary (field
-        // syntax and octets, dates, entity tags, ranges), bodies and their spool files.
+        // HTTP vocabulary, what the server, the upstream client and the cache share: fields,
+        // field syntax and octets, methods, dates, entity tags, ranges, target paths.
         // Unchecked: 989 of aggregate-two-hits' 40,003 instructions (the Date field's text).
-        .target(name: "HTTPCore", dependencies: ["CLinux", "Locking"], swiftSettings: uncheckedExclusivity),
+        .target(name: "HTTPCore", swiftSettings: uncheckedExclusivity),
+        // Message bodies: in memory, a region of a spool or entry file, or a body still
+        // arriving; the spool files, the disk room they share, and how much of an answer is held.
+        // Checked: it keeps no variable a runtime exclusivity check would guard.
+        .target(name: "Bodies", dependencies: ["CLinux", "Locking"], swiftSettings: crossModule),
         // The event loop's door for the components that run on its thread beside the server
         // (the upstream client's libcurl, the disk tier's reads, an aggregate's deadlines): the
         // reactor protocol, the loop a Task runs on, and deadlines kept by the loop.
@@ -75,7 +80,7 @@ let package = Package(
         .target(name: "Redis", dependencies: ["CHiredis", "Locking"]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         // Unchecked: 2,293 of pass-through-miss's 229,541 instructions (the transfer and multi handle).
-        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "LoopGuests", "Locking"], swiftSettings: uncheckedExclusivity),
+        .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Bodies", "LoopGuests", "Locking"], swiftSettings: uncheckedExclusivity),
         // A request's trace as the layers under the routes read it: the tracer Larder was given
         // and the span to hang children on, carried in the task's ServiceContext.
         .target(name: "RequestTracing", dependencies: [.product(name: "Tracing", package: "swift-distributed-tracing")]),
@@ -86,6 +91,7 @@ let package = Package(
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "Bodies",
                 "LoopGuests",
                 "Locking",
                 "RequestTracing",
@@ -102,6 +108,7 @@ let package = Package(
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "Bodies",
                 "LoopGuests",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
@@ -114,6 +121,7 @@ let package = Package(
             name: "Settings",
             dependencies: [
                 "HTTPCore",
+                "Bodies",
                 "HTTPServer",
                 "Redis",
                 .product(name: "Logging", package: "swift-log"),
@@ -127,7 +135,7 @@ let package = Package(
         // What Larder asks of an upstream: the cache's fetcher on the libcurl client, with
         // backoff and a cap on requests in flight.
         .target(name: "UpstreamPolicy", dependencies: [
-            "HTTPCore", "Caching", "Upstream", "Locking", "RequestTracing", .product(name: "Tracing", package: "swift-distributed-tracing"),
+            "HTTPCore", "Bodies", "Caching", "Upstream", "Locking", "RequestTracing", .product(name: "Tracing", package: "swift-distributed-tracing"),
         ], swiftSettings: crossModule),
         // The shared tier on Redis: the cache's store, its subscriber, and whether Redis is usable.
         .target(
@@ -145,6 +153,7 @@ let package = Package(
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "Bodies",
                 "HTTPServer",
                 "Caching",
                 "Upstream",
@@ -165,6 +174,7 @@ let package = Package(
             name: "Routes",
             dependencies: [
                 "HTTPCore",
+                "Bodies",
                 "LoopGuests",
                 "HTTPServer",
                 "Caching",
@@ -181,7 +191,7 @@ let package = Package(
         // The admin listener's API: purge, tags, inspection.
         .target(
             name: "Admin",
-            dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Observability", "Routes", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Observability", "Routes", .product(name: "Logging", package: "swift-log")]
         ),
         // The upstream simulator: both upstream formats, for `--demo`, compose and the tests.
         .target(
@@ -262,26 +272,27 @@ let package = Package(
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ], path: "Tests/TestSupport"),
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
+        .testTarget(name: "BodiesTests", dependencies: ["Bodies"]),
         .testTarget(name: "LoopGuestsTests", dependencies: ["LoopGuests"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "LoopGuests", "HTTPServer", "Locking", "TestSupport"]),
-        .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "LoopGuests", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "HTTPServer", "Locking", "TestSupport"]),
+        .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(
             name: "CachingTests",
-            dependencies: ["CLinux", "HTTPCore", "LoopGuests", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CLinux", "HTTPCore", "Bodies", "LoopGuests", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "Redis", "Settings", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
         .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
+        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         // The service end to end: a whole Larder in process or as a child process, and the
         // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
-            "HTTPCore", "LoopGuests", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
+            "HTTPCore", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
             "Simulator", "Larder", "TestSupport", "RequestTracing", .product(name: "Logging", package: "swift-log"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

@@ -1,6 +1,7 @@
 public import Caching
 import Foundation
 import HTTPCore
+import Bodies
 public import HTTPServer
 public import Logging
 import Observability

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 
 /// The exchange with the upstream: a conditional request when something is stored, 304 and
 /// HEAD freshening (RFC 9111 §4.3.4, §4.3.5), storing what the policy allows, stale answers

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 import Foundation
 
 /// What is stored for a resource, as the admin listener's `GET /cache` shows it.

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 
 /// The directives of `Cache-Control` (RFC 9111 §5.2), from a request or a response.
 ///

@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPCore
+public import Bodies
 
 /// A stored upstream answer as the upstream gave it: status, header fields, body, and the
 /// request and response times around the exchange. This, not any rendering of it, is what

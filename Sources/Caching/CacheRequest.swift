@@ -1,4 +1,5 @@
 public import HTTPCore
+public import Bodies
 
 /// One request as a route hands it to the cache.
 public struct CacheRequest: Sendable {

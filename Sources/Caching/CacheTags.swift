@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 
 /// The tags a stored answer carries, by which an operator purges it: its route's name
 /// (`weather`, `balance`, or a pass-through route's origin), and the origin's own from

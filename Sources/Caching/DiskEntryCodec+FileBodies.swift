@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import HTTPCore
+import Bodies
 
 /// Entries whose body is too large to hold in memory, in the same format: written around a
 /// body that lies in a spool file, and read back as a region of their own file, which a

@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import HTTPCore
+import Bodies
 
 /// The bytes of one disk entry (and of one shared-tier value):
 ///

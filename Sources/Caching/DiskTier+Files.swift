@@ -4,6 +4,7 @@ import Glibc
 #endif
 import CLinux
 import HTTPCore
+import Bodies
 
 /// Reading entry files, and keeping them open between reads.
 ///

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import Bodies
 
 /// The index of the files found at start, built in the background, so Larder listens at once
 /// whatever the number of entries (a million took minutes to read before the port opened).

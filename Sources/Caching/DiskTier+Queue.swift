@@ -3,6 +3,7 @@ import Synchronization
 import Glibc
 #endif
 import HTTPCore
+import Bodies
 import LoopGuests
 
 /// The write queue: entries wait for the writer thread in a line bounded in bytes, and a miss

@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import Bodies
 import CLinux
 
 /// How the disk tier writes its files: whole (a small new entry in one `write` at its name,

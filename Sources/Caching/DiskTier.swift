@@ -6,6 +6,7 @@ import Crypto
 import Dispatch
 import Foundation
 public import HTTPCore
+public import Bodies
 import LoopGuests
 import RequestTracing
 import Synchronization

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 
 /// A body a route rendered from an entry, kept in the entry's disk file beside it so that
 /// reading the entry back does not render it again. `tag` names how the body was made (the

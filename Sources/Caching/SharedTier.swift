@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 import Dispatch
 import Foundation
 import Synchronization

@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPCore
+public import Bodies
 
 /// A response as the cache keeps and serves it: the entry the upstream gave (what the disk
 /// stores), and what the route rendered from it once, when it was fetched or read back,

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 
 /// What a primary key holds when the stored response varies: the `Vary` names and a
 /// generation, with each variant stored under a key made of both. Removing the index

@@ -1,5 +1,6 @@
 import HTTPCore
 import CLinux
+import Bodies
 
 /// One client connection, owned by exactly one event loop and touched only on its thread.
 ///

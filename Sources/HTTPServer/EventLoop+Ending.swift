@@ -1,5 +1,6 @@
 import Synchronization
 import HTTPCore
+import Bodies
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,4 +1,5 @@
 public import HTTPCore
+public import Bodies
 /// One parsed request, as the handler sees it: method, target split into path and query,
 /// version, header fields (repeats kept) and the decoded body.
 public struct HTTPRequest: Sendable {

@@ -1,5 +1,6 @@
 import CLinux
 import Glibc
+import Bodies
 
 /// A detached POSIX thread for one event loop: the loops block in `epoll_wait` and must
 /// never run on Swift's cooperative pool. (Named apart from Foundation's `Thread`, which

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
+import Bodies
 
 /// What a connection owes its client and has not sent, in the order it leaves: bytes the
 /// serializer rendered (`bytes`: heads and small bodies, a dozen small pieces per response)

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 /// An RFC 9457 problem document: the one shape every error of this server and its
 /// services takes, always with `Cache-Control: no-store` so no cache keeps an error. The
 /// type is `about:blank`, so the title is the status phrase (RFC 9457 §4.2.1); what went

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 
 /// Where the body of the request being parsed goes, so memory per connection stays bounded
 /// for any size. A body of known length is held in memory when it is small enough (or

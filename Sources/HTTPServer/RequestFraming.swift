@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 
 /// What the message framing rules (RFC 9112 §6) need from a request's header section. The
 /// parser notes each kept field line as it parses it, so no second pass over the fields

@@ -1,5 +1,6 @@
 import Glibc
 import HTTPCore
+import Bodies
 
 /// Incremental HTTP/1.1 request parser (RFC 9112) working on raw bytes in place.
 ///

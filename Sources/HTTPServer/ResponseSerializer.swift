@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 
 /// Renders a response into the connection's output buffer so head and body leave in one
 /// write; a large body is shared with the response rather than copied (`OutputBuffer`).

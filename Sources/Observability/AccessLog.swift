@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import Bodies
 import RequestTracing
 public import HTTPServer
 public import Logging

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 public import Caching
 import Foundation
 public import HTTPServer

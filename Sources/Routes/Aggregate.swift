@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import Bodies
 import LoopGuests
 public import HTTPServer
 public import Observability

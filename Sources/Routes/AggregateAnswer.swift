@@ -2,6 +2,7 @@ import Settings
 import Caching
 import Foundation
 import HTTPCore
+import Bodies
 import HTTPServer
 
 /// How each part of an aggregate ended, and the aggregate's answer made of them: the body,

@@ -1,4 +1,5 @@
 import Caching
+import Bodies
 
 /// The bodies an aggregate made, with their ETags, by the parts' JSON they were made of.
 /// Keyed by where each part's JSON is stored, as `ShapeMemo` is: while the parts are the

@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import Bodies
 import HTTPServer
 import Observability
 import Settings

@@ -1,6 +1,7 @@
 import Caching
 import Foundation
 import HTTPCore
+import Bodies
 import HTTPServer
 import Observability
 

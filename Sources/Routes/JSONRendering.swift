@@ -2,6 +2,7 @@ public import Caching
 import Crypto
 import Foundation
 import HTTPCore
+import Bodies
 
 extension RenderedResponse {
     /// Larder's own JSON as a 200 with its strong ETag, the upstream's `Date` and the given

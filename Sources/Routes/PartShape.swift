@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 
 /// What an aggregate keeps of one part's JSON: the value at a JSON pointer, the members of an
 /// allow list, and (for an aggregate that merges) its members one by one, read as a

@@ -1,5 +1,6 @@
 public import Caching
 import HTTPCore
+import Bodies
 public import HTTPServer
 public import Observability
 public import Settings

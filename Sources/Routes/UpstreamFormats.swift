@@ -2,6 +2,7 @@ import Caching
 import Crypto
 import Foundation
 public import HTTPCore
+import Bodies
 import HTTPServer
 
 /// Why an upstream 200 cannot be used: it is an upstream error (502 or a stale answer), never stored.

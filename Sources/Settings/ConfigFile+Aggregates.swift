@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 import Yams
 
 /// The `aggregates` of a configuration file, keyed by path, each with its parts:

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import HTTPCore
+import Bodies
 import Yams
 
 /// A configuration file (`--config FILE`, `LARDER_CONFIG`), YAML or JSON: each setting under

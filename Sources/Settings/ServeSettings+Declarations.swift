@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import HTTPCore
+import Bodies
 import Logging
 import Redis
 

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 public import HTTPCore
+import Bodies
 public import HTTPServer
 public import Logging
 public import Redis

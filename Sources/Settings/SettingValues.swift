@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 
 /// Parsers for the value syntaxes of the settings: sizes (a whole number of bytes, or with
 /// `B`, `KiB`, `MiB`, `GiB`) and durations (whole seconds, or with `ms`, `s`, `m`, `h`).

@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import HTTPCore
+import Bodies
 
 /// What a finished transfer amounts to: its answer, or the `UpstreamError` that says why not.
 extension Transfer {

@@ -1,5 +1,6 @@
 import CCurl
 import HTTPCore
+import Bodies
 
 /// A request body libcurl reads as it sends: from its file, or from a stream as far as the
 /// client has sent it (multi thread).

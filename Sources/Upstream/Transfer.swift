@@ -1,6 +1,7 @@
 import CCurl
 import Foundation
 import HTTPCore
+import Bodies
 import Synchronization
 
 /// One exchange: a libcurl easy handle configured from an `UpstreamRequest`, the bytes

@@ -1,4 +1,5 @@
 public import HTTPCore
+public import Bodies
 /// One request to an upstream API. Only what a caller decides is here; `UpstreamClient`
 /// adds `User-Agent`, `Accept-Encoding` and connection reuse itself.
 public struct UpstreamRequest: Sendable {

@@ -1,4 +1,5 @@
 public import HTTPCore
+public import Bodies
 public import Foundation
 
 /// What an upstream answered, with the two clock readings RFC 9111 §4.2.3 needs to work

@@ -1,4 +1,5 @@
 import Foundation
+import Bodies
 
 /// The error body Open-Meteo (and many JSON APIs) send with a refusal:
 /// `{"error":true,"reason":"Latitude must be in range of -90 to 90°. Given: 100.0."}`.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 import Testing
 @testable import Caching
 

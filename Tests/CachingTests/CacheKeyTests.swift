@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPCore
+import Bodies
 import Testing
 import TestSupport
 @testable import Caching

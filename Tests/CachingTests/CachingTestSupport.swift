@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPCore
+import Bodies
 import LoopGuests
 @testable public import Caching
 

@@ -4,6 +4,7 @@ import Glibc
 import Crypto
 import Foundation
 import HTTPCore
+import Bodies
 import Testing
 import TestSupport
 @testable import Caching

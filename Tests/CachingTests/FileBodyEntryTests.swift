@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import Bodies
 import Testing
 import TestSupport
 @testable import Caching

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import HTTPCore
+import Bodies
 import LoopGuests
 import Testing
 @testable import Caching

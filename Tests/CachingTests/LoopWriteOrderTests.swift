@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPCore
+import Bodies
 import LoopGuests
 import Testing
 @testable import Caching

@@ -4,6 +4,7 @@ import Locking
 import Testing
 import TestSupport
 @testable import Caching
+import Bodies
 
 /// A read of the disk or shared tier that a purge overtakes does not put back what the purge
 /// took: not into memory (`MemoryTier.set(_:_:unlessRemovedSince:)`), not onto the disk

@@ -1,6 +1,7 @@
 import CLinux
 import Foundation
 import HTTPCore
+import Bodies
 import Synchronization
 import Testing
 import TestSupport

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 import Synchronization
 import TestSupport
 @testable import Caching

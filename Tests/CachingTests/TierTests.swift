@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import Caching
+import Bodies
 
 @Suite(.timeLimit(.minutes(1))) struct MemoryTierTests {
     private func item(_ size: Int) -> MemoryTier.Item {

@@ -1,6 +1,7 @@
 import TestSupport
 import Foundation
 import HTTPCore
+import Bodies
 import Testing
 @testable import Caching
 

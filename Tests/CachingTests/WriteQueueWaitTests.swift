@@ -1,6 +1,7 @@
 import Synchronization
 import Dispatch
 import HTTPCore
+import Bodies
 import LoopGuests
 import Locking
 import Testing

@@ -1,5 +1,6 @@
 import Testing
 @testable import HTTPServer
+import Bodies
 
 /// A connection's rules with plain numbers: times in nanoseconds, no sockets, no sleeps.
 @Suite struct ConnectionStateTests {

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import HTTPServer
+import Bodies
 
 /// Clients that try to hold a connection or the server's memory: slowloris patterns, TLS
 /// on a plain port, pipelined requests whose answers are never read, and a stop that

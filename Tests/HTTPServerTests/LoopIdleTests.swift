@@ -6,6 +6,7 @@ import HTTPServer
 import Synchronization
 import Testing
 import TestSupport
+import Bodies
 
 /// A loop never polls: between its callers' requests it sleeps, with open keep-alive
 /// connections, and costs next to no CPU (`IdleStrategy`).

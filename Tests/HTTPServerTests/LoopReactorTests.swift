@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
+import Bodies
 import LoopGuests
 import HTTPServer
 import Synchronization

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 @testable import HTTPServer
 import Testing
 

@@ -2,6 +2,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import HTTPServer
+import Bodies
 
 /// A connection stops reading while its answer is made in a Task (a miss, a disk read), but
 /// stays registered for reading until something arrives: a client that waits for its answer

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 import Testing
 @testable import HTTPServer
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Bodies
 import HTTPServer
 import Testing
 import TestSupport

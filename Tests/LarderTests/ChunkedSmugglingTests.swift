@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Settings
+import Bodies
 
 /// Chunked request bodies on a pass-through route as an attacker sends them: whatever the
 /// framing tries, the origin gets exactly one request whose body is the decoded content with

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Settings
+import Bodies
 
 /// Misses whose origin states no length (chunked): past the first MiB they are relayed as
 /// the origin sends them, chunked to HTTP/1.1 clients and ended by the close for HTTP/1.0,

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Settings
+import Bodies
 
 /// A chunked request body on a pass-through route is read whole before it is forwarded (in
 /// memory up to 1 MiB, past that in a spool file, up to the route's `max-request-body`),

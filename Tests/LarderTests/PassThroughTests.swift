@@ -2,6 +2,7 @@ import Foundation
 import HTTPServer
 import Synchronization
 import HTTPCore
+import Bodies
 import Testing
 import TestSupport
 @testable import Larder

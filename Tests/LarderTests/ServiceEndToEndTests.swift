@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 import HTTPServer
 import Logging
 import Settings

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import Bodies
 import HTTPServer
 import Synchronization
 import Testing

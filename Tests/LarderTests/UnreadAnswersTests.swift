@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Testing
 import TestSupport
+import Bodies
 
 /// Clients that ask and never read what they are sent: whatever their number, a real
 /// `larder serve` stays within its memory limit + 96 MiB. Answers waiting for them share the

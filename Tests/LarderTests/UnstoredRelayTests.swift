@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import Bodies
 import Synchronization
 import Testing
 import TestSupport

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Settings
+import Bodies
 
 /// An origin that sends more than an answer's framing says (a complete second response just
 /// after the first, or in the same write): those bytes end the connection and never become

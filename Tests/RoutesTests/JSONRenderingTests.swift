@@ -4,6 +4,7 @@ import HTTPCore
 import Testing
 @testable import Routes
 @testable import Settings
+import Bodies
 
 /// The fields of Larder's own JSON answers, written as bytes, say what the field list did.
 @Suite struct JSONRenderingTests {

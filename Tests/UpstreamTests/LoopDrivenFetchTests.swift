@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPCore
+import Bodies
 import LoopGuests
 @testable import HTTPServer
 import Synchronization

@@ -1,4 +1,5 @@
 import HTTPCore
+import Bodies
 #if canImport(Glibc)
 import Glibc
 #endif

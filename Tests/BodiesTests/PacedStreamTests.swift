@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import HTTPCore
+import Bodies
 import Synchronization
 import Testing
 

@@ -1,5 +1,5 @@
 import Foundation
-import HTTPCore
+import Bodies
 import Testing
 
 /// Files that hold bodies too large for memory.

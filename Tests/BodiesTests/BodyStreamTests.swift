@@ -1,5 +1,5 @@
 import Foundation
-import HTTPCore
+import Bodies
 import Synchronization
 import Testing
 
