@@ -11,7 +11,7 @@ let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], 
 // callgrind on a build with the checks on everywhere (its figures at each target below).
 // LoopGuests, split out of HTTPCore since, keeps HTTPCore's setting (not measured alone).
 // The other serving modules (Locking, Routes, UpstreamPolicy) made no check on a gated path;
-// Bodies keeps no variable a check would guard.
+// Bodies and CacheVocabulary keep no variable a check would guard.
 // `make test` runs the tests on such a release build; debug builds keep the checks, and
 // `make sanitize` runs every test on two of them.
 let uncheckedExclusivity: [SwiftSetting] = crossModule
@@ -72,6 +72,10 @@ let package = Package(
         // reactor protocol, the loop a Task runs on, and deadlines kept by the loop.
         // Unchecked as it was inside HTTPCore: the deadlines' list is touched on each aggregate.
         .target(name: "LoopGuests", dependencies: ["HTTPCore"], swiftSettings: uncheckedExclusivity),
+        // The words of caching that the server, the upstream policy and the settings share with
+        // the cache: how a cache answered (for the access log and metrics), what an origin's
+        // answer may be told to ignore, and what a route does with a client's forced refresh.
+        .target(name: "CacheVocabulary", dependencies: ["HTTPCore"], swiftSettings: crossModule),
         // libcurl, with typed wrappers for its variadic calls.
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // hiredis, for the tier every replica shares.
@@ -91,6 +95,7 @@ let package = Package(
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "CacheVocabulary",
                 "Bodies",
                 "LoopGuests",
                 "Locking",
@@ -101,13 +106,15 @@ let package = Package(
             ],
             swiftSettings: uncheckedExclusivity
         ),
-        // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather or caches.
+        // Generic HTTP/1.1 server on POSIX sockets; knows nothing of weather, and of caches only
+        // the outcome a response carries for the access log.
         // Unchecked: 3,511 of memory-hit's 22,172 instructions (the connection's and loop's state).
         .target(
             name: "HTTPServer",
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "CacheVocabulary",
                 "Bodies",
                 "LoopGuests",
                 "Locking",
@@ -121,6 +128,7 @@ let package = Package(
             name: "Settings",
             dependencies: [
                 "HTTPCore",
+                "CacheVocabulary",
                 "Bodies",
                 "HTTPServer",
                 "Redis",
@@ -135,7 +143,7 @@ let package = Package(
         // What Larder asks of an upstream: the cache's fetcher on the libcurl client, with
         // backoff and a cap on requests in flight.
         .target(name: "UpstreamPolicy", dependencies: [
-            "HTTPCore", "Bodies", "Caching", "Upstream", "Locking", "RequestTracing", .product(name: "Tracing", package: "swift-distributed-tracing"),
+            "HTTPCore", "CacheVocabulary", "Bodies", "Caching", "Upstream", "Locking", "RequestTracing", .product(name: "Tracing", package: "swift-distributed-tracing"),
         ], swiftSettings: crossModule),
         // The shared tier on Redis: the cache's store, its subscriber, and whether Redis is usable.
         .target(
@@ -153,6 +161,7 @@ let package = Package(
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "CacheVocabulary",
                 "Bodies",
                 "HTTPServer",
                 "Caching",
@@ -174,6 +183,7 @@ let package = Package(
             name: "Routes",
             dependencies: [
                 "HTTPCore",
+                "CacheVocabulary",
                 "Bodies",
                 "LoopGuests",
                 "HTTPServer",
@@ -251,6 +261,7 @@ let package = Package(
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "CacheVocabulary",
                 "HTTPServer",
                 "Upstream",
                 "Caching",
@@ -274,12 +285,13 @@ let package = Package(
         .testTarget(name: "HTTPCoreTests", dependencies: ["HTTPCore"]),
         .testTarget(name: "BodiesTests", dependencies: ["Bodies"]),
         .testTarget(name: "LoopGuestsTests", dependencies: ["LoopGuests"]),
+        .testTarget(name: "CacheVocabularyTests", dependencies: ["HTTPCore", "CacheVocabulary"]),
         .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(
             name: "CachingTests",
-            dependencies: ["CLinux", "HTTPCore", "Bodies", "LoopGuests", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["CLinux", "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
         .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "Redis", "Settings", .product(name: "Logging", package: "swift-log")]),
@@ -292,7 +304,7 @@ let package = Package(
         // The service end to end: a whole Larder in process or as a child process, and the
         // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
-            "HTTPCore", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
+            "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
             "Simulator", "Larder", "TestSupport", "RequestTracing", .product(name: "Logging", package: "swift-log"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

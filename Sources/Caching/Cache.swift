@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import CacheVocabulary
 import RequestTracing
 import Tracing
 

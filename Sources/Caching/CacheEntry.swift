@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPCore
+import CacheVocabulary
 public import Bodies
 
 /// A stored upstream answer as the upstream gave it: status, header fields, body, and the

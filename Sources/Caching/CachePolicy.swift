@@ -1,5 +1,6 @@
 public import Foundation
-public import HTTPCore
+import HTTPCore
+public import CacheVocabulary
 
 /// What one route's cache allows: which upstream statuses are answers, which storage rule
 /// applies, the lifetime used when the upstream gives none, and the stale windows used when

@@ -5,7 +5,7 @@ import CLinux
 import Crypto
 import Dispatch
 import Foundation
-public import HTTPCore
+import HTTPCore
 public import Bodies
 import LoopGuests
 import RequestTracing

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import HTTPCore
+import CacheVocabulary
 import Locking
 
 /// When each key last had a client-forced refresh, so a route can allow at most one per

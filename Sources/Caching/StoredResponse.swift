@@ -1,5 +1,6 @@
 public import Foundation
 public import HTTPCore
+import CacheVocabulary
 public import Bodies
 
 /// A response as the cache keeps and serves it: the entry the upstream gave (what the disk

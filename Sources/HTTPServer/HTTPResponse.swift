@@ -1,4 +1,5 @@
 public import HTTPCore
+public import CacheVocabulary
 public import Bodies
 
 /// What a handler answers. The server adds `Date` (unless given), `Content-Length` and

@@ -11,6 +11,7 @@ import Logging
 @_spi(Bench) import Observability
 import Prometheus
 import Synchronization
+import CacheVocabulary
 
 /// The hand-written pieces of the hit path, each timed against what a newcomer would write
 /// instead (a library, or plain `String` code), in nanoseconds per operation: the figures

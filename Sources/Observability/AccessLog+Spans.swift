@@ -1,4 +1,5 @@
 import HTTPCore
+import CacheVocabulary
 public import HTTPServer
 import Logging
 import RequestTracing

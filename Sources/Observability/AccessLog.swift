@@ -1,5 +1,6 @@
 import Caching
 import HTTPCore
+import CacheVocabulary
 import Bodies
 import RequestTracing
 public import HTTPServer

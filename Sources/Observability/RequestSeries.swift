@@ -1,5 +1,6 @@
 public import Caching
-public import HTTPCore
+import HTTPCore
+public import CacheVocabulary
 import Synchronization
 
 /// The series every request touches: `larder_http_requests_total` by route and status and

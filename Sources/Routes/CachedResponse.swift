@@ -2,6 +2,7 @@ import Caching
 import Foundation
 import HTTPCore
 import Bodies
+import CacheVocabulary
 import HTTPServer
 import Observability
 

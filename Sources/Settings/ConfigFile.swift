@@ -2,6 +2,7 @@ import Configuration
 import Foundation
 import HTTPCore
 import Bodies
+import CacheVocabulary
 import Yams
 
 /// A configuration file (`--config FILE`, `LARDER_CONFIG`), YAML or JSON: each setting under

@@ -1,4 +1,5 @@
-public import HTTPCore
+import HTTPCore
+public import CacheVocabulary
 
 /// How a pass-through route caches, where the defaults (RFC 9111 as it is) are not wanted:
 /// a lifetime by status for answers whose origin states none, stale windows the origin did

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import CacheVocabulary
 import Bodies
 
 /// One pass-through route: requests whose path is under `prefix` are forwarded to `origin`,

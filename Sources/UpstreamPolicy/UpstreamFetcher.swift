@@ -1,6 +1,7 @@
 public import Caching
 import Foundation
 public import HTTPCore
+public import CacheVocabulary
 public import Bodies
 import RequestTracing
 public import Upstream

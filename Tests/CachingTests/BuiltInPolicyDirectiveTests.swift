@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 import TestSupport
 @testable import Caching
+import CacheVocabulary
 
 /// What a request may ask of the built-in policy, what the upstream allows, and the
 /// refresh limit.

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import CacheVocabulary
 import Testing
 @testable import Caching
 

@@ -1,6 +1,7 @@
 import Caching
 import Foundation
 import HTTPCore
+import CacheVocabulary
 import HTTPServer
 import Logging
 import Testing

@@ -6,6 +6,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import Settings
+import CacheVocabulary
 
 /// A configuration file (`--config`) holds every setting under its flag's name; flags and
 /// environment win over it; each problem is refused with the file's line.

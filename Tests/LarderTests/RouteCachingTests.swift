@@ -7,6 +7,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Settings
+import CacheVocabulary
 
 /// A pass-through route's caching settings against a real origin: a lifetime by status only
 /// where the origin gives none, stale windows, and a cache key without ignored or unsorted
@@ -223,15 +224,5 @@ import TestSupport
             }
             #expect(origin.requests.count == 2)
         }
-    }
-
-    @Test func overridesTakeOnlyWhatTheyName() {
-        let headers = HTTPHeaders([("Cache-Control", "Private=\"X-A\", max-age=5"), ("Cache-Control", "no-cache"), ("Set-Cookie", "a=1")])
-        let privateOnly = CacheOverrides.private.applied(to: headers)
-        #expect(privateOnly.values("cache-control") == ["Private=\"X-A\", max-age=5", "no-cache"])
-        #expect(CacheOverrides.noCache.applied(to: headers).values("cache-control") == ["Private=\"X-A\", max-age=5"])
-        #expect(privateOnly["set-cookie"] == "a=1" && privateOnly["larder-override"] == "private")
-        #expect(CacheOverrides([]).applied(to: headers) == headers)
-        #expect(CacheOverrides.setCookie.applied(to: HTTPHeaders([("Cache-Control", "max-age=5")])) == HTTPHeaders([("Cache-Control", "max-age=5")]))
     }
 }

@@ -9,6 +9,7 @@ import TestSupport
 @testable import Larder
 @testable @_spi(Bench) import Observability
 @testable import Settings
+import CacheVocabulary
 
 /// Each pass-through route and aggregate counts under its own label, the route as configured
 /// (never a raw path), in `/metrics` and in the access line; a route a reload adds gets its

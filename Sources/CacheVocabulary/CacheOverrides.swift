@@ -1,3 +1,5 @@
+public import HTTPCore
+
 /// What an origin says that a pass-through route was told to ignore (nginx's
 /// `proxy_ignore_headers`, Varnish's `beresp` edits), applied to its answer as it arrives:
 /// `no-cache` is taken out of `Cache-Control` (the answer is then reused without
