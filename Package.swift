@@ -52,6 +52,22 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
         .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-service-context", exact: "1.5.1"),
+        // Traces exported over OTLP/HTTP only (no gRPC): the executable's, never a library module's,
+        // so the serving modules build without waiting on SwiftNIO.
+        .package(url: "https://github.com/swift-otel/swift-otel", exact: "1.6.0", traits: ["OTLPHTTP"]),
+        // Pulled in by swift-otel (its HTTP client, AsyncHTTPClient, is SwiftNIO's); pinned, not used directly.
+        .package(url: "https://github.com/swift-otel/swift-w3c-trace-context", exact: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-protobuf", exact: "1.39.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", exact: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", exact: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-http2", exact: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", exact: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-nio-transport-services", exact: "1.28.0"),
+        .package(url: "https://github.com/apple/swift-http-types", exact: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-certificates", exact: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-algorithms", exact: "1.2.1"),
+        .package(url: "https://github.com/apple/swift-numerics", exact: "1.1.1"),
     ],
     targets: [
         // C shim: epoll, eventfd and accept4, which Glibc does not export to Swift, and CRC-32C.
@@ -250,6 +266,9 @@ let package = Package(
                 "Upstream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // Fuzz targets for every decoder of outside bytes: a corpus replay and mutation smoke

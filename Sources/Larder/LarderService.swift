@@ -7,7 +7,7 @@ public import ServiceLifecycle
 import UnixSignals
 import Upstream
 import Admin
-import Observability
+public import Observability
 import RedisTier
 import Routes
 public import Settings
@@ -26,7 +26,7 @@ public final class LarderService: Service, @unchecked Sendable {
     public private(set) var adminServer: HTTPServer?
     private var client: UpstreamClient?
     private var redis: SharedRedis?
-    let metrics: LarderMetrics
+    public let metrics: LarderMetrics
     private let clock: any CacheClock
     /// The routes serving now, swapped whole by a reload.
     let routes = CurrentRoutes()
@@ -228,13 +228,16 @@ public final class LarderService: Service, @unchecked Sendable {
     /// or a change to the configuration file, reloads it (`reload()`) and never stops the
     /// process; those triggers are a service of the group too (`ReloadTriggers`), listed
     /// after this one so a stop ends them, and a reload under way, before the drain.
-    public func runUntilSignalled() async throws {
+    /// `exporter` (the trace exporter, when tracing is on) runs first in the group, so it
+    /// stops last: the spans of the requests the drain finishes are flushed.
+    public func runUntilSignalled(exporter: (any Service)? = nil) async throws {
         startsInRun = true
         let triggers = ReloadTriggers(hangups: await UnixSignalsSequence(trapping: .sighup),
                                       watch: watchedFile.map { ConfigFileWatch(path: $0) },
                                       reload: { [weak self] in _ = await self?.reload() })
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: self), .init(service: triggers, successTerminationBehavior: .ignore)],
+            services: (exporter.map { [.init(service: $0)] } ?? [])
+                + [.init(service: self), .init(service: triggers, successTerminationBehavior: .ignore)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

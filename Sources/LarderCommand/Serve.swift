@@ -4,7 +4,9 @@ import Larder
 import Logging
 import Observability
 import Settings
+import ServiceLifecycle
 import Simulator
+import Tracing
 
 /// `larder serve`: the service. Its options are the settings' declarations
 /// (`ServeSettings.declarations`), each by its property's name.
@@ -42,6 +44,8 @@ struct Serve: AsyncParsableCommand {
     @Option(help: .setting("coordinate.precision")) var coordinatePrecision: String?
     @Option(help: .setting("log.level")) var logLevel: String?
     @Option(help: .setting("log.format")) var logFormat: String?
+    @Option(help: .setting("tracing.endpoint")) var tracingEndpoint: String?
+    @Option(help: .setting("tracing.sample.ratio")) var tracingSampleRatio: String?
     @Option(help: .setting("routes")) var route: [String] = []
     @Option(help: .setting("weather.headers")) var weatherHeader: [String] = []
     @Option(help: .setting("balance.headers")) var balanceHeader: [String] = []
@@ -83,6 +87,9 @@ struct Serve: AsyncParsableCommand {
         if let path = config ?? environment["LARDER_CONFIG"] { file = try await ConfigFile.load(path: path) }
         var settings = try ServeSettings.resolve(flags: given, environment: environment, file: file)
         LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        let tracing = try TracingExport.resolve(settings: settings, environment: environment)
+        let drops = TraceExportDrops(logger: Logger(label: "larder"))
+        let exporter = try tracing.map { try Self.exporter($0, drops: drops) }
         let simulator = settings.demo ? try DemoUpstreams.start(for: &settings, logger: Logger(label: "larder")) : nil
         do {
             // A reload reads the same file (if any), environment and flags again.
@@ -94,12 +101,28 @@ struct Serve: AsyncParsableCommand {
                     return try ServeSettings.resolve(flags: given, environment: environment, file: file)
                 }
             }
-            try await LarderService(settings: settings, readSettings: readSettings, watchedFile: path).runUntilSignalled()
+            let service = LarderService(settings: settings, readSettings: readSettings, watchedFile: path, tracer: exporter?.tracer)
+            if let tracing {
+                drops.bind(to: service.metrics)
+                Logger(label: "larder").info("tracing on: spans go over OTLP/HTTP", metadata: tracing.summary)
+            }
+            try await service.runUntilSignalled(exporter: exporter?.service)
         } catch {
             await simulator?.shutdown()
             throw error
         }
         await simulator?.shutdown()
+    }
+}
+
+extension Serve {
+    /// The trace exporter; what swift-otel refuses (a certificate file not found, say) stops the start.
+    static func exporter(_ tracing: TracingExport, drops: TraceExportDrops) throws -> (tracer: any Tracer, service: any Service) {
+        do {
+            return try TraceExporter.make(tracing, drops: drops)
+        } catch {
+            throw ConfigurationError("tracing cannot start: \(error)")
+        }
     }
 }
 

@@ -58,6 +58,11 @@ public final class LarderMetrics: Sendable {
         if success, let time { gauge(.configLastReloadSuccess).set(time) }
     }
 
+    /// Trace spans lost on the way to the collector (`TraceExportDrops`).
+    public func traceSpansDropped(_ count: Int, reason: String) {
+        counter(.traceSpansDropped, [("reason", reason)]).increment(by: Int64(count))
+    }
+
     func counter(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Counter {
         registry.makeCounter(descriptor: family.descriptor, labels: labels)
     }

@@ -31,6 +31,7 @@ enum MetricFamily: String, CaseIterable, Sendable {
     case configReloads = "larder_config_reloads_total"
     case configLastReloadSuccess = "larder_config_last_reload_success_timestamp_seconds"
     case aggregateParts = "larder_aggregate_parts_total"
+    case traceSpansDropped = "larder_trace_spans_dropped_total"
 
     var name: String { rawValue }
 
@@ -66,6 +67,7 @@ enum MetricFamily: String, CaseIterable, Sendable {
         case .configReloads: "Configuration reloads (SIGHUP, POST /reload) by result: success, or failure (nothing changed)."
         case .configLastReloadSuccess: "When the configuration in use was read: the start, or the last successful reload (Unix seconds)."
         case .aggregateParts: "Parts of aggregate answers, by aggregate path, part name and result (hit, stale, miss, or missing: failed or past the deadline)."
+        case .traceSpansDropped: "Trace spans not exported, by reason: queue_full (the exporter's queue was full, the collector slow) or export_failed (the collector refused or did not answer); exported only while tracing is on."
         case .buildInfo: "Always 1; the version label says which Larder is running."
         }
     }

@@ -51,6 +51,11 @@ public struct ServeSettings: Sendable, Equatable {
     public var coordinatePrecision = 2
     public var logLevel = "info"
     public var logFormat = LogFormat.text
+    /// The OTLP/HTTP collector traces go to (a base URL, `/v1/traces` added); nil = none
+    /// given here, where `OTEL_EXPORTER_OTLP_ENDPOINT` may still give one (`TracingExport`).
+    public var tracingEndpoint: String?
+    /// The share of requests traced that bring no sampled `traceparent` of their own.
+    public var tracingSampleRatio = 1.0
     /// Start the upstream simulator in-process and point unset upstream URLs at it.
     public var demo = false
     /// The built-in routes served (`weather`, `balance`; `/overview` with both); none makes

@@ -86,6 +86,13 @@ enum SettingValues {
         return Int(text)
     }
 
+    /// A plain decimal number from 0 to 1 (`0.05`, `1`): no sign, exponent or `nan`.
+    static func ratio(_ text: String) -> Double? {
+        guard !text.isEmpty, text.utf8.count <= 20, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E }),
+              let value = Double(text), (0...1).contains(value) else { return nil }
+        return value
+    }
+
     /// An `http` or `https` URL with a host.
     static func isHTTPURL(_ text: String) -> Bool {
         guard let scheme = WebScheme.authorityStart(text) else { return false }

@@ -132,7 +132,8 @@ import TestSupport
         #expect(kept.weatherTTL == .seconds(1) && kept.maxObjectSize == 4096)
         let restartOnly = Self.declarations.filter(\.needsRestart).map(\.fileKey)
         #expect(restartOnly == ["host", "port", "cache-dir", "memory-limit", "disk-limit", "max-request-body", "event-loops",
-                                "unused-connections-per-client", "ca-file", "log-level", "log-format", "admin-port", "admin-host",
+                                "unused-connections-per-client", "ca-file", "log-level", "log-format", "tracing-endpoint",
+                                "tracing-sample-ratio", "admin-port", "admin-host",
                                 "admin-token-file", "redis-url", "redis-timeout", "redis-prefix", "demo", "built-in-routes"])
     }
 
