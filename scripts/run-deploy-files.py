@@ -10,7 +10,9 @@ ENTRYPOINT and CMD (from the Dockerfile) as the manifest's command/args or the c
 entrypoint/command replace them, with the image's ENV under the file's env, as the image's
 or the file's user, on a read-only root with its volumes and tmpfs mounts empty and writable.
 `larder` is the binary given, mounted at /usr/local/bin/larder as the image installs it;
-`redis:` images run this machine's redis-server.
+`redis:` images run this machine's redis-server, and the OpenTelemetry Collector image an
+OTLP/HTTP receiver (scripts/otlp_receiver.py). Compose runs once with the tracing profile
+(and OTEL_EXPORTER_OTLP_ENDPOINT set as its comment says), once without it.
 
 Then every probe (Kubernetes startup, liveness, readiness) and every compose healthcheck
 must pass, a few requests check that the pieces found each other, and every process must
@@ -93,12 +95,31 @@ class Unit:
 REDIS_IMAGE = {"entrypoint": ["docker-entrypoint.sh"], "cmd": ["redis-server"], "user": "0:0", "healthcheck": None, "workdir": "/data"}
 
 
+# The OpenTelemetry Collector image's stand-in: an OTLP/HTTP receiver on its port 4318 that
+# shows what it got at GET /spans (scripts/otlp_receiver.py, with the tools venv's python, as
+# root: that python is a link into root's own folder).
+COLLECTOR_IMAGE = {"entrypoint": [sys.executable, os.path.join(ROOT, "scripts/otlp_receiver.py"), "--listen", "0.0.0.0:4318"],
+                   "cmd": [], "user": "0:0", "healthcheck": None, "workdir": "/"}
+
+
 def larder_or_redis(image, name):
     if image.startswith("larder:"):
         return "larder"
     if image.startswith("redis:"):
         return "redis"
+    if image.startswith("otel/opentelemetry-collector:"):
+        return "collector"
     fail(f"{name}: no stand-in for image {image}")
+
+
+def collector_config_takes_otlp_http(project, service, name):
+    """The collector's configuration (a compose config) receives OTLP/HTTP on 4318 for its traces pipeline."""
+    targets = {c["target"]: project["configs"][c["source"]]["content"] for c in service.get("configs", [])}
+    config = yaml.safe_load(targets.get("/etc/otelcol/config.yaml") or "{}")
+    endpoint = (((config.get("receivers") or {}).get("otlp") or {}).get("protocols") or {}).get("http", {}).get("endpoint", "")
+    traces = ((config.get("service") or {}).get("pipelines") or {}).get("traces") or {}
+    if not endpoint.endswith(":4318") or "otlp" not in traces.get("receivers", []):
+        fail(f"{name}: its /etc/otelcol/config.yaml does not receive OTLP/HTTP on 4318 for traces")
 
 
 def projected_files(volume, documents, namespace):
@@ -189,14 +210,15 @@ def kubernetes_units(documents, image):
     return units
 
 
-def interpolate(value):
-    """Compose interpolation with nothing set in the environment: `${VAR:-default}` is default."""
+def interpolate(value, given):
+    """Compose interpolation with only `given` set in the environment: `${VAR:-default}` is
+    VAR's value when given and not empty, else default."""
     if isinstance(value, str):
-        return re.sub(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?::?-([^}]*))?\}", lambda m: m.group(1) or "", value)
+        return re.sub(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::?-([^}]*))?\}", lambda m: given.get(m.group(1)) or m.group(2) or "", value)
     if isinstance(value, list):
-        return [interpolate(v) for v in value]
+        return [interpolate(v, given) for v in value]
     if isinstance(value, dict):
-        return {k: interpolate(v) for k, v in value.items()}
+        return {k: interpolate(v, given) for k, v in value.items()}
     return value
 
 
@@ -210,15 +232,21 @@ def merge(base, override):
     return override
 
 
-def compose_units(paths, image):
+def compose_units(paths, image, profiles=(), given=None):
+    """The services `docker compose --profile P… up` starts, with `given` in the environment."""
     project = {}
     for path in paths:
         project = merge(project, yaml.safe_load(open(os.path.join(ROOT, path))))
-    project = interpolate(project)
+    project = interpolate(project, given or {})
     units = []
     for name, service in project["services"].items():
+        if service.get("profiles") and not set(service["profiles"]) & set(profiles):
+            continue
         kind = larder_or_redis(service["image"], name)
-        base = image if kind == "larder" else {**REDIS_IMAGE, "env": {"PATH": image["env"]["PATH"]}}
+        stand_in = {"redis": REDIS_IMAGE, "collector": COLLECTOR_IMAGE}.get(kind)
+        base = image if kind == "larder" else {**stand_in, "env": {"PATH": image["env"]["PATH"]}}
+        if kind == "collector":
+            collector_config_takes_otlp_http(project, service, name)
         # Compose: entrypoint replaces ENTRYPOINT and drops CMD; command replaces CMD.
         entrypoint = service.get("entrypoint", base["entrypoint"])
         cmd = service.get("command", [] if "entrypoint" in service else base["cmd"])
@@ -466,6 +494,23 @@ def weather_reaches_simulator(units, inside):
     return None
 
 
+def traces_reach_collector(units, inside):
+    """With the tracing profile, Larder's spans reach the collector by its name (within its 5 s export interval)."""
+    collector = next(u for u in units if u.argv[:1] == COLLECTOR_IMAGE["entrypoint"][:1])
+    deadline = time.monotonic() + 12
+    while True:
+        result = inside(collector, ["curl", "-sS", "http://127.0.0.1:4318/spans"])
+        try:
+            spans = json.loads(result.stdout)
+        except ValueError:
+            spans = []
+        if any(span["service"] == "larder" and span["kind"] == "server" for span in spans):
+            return None
+        if time.monotonic() > deadline:
+            return f"no server span of larder reached the collector: {result.stdout[:300] or result.stderr[:300]}"
+        time.sleep(0.5)
+
+
 def configuration_of(unit):
     """The configuration file a unit reads (LARDER_CONFIG), parsed, or None."""
     path = unit.env.get("LARDER_CONFIG")
@@ -536,10 +581,15 @@ def main():
         problems += [f"{title}: {p}" for p in policy_admits_origins(documents)]
         checks = [admin_listener_takes_the_secret] + ([readiness_names_redis] if has_redis else [])
         problems += exercise(title, units, binary, checks)
-    for files in (["docker-compose.yml"], ["docker-compose.yml", "docker-compose.replicas.yml"]):
-        units = compose_units(files, image)
-        checks = [weather_reaches_simulator] + ([readiness_names_redis] if len(files) > 1 else [])
-        problems += exercise("compose " + " + ".join(files), units, binary, checks)
+    # The tracing profile as its comment says to start it; the replicas without it (tracing off).
+    tracing = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318"}
+    for files, profiles, given in ((["docker-compose.yml"], ["tracing"], tracing),
+                                   (["docker-compose.yml", "docker-compose.replicas.yml"], [], {})):
+        units = compose_units(files, image, profiles, given)
+        checks = [weather_reaches_simulator] + ([readiness_names_redis] if len(files) > 1 else []) \
+            + ([traces_reach_collector] if profiles else [])
+        title = "compose " + " + ".join(files) + "".join(f" --profile {p}" for p in profiles)
+        problems += exercise(title, units, binary, checks)
     if problems:
         for problem in problems:
             print(f"FAILED: {problem}", file=sys.stderr)
