@@ -1,13 +1,15 @@
 /// Which entries a tier keeps within its byte budget: W-TinyLFU, weighing how often a key
 /// was asked (`FrequencySketch`) as well as how recently.
 ///
-/// A new entry goes into a window (1 % of the budget at first, then as `WindowClimber`
-/// learns from the hit rate, up to 80 %) kept in recency order; what
-/// leaves the window, and an entry too large for it, must win its place in the main part:
-/// it is kept only when it was asked more often than the entries it would push out, summed
-/// (so a large answer cannot push out many small ones asked more). The main part is a
+/// A new entry goes into a window kept in recency order (1 % of the budget at first, then
+/// as `WindowClimber` learns from the keys asked again after they were let go, up to all
+/// of it: plain LRU, when recency is all that pays); what leaves the window, and an entry
+/// too large for it, must win its place in the main part: it is kept only when it was
+/// asked more often than the entries it would push out, summed (so a large answer cannot
+/// push out many small ones asked more). The main part is a
 /// segmented LRU: an entry asked again while on probation moves to the protected segment
-/// (80 % of the main part). A scan of keys asked once fills the window and dies there.
+/// (80 % of the main part). A scan of keys asked once fills the window and dies there
+/// (its keys are not asked again, so they do not move the window).
 ///
 /// The tier numbers its entries (slots); this keeps, per slot, the key's hash, its cost
 /// and its place in one of three lists linked by index. It never allocates on a hit.
@@ -89,7 +91,7 @@ struct AdmissionPolicy {
     mutating func admits(hash: Int, cost: Int, entries: Int) -> Bool {
         sketch.ensureCapacity(entries)
         sketch.increment(hash)
-        countMiss(entries: entries)
+        countMiss(hash: hash, cost: cost, entries: entries)
         guard cost > windowBudget, bytes + cost > budget else { return true }
         guard victims(for: sketch.frequency(hash), need: bytes + cost - budget) != nil else {
             rejections += 1
@@ -105,7 +107,6 @@ struct AdmissionPolicy {
     @inline(__always)
     mutating func recordHit(_ slot: Int32) {
         sketch.increment(nodes[Int(slot)].hash)
-        climber.hit()
         let queue = nodes[Int(slot)].queue
         switch queue {
         case .window, .protected:
@@ -133,20 +134,20 @@ struct AdmissionPolicy {
         if !counted {
             sketch.ensureCapacity(entries)
             sketch.increment(hash)
-            if replacing == nil { countMiss(entries: entries) }
+            if replacing == nil { countMiss(hash: hash, cost: cost, entries: entries) }
         }
         makeNode(slot, hash: hash, cost: cost)
         if let replacing {
             push(slot, to: replacing == .window && cost > windowBudget ? .probation : replacing)
         } else if cost > windowBudget {
-            contest(slot)
+            contest(slot, fromWindow: false)
         } else {
             push(slot, to: .window)
         }
         while window.bytes > windowBudget {
             let candidate = window.oldest
             unlink(candidate)
-            contest(candidate)
+            contest(candidate, fromWindow: true)
         }
         while protected.bytes > protectedBudget, protected.oldest != slot {
             let demoted = protected.oldest
@@ -183,12 +184,15 @@ struct AdmissionPolicy {
         released = []
     }
 
-    /// A sample period is one request per entry held (`WindowClimber.periodFloor`). The
-    /// window shrinking leaves its oldest to be judged by the next `insert`: each entry
-    /// leaves the window once, so it stays constant work per access, amortized.
-    private mutating func countMiss(entries: Int) {
-        guard adaptive, climber.miss(period: max(WindowClimber.periodFloor, entries)) else { return }
-        windowBudget = max(Self.window(of: plannedBudget), Int(Double(plannedBudget) * climber.share))
+    /// Moves the window as `WindowClimber` says, between 1 % and all of the budget (plain
+    /// LRU, when recency is all that pays). The window shrinking leaves its oldest to be
+    /// judged by the next `insert`: each entry leaves the window once, so it stays constant
+    /// work per access, amortized.
+    private mutating func countMiss(hash: Int, cost: Int, entries: Int) {
+        guard adaptive else { return }
+        let change = climber.missed(hash: hash, cost: cost, entries: entries)
+        guard change != 0 else { return }
+        windowBudget = min(plannedBudget, max(Self.window(of: plannedBudget), windowBudget + change))
         protectedBudget = (plannedBudget - windowBudget) / 5 * 4
     }
 
@@ -220,10 +224,17 @@ struct AdmissionPolicy {
     /// Puts a candidate (in no list) on probation when the budget has room, or when it was
     /// asked more often than the oldest entries of the main part it would push out (those
     /// then go); else lets it go.
-    private mutating func contest(_ candidate: Int32) {
+    /// One that lost after leaving the window is remembered as the window's ghost, and so
+    /// is one too large for it but within a 32nd of the budget (a budget of a few dozen
+    /// entries has a window smaller than one). A larger one is not: its return would grow
+    /// the window by its cost until a huge answer got in without a contest.
+    private mutating func contest(_ candidate: Int32, fromWindow: Bool) {
         guard bytes > budget else { return push(candidate, to: .probation) }
         guard let victims = victims(for: sketch.frequency(nodes[Int(candidate)].hash), need: bytes - budget) else {
             rejections += 1
+            if adaptive, fromWindow || nodes[Int(candidate)].cost <= plannedBudget / 32 {
+                climber.letGo(hash: nodes[Int(candidate)].hash, fromWindow: true)
+            }
             bytes -= nodes[Int(candidate)].cost
             released.append(candidate)
             return
@@ -249,6 +260,7 @@ struct AdmissionPolicy {
     }
 
     private mutating func evict(_ slot: Int32) {
+        if adaptive { climber.letGo(hash: nodes[Int(slot)].hash, fromWindow: nodes[Int(slot)].queue == .window) }
         remove(slot)
         evictions += 1
         released.append(slot)

@@ -27,17 +27,39 @@ import Testing
         #expect(ratio <= 1.35, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
     }
 
-    /// The climber moves the share only after a period, and within its bounds.
-    @Test func theShareMovesOnlyAtAPeriodsEndAndStaysInBounds() {
+    /// A miss on a key the window let go grows the window, one the main part pushed out
+    /// shrinks it (by more, the fewer of that side's ghosts there are), one never let go
+    /// leaves it; a ghost answers once.
+    @Test func ghostsMoveTheWindowByTheSideTheyLeftFrom() {
         var climber = WindowClimber()
-        var moves = 0
-        for _ in 0..<100 where climber.miss(period: 100) { moves += 1 }
-        #expect(moves == 0, "the first period only sets the rate to beat")
-        for _ in 0..<10_000 {
-            for _ in 0..<50 { climber.hit() }
-            _ = climber.miss(period: 100)
-        }
-        #expect(climber.share >= WindowClimber.smallestShare && climber.share <= WindowClimber.largestShare)
+        _ = climber.missed(hash: 0, cost: 10, entries: 100)
+        climber.letGo(hash: 1, fromWindow: true)
+        climber.letGo(hash: 2, fromWindow: false)
+        climber.letGo(hash: 3, fromWindow: false)
+        #expect(climber.missed(hash: 4, cost: 10, entries: 100) == 0)
+        #expect(climber.missed(hash: 1, cost: 10, entries: 100) == Int(10 * WindowClimber.growing * 2))
+        #expect(climber.missed(hash: 1, cost: 10, entries: 100) == 0, "a ghost answers once")
+        #expect(climber.missed(hash: 2, cost: 10, entries: 100) == -Int(10 * WindowClimber.shrinking))
+    }
+
+    /// The ghosts are a ring: the oldest are forgotten first, and one let go again is kept
+    /// as the newest.
+    @Test func theOldestGhostsAreForgottenFirst() {
+        var ghosts = GhostKeys()
+        ghosts.ensureCapacity(0)
+        let capacity = ghosts.capacity
+        for hash in 0..<capacity { ghosts.add(hash, from: .window) }
+        ghosts.add(5, from: .main)  // again: the newest (pushing out 0), its old place stale
+        ghosts.add(capacity, from: .main)  // pushes out 1
+        #expect(ghosts.counts.window + ghosts.counts.main == capacity - 1)
+        for hash in capacity + 1..<capacity + 5 { ghosts.add(hash, from: .window) }  // 2, 3, 4, then the stale 5
+        #expect(ghosts.counts.window + ghosts.counts.main == capacity)
+        #expect(ghosts.take(0) == nil && ghosts.take(1) == nil && ghosts.take(4) == nil)
+        #expect(ghosts.take(5) == .main, "a stale place overwritten forgets nothing")
+        #expect(ghosts.take(6) == .window)
+        ghosts.ensureCapacity(capacity * 4)
+        #expect(ghosts.capacity == capacity * 2)
+        #expect(ghosts.take(capacity + 1) == .window, "growing keeps what was remembered")
     }
 
     /// The traces, asked for (LARDER_TRACES=1, about 10 s) and present: prints the
