@@ -147,8 +147,8 @@ import Testing
     /// The replay `make test` runs: Zipf(0.9) over 5,000 keys with a burst of one-time keys
     /// in the middle, at a budget of 100 entries (2 % of the keys). The tier must miss
     /// clearly less than an exact LRU holding as many entries: a fall back to LRU reads 1.0,
-    /// the policy with its climbing window 0.858-0.908 (thirteen processes, each its own hash
-    /// seeds), so the bound sits past that spread and still fails a fall back to LRU.
+    /// the policy with its window sized by ghosts 0.859-0.866 (seven processes, each its own
+    /// hash seeds), so the bound sits past that spread and still fails a fall back to LRU.
     @Test func aZipfTraceWithAScanMissesLessThanExactLRU() {
         let trace = ReplayTrace.zipfWithScan(keys: 5_000, before: 20_000, scan: 3_000, after: 20_000, seed: 96)
         let entries = 100

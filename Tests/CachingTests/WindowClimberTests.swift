@@ -8,8 +8,9 @@ import Testing
     /// A recency-biased trace: each request of a new key comes with two of keys among the 60
     /// newest, so an LRU of 100 entries misses only the new keys. A 1 % window lets a key go
     /// before it is asked again, and it then loses its contest against main entries asked
-    /// more: 2.68× LRU's misses. The window grown by the climber: 1.22× (deterministic: fixed
-    /// seeds), so the bound of 1.35 fails the fixed window by far.
+    /// more: 2.68× LRU's misses. The window grown by the ghosts' returns: 1.002×
+    /// (deterministic: fixed seeds; the hit-rate climber read 1.22×), so the bound of 1.1
+    /// fails the fixed window by far.
     @Test func aRecencyBiasedTraceGrowsTheWindow() {
         var random = SeededRandom(seed: 96)
         var trace: [Int] = []
@@ -24,7 +25,7 @@ import Testing
         let ratio = Double(misses) / Double(lruMisses)
         print("recency replay: adaptive \(misses), fixed 1 % \(fixed), LRU \(lruMisses) (\(ratio))")
         #expect(Double(fixed) / Double(lruMisses) > 2, "the fixed window was expected to fail: \(fixed)")
-        #expect(ratio <= 1.35, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
+        #expect(ratio <= 1.1, "misses \(misses) against LRU's \(lruMisses): \(ratio)")
     }
 
     /// A miss on a key the window let go grows the window, one the main part pushed out
