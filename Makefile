@@ -71,7 +71,8 @@ release: prerequisites
 
 ## Measurements (not part of `make test`): the shipped build, loopback only, about 50 minutes.
 ## Larder against nginx proxy_cache and static nginx (installs nginx and wrk when missing),
-## the aggregate section (bench/results/aggregate.md), large objects (a 100 MiB hit, a streamed
+## the aggregate section (bench/results/aggregate.md), tracing's cost to a hit
+## (bench/results/tracing.md), large objects (a 100 MiB hit, a streamed
 ## 1 GiB miss; bench/results/large.md), the trace replays (what reached the origin, against
 ## nginx proxy_cache and exact LRU; bench/results/replay.md), the libcurl fetch overhead and
 ## the memory hit cost, and last the scale section (a million stored entries, a miss storm;
@@ -87,6 +88,7 @@ bench: prerequisites
 	python3 bench/bench.py $(RELEASE_BIN)/larder
 	python3 bench/redis_bench.py $(RELEASE_BIN)/larder
 	python3 bench/aggregate.py $(RELEASE_BIN)/larder
+	python3 bench/tracing.py $(RELEASE_BIN)/larder
 	python3 bench/large.py $(RELEASE_BIN)/larder
 	python3 bench/replay.py $(RELEASE_BIN)/larder
 	$(RELEASE_BIN)/larder-bench upstream-overhead 1000

@@ -24,6 +24,7 @@ TARGETS = {
     "storm-kept": ("miss storm: share of Larder's answers kept on disk", ">=", 95.0, " %"),
     "large-from-cache": ("100 MiB from cache, MB/s: Larder / nginx proxy_cache", ">=", 0.9, "×"),
     "large-streamed-miss": ("1 GiB streamed miss, whole transfer's speed: Larder / nginx proxy_cache", ">=", 0.9, "×"),
+    "traced-hits": ("memory hits, req/s: every request traced and exported / untraced", ">=", 0.8, "×"),
     # The replay section (bench/replay.py): requests that reached the origin, at the same budget.
     "replay-skewed": ("replay misses at 1 % and 5 % budgets, web07, orm-busy, Zipf: Larder / exact LRU", "<=", 0.93, "×"),
     "replay-lru": ("replay misses, every trace and budget: Larder / exact LRU", "<=", 1.02, "×"),
