@@ -104,19 +104,24 @@ def exact_lru_bytes(requests, budget, overhead):
 
 
 def lru(requests, budget, cost_of):
-    """Exact LRU within `budget`, each entry costing `cost_of(size)`."""
+    """Exact LRU within `budget`, each entry costing `cost_of(size)`. An entry is a request's
+    key and size, as the URL the caches are asked (`/o/KEY/SIZE`): adapt_size asks for
+    40,240 pairs of its 36,815 keys and a size, and a key asked with a new size is a miss
+    for Larder and nginx, which an LRU by key alone counted as a hit (it read 5-9 % fewer
+    misses than nginx)."""
     held = collections.OrderedDict()
     used = misses = missed_bytes = 0
-    for key, size in requests:
-        if key in held:
-            held.move_to_end(key)
+    for request in requests:
+        size = request[1]
+        if request in held:
+            held.move_to_end(request)
             continue
         misses += 1
         missed_bytes += size
         cost = cost_of(size)
         if cost > budget:
             continue
-        held[key] = cost
+        held[request] = cost
         used += cost
         while used > budget:
             used -= held.popitem(last=False)[1]
