@@ -273,7 +273,7 @@ public final class Cache: Sendable {
                 guard let trace = Trace.current else { return await coordinatedExchange(refresh, key: key, stored: found.response, waits: false) }
                 return await trace.detached("revalidate") { span in
                     let outcome = await coordinatedExchange(refresh, key: key, stored: found.response, waits: false)
-                    span.attributes["url.path"] = SpanAttribute.string(refresh.resource)
+                    span.attributes["larder.cache.resource"] = SpanAttribute.string(refresh.resource)
                     if case .failure = outcome { span.setStatus(SpanStatus(code: .error)) }
                     return outcome
                 }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import InMemoryTracing
+import Redis
 import Testing
 import TestSupport
 import Tracing
@@ -193,6 +194,27 @@ import Tracing
         #expect(refresh.links.map { $0.context.inMemorySpanContext?.spanID } == [request.spanID])
         #expect(Self.children(of: refresh, in: spans).contains { $0.kind == .client && $0.operationName == "GET" })
         #expect(Self.children(of: request, in: spans).isEmpty, "the request waited for nothing")
+        await h.stop()
+        await h.upstream.stop()
+    }
+
+    /// With the shared tier, each Redis call of a miss is a client span under the request's.
+    @Test func aMissAsksRedisInClientSpans() async throws {
+        let redis = try await RedisServer()
+        defer { redis.stop() }
+        let tracer = TestTracer()
+        let h = try Self.start(tracer) { settings in
+            settings.redisURL = RedisURL(redis.url)
+            settings.redisTimeout = .seconds(1)
+        }
+        #expect(await eventually { (try? await h.get("/readyz").text.contains("working without the shared tier")) == false })
+        tracer.recorder.clearFinishedSpans()
+        #expect(try await h.get(Self.weather).status == 200)
+        let spans = tracer.finishedSpans
+        let server = try #require(Self.server(spans).first { $0.operationName == "GET /weather" })
+        let calls = Self.children(of: server, in: spans).filter { Self.string($0, "db.system.name") == "redis" }
+        #expect(calls.contains { $0.operationName == "GETRANGE" && $0.kind == .client }, "\(calls.map(\.operationName))")
+        #expect(calls.allSatisfy { Self.string($0, "db.operation.name") == $0.operationName && $0.status == nil })
         await h.stop()
         await h.upstream.stop()
     }
