@@ -16,10 +16,11 @@ struct PlantedAllocation: LogHandler {
     var inner: LogOutput
 
     static func bootstrapLogging(level: String, format: ServeSettings.LogFormat) {
+        let level = ServeSettings.logLevel(named: level) ?? .info
+        let format: LogOutput.Format = format == .json ? .json : .text
         guard ProcessInfo.processInfo.environment["LARDER_BENCH_PLANT_ALLOCATION"] == "1" else {
             return LogOutput.bootstrap(level: level, format: format)
         }
-        let level = ServeSettings.logLevel(named: level) ?? .info
         LoggingSystem.bootstrap { PlantedAllocation(inner: LogOutput(label: $0, level: level, format: format)) }
     }
 

@@ -71,7 +71,7 @@ struct UpstreamSim: AsyncParsableCommand {
     @Option(help: "max-age sent with every answer, in seconds.") var maxAge = 60
 
     func run() async throws {
-        LogOutput.bootstrap(level: "info", format: .text)
+        LogOutput.bootstrap(level: .info, format: .text)
         guard (0...65535).contains(port) else { throw ConfigurationError("--port must be from 0 to 65535, got \(port)") }
         guard (0...1).contains(errorRate) else { throw ConfigurationError("--error-rate must be from 0 to 1, got \(errorRate)") }
         guard maxAge >= 0 else { throw ConfigurationError("--max-age must not be negative") }

@@ -86,7 +86,8 @@ struct Serve: AsyncParsableCommand {
         var file: ConfigFile?
         if let path = config ?? environment["LARDER_CONFIG"] { file = try await ConfigFile.load(path: path) }
         var settings = try ServeSettings.resolve(flags: given, environment: environment, file: file)
-        LogOutput.bootstrap(level: settings.logLevel, format: settings.logFormat)
+        LogOutput.bootstrap(level: ServeSettings.logLevel(named: settings.logLevel) ?? .info,
+                            format: settings.logFormat == .json ? .json : .text)
         let tracing = try TracingExport.resolve(settings: settings, environment: environment)
         let drops = TraceExportDrops(logger: Logger(label: "larder"))
         let exporter = try tracing.map { try Self.exporter($0, drops: drops) }

@@ -1,11 +1,9 @@
-import Caching
 import HTTPCore
 import CacheVocabulary
 import Bodies
 import RequestTracing
 public import HTTPServer
 public import Logging
-import Settings
 import Synchronization
 
 /// One access log line and the request series per request, wrapped around every handler so

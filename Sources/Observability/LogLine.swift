@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import Caching
 import HTTPCore
 import Logging
 import Synchronization

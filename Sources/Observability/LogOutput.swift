@@ -4,7 +4,6 @@ import Glibc
 import HTTPServer
 public import Logging
 import Synchronization
-public import Settings
 
 /// Log lines on standard output, as logfmt (`time=2026-11-21T20:45:00.123Z level=info
 /// msg="listening on …" key=value`, a value with a space, `"` or `=` quoted) or one JSON
@@ -27,11 +26,14 @@ public struct LogOutput: LogHandler {
     /// The handler's own fields in key order, each as this format writes it.
     private var own: [(key: String, rendered: [UInt8])] = []
 
-    public init(label: String, level: Logger.Level, format: ServeSettings.LogFormat) {
+    /// How a line is written: logfmt, or one JSON object per line.
+    public enum Format: String, Sendable, Equatable { case text, json }
+
+    public init(label: String, level: Logger.Level, format: Format) {
         self.init(label: label, level: level, format: format, sink: .shared)
     }
 
-    init(label: String, level: Logger.Level, format: ServeSettings.LogFormat, sink: LogSink) {
+    init(label: String, level: Logger.Level, format: Format, sink: LogSink) {
         self.label = label
         self.logLevel = level
         self.json = format == .json
@@ -40,8 +42,7 @@ public struct LogOutput: LogHandler {
     }
 
     /// Installs this handler for every logger of the process.
-    public static func bootstrap(level: String, format: ServeSettings.LogFormat) {
-        let level = ServeSettings.logLevel(named: level) ?? .info
+    public static func bootstrap(level: Logger.Level, format: Format) {
         LogSink.shared.configure(json: format == .json)
         // Lines still gathering for the next batch are written before the process exits.
         atexit { LogSink.shared.flush() }

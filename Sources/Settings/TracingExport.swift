@@ -1,3 +1,4 @@
+import HTTPCore
 public import Logging
 
 /// Whether `larder serve` exports traces, and how, from its settings and the standard

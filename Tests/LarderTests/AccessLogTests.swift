@@ -155,7 +155,7 @@ extension AccessLogLevelTests {
 
     @Test func aWrappingHandlerWritesTheSameAccessLineInKeyOrder() throws {
         let router = Self.weatherRouter()
-        for format in [ServeSettings.LogFormat.text, .json] {
+        for format in [LogOutput.Format.text, .json] {
             let pipe = LogSinkTests.Pipe()
             let sink = LogSink(fd: pipe.write)
             var output = LogOutput(label: "larder", level: .info, format: format, sink: sink)

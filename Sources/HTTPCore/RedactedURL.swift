@@ -1,5 +1,4 @@
 import Foundation
-import HTTPCore
 
 /// An upstream or origin URL as Larder prints it (the settings line, route lines, readiness,
 /// the admin API): a password in its user part, and the value of every query parameter
