@@ -2,6 +2,7 @@ import Observability
 import Foundation
 import Logging
 public import Settings
+import ServiceMetrics
 
 /// A reload (`SIGHUP`, or the admin API's `POST /reload`): the configuration is read and
 /// checked again; a bad one changes nothing, a good one's routes are swapped in whole.

@@ -8,6 +8,7 @@ import UnixSignals
 import Upstream
 import Admin
 public import Observability
+public import ServiceMetrics
 import RedisTier
 import Routes
 public import Settings
@@ -55,7 +56,8 @@ public final class LarderService: Service, @unchecked Sendable {
         access[metadataKey: "log"] = "access"
         self.accessLogger = access
         self.clock = clock
-        metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit, sharedTier: settings.redisURL != nil)
+        metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit, sharedTier: settings.redisURL != nil,
+                                version: Version.current)
     }
 
     /// Opens the cache and binds the listeners. A failure here (cache dir not writable, port
@@ -98,7 +100,7 @@ public final class LarderService: Service, @unchecked Sendable {
         router.get("/metrics") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
                                                                  ("Cache-Control", "no-store")]),
-                              body: metrics.render(memory: memory, disk: disk, shared: redis, openConnections: serverBox.server?.openConnections ?? 0)))
+                              body: metrics.render(memory: memory, disk: disk, shared: redis.map(SharedTierReading.init), openConnections: serverBox.server?.openConnections ?? 0)))
         }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),

@@ -4,6 +4,7 @@ import HTTPCore
 import HTTPServer
 import Logging
 import Observability
+import ServiceMetrics
 import RedisTier
 import Routes
 import Synchronization

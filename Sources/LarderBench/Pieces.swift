@@ -9,7 +9,9 @@ import HTTPCore
 @_spi(Bench) import HTTPServer
 import Logging
 @_spi(Bench) import Observability
+import ServiceMetrics
 import Prometheus
+import Upstream
 import Synchronization
 import CacheVocabulary
 
@@ -65,7 +67,7 @@ enum Pieces {
     }
 
     private static func requestSeries(_ n: Int) {
-        let series = LarderMetrics(memoryLimit: 1 << 20, diskLimit: 1 << 20).requestSeries(routes: ["/weather"], cached: ["/weather"])
+        let series = LarderMetrics(memoryLimit: 1 << 20, diskLimit: 1 << 20, version: Version.current).requestSeries(routes: ["/weather"], cached: ["/weather"])
         let route = series.route(matched: 0, unrouted: nil)
         let registry = PrometheusCollectorRegistry()
         let buckets = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10].map { Duration.milliseconds($0 * 1000) }

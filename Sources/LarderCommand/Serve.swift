@@ -3,6 +3,7 @@ import Foundation
 import Larder
 import Logging
 import Observability
+import ServiceMetrics
 import Settings
 import ServiceLifecycle
 import Simulator

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Observability
+import ServiceMetrics
 import OTel
 import ServiceLifecycle
 import Settings

@@ -1,9 +1,9 @@
-import Prometheus
+package import Prometheus
 
 /// Every metric family Larder exports, with the help text `/metrics` prints for it: the one
 /// list of names, so no family goes out without `# HELP` and a dashboard or alert can be
 /// checked against it. Labels are bounded: route, status, tier, result, upstream, outcome.
-enum MetricFamily: String, CaseIterable, Sendable {
+package enum MetricFamily: String, CaseIterable, Sendable {
     case httpRequests = "larder_http_requests_total"
     case httpRequestDuration = "larder_http_request_duration_seconds"
     case cacheLookups = "larder_cache_lookups_total"
@@ -33,13 +33,13 @@ enum MetricFamily: String, CaseIterable, Sendable {
     case aggregateParts = "larder_aggregate_parts_total"
     case traceSpansDropped = "larder_trace_spans_dropped_total"
 
-    var name: String { rawValue }
+    package var name: String { rawValue }
 
     /// The family as swift-prometheus takes it: the whole name, unit suffix included, as the
     /// metric's name, so the exported name is exactly `name`.
-    var descriptor: MetricNameDescriptor { MetricNameDescriptor(metricName: name, unitName: "", helpText: help) }
+    package var descriptor: MetricNameDescriptor { MetricNameDescriptor(metricName: name, unitName: "", helpText: help) }
 
-    var help: String {
+    package var help: String {
         switch self {
         case .httpRequests: "Requests answered, by route (the built-in path, pass-through or other) and status code."
         case .httpRequestDuration: "Time from a request's arrival to its answer, by route and cache result (hit, stale, miss, none)."

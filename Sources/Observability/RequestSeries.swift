@@ -1,4 +1,3 @@
-public import Caching
 import HTTPCore
 public import CacheVocabulary
 import Synchronization
@@ -75,7 +74,7 @@ public final class RequestSeries: Sendable {
     private let boundsNanoseconds: [Int]
 
     /// `removable`: the paths among `routes` that configuration gave, which a reload may remove.
-    init(routes: [String], cached: [String] = [], removable: [String] = []) {
+    package init(routes: [String], cached: [String] = [], removable: [String] = []) {
         self.routes = routes
         let labels = [Self.passThroughLabel, Self.otherLabel] + routes
         self.labels = labels
@@ -163,7 +162,7 @@ public final class RequestSeries: Sendable {
     // MARK: Exposition
 
     /// The text exposition of these families, series that counted nothing left out.
-    func render() -> String {
+    package func render() -> String {
         var text = ""
         var lines: [String] = []
         let fixed = self.labels
@@ -204,7 +203,7 @@ public final class RequestSeries: Sendable {
         return text
     }
 
-    static func family(_ family: MetricFamily, type: String, _ lines: [String], into text: inout String) {
+    package static func family(_ family: MetricFamily, type: String, _ lines: [String], into text: inout String) {
         guard !lines.isEmpty else { return }
         text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(type)\n"
         for line in lines { text += line + "\n" }
@@ -212,15 +211,6 @@ public final class RequestSeries: Sendable {
 }
 
 extension CacheOutcome {
-    /// The outcome a `Cache-Status` states.
-    public init(_ status: CacheStatus) {
-        switch status.result {
-        case .hit: self = .hit
-        case .miss: self = .miss
-        case .stale: self = status.forward == nil ? .stale : .standIn
-        }
-    }
-
     /// The histogram series it counts in: a stand-in is stale there (and a warning in the log).
     var counted: CacheOutcome { self == .standIn ? .stale : self }
     var label: String { String(describing: self) }

@@ -7,7 +7,7 @@ import Synchronization
 /// adding to one shared cell pass its cache line between cores on every request; striped,
 /// each loop's add stays on its own core, and a scrape sums the stripes (bench cell: hot key,
 /// two workers, server CPU µs/req).
-final class StripedCounters: @unchecked Sendable {
+package final class StripedCounters: @unchecked Sendable {
     /// Counters per stripe.
     let count: Int
     private let stripes: Int
@@ -17,9 +17,9 @@ final class StripedCounters: @unchecked Sendable {
 
     /// One stripe per CPU (a loop each, by default) and one for other threads; more loops
     /// than that share stripes, which stays correct (every add is atomic), only slower.
-    static let defaultStripes = min(64, ProcessInfo.processInfo.activeProcessorCount + 1)
+    package static let defaultStripes = min(64, ProcessInfo.processInfo.activeProcessorCount + 1)
 
-    init(count: Int, stripes: Int = StripedCounters.defaultStripes) {
+    package init(count: Int, stripes: Int = StripedCounters.defaultStripes) {
         self.count = count
         self.stripes = max(1, stripes)
         let perLine = 64 / MemoryLayout<Atomic<Int>>.stride
@@ -35,20 +35,20 @@ final class StripedCounters: @unchecked Sendable {
         cells.deallocate()
     }
 
-    func add(_ index: Int, _ amount: Int = 1) {
+    package func add(_ index: Int, _ amount: Int = 1) {
         let stripe = Int(larder_get_loop_slot()) % stripes
         cells[stripe * stride + index].wrappingAdd(amount, ordering: .relaxed)
     }
 
     /// Sets counters back to zero in every stripe (a slot taken again for another series).
-    func zero(_ range: Range<Int>) {
+    package func zero(_ range: Range<Int>) {
         for stripe in 0..<stripes {
             for index in range { cells[stripe * stride + index].store(0, ordering: .relaxed) }
         }
     }
 
     /// The total of one counter over every stripe.
-    subscript(index: Int) -> Int {
+    package subscript(index: Int) -> Int {
         var total = 0
         for stripe in 0..<stripes { total &+= cells[stripe * stride + index].load(ordering: .relaxed) }
         return total

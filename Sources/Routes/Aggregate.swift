@@ -4,7 +4,8 @@ import CacheVocabulary
 import Bodies
 import LoopGuests
 public import HTTPServer
-public import Observability
+import Observability
+public import ServiceMetrics
 public import Settings
 
 /// An aggregate of this Larder (`/overview`, or one a configuration file declares): one

@@ -3,6 +3,7 @@ import HTTPCore
 import Bodies
 import HTTPServer
 import Observability
+import ServiceMetrics
 import Settings
 
 /// One part of an aggregate, bound to the route of this Larder that answers it: how its

@@ -1,7 +1,8 @@
 public import Caching
 import Foundation
 public import HTTPServer
-public import Observability
+import Observability
+public import ServiceMetrics
 import Settings
 
 /// Larder's API routes on the caches: each `BuiltInRoute` (`/weather`, `/balance`).

@@ -3,6 +3,7 @@ import HTTPCore
 import Bodies
 public import HTTPServer
 public import Observability
+public import ServiceMetrics
 public import Settings
 
 /// The pass-through routes (`--route PREFIX=ORIGIN`): a request under a prefix goes to its

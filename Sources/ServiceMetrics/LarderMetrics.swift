@@ -1,10 +1,9 @@
 public import Caching
 import Foundation
+public import Observability
 import Prometheus
 import Synchronization
-import Upstream
 import Locking
-public import RedisTier
 
 /// Larder's Prometheus series. Those every request touches live in `RequestSeries` (fixed
 /// atomic tables); the rest are swift-prometheus series on a registry of Larder's own (so
@@ -42,11 +41,12 @@ public final class LarderMetrics: Sendable {
     /// Whether a shared tier (Redis) sits between disk and the upstream in every lookup.
     private let sharedTier: Bool
 
-    public init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false) {
+    /// `version`: Larder's, for `larder_build_info`.
+    public init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false, version: String) {
         self.sharedTier = sharedTier
         gauge(.cacheLimit, [("tier", "memory")]).set(Double(memoryLimit))
         gauge(.cacheLimit, [("tier", "disk")]).set(Double(diskLimit))
-        gauge(.buildInfo, [("version", Version.current)]).set(Double(1))
+        gauge(.buildInfo, [("version", version)]).set(Double(1))
         // Both results from the start, so an alert sees a process's first failure as an increase.
         for result in ["success", "failure"] { _ = counter(.configReloads, [("result", result)]) }
         gauge(.configLastReloadSuccess).set(Date().timeIntervalSince1970)
@@ -172,14 +172,14 @@ public final class LarderMetrics: Sendable {
         }
     }
 
-    func upstream(_ name: String, outcome: String, duration: Duration) {
+    package func upstream(_ name: String, outcome: String, duration: Duration) {
         guard let series = upstreamSeries.withLock({ $0[name] }), let requests = series.requests[outcome] else { return }
         requests.increment()
         series.duration.recordNanoseconds(Int64(duration.components.seconds) * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
     }
 
     /// Counts a backoff, a refusal during one, or a saturated request of a configured upstream.
-    func upstreamEvent(_ family: MetricFamily, _ name: String) {
+    package func upstreamEvent(_ family: MetricFamily, _ name: String) {
         upstreamSeries.withLock { $0[name]?.events[family] }?.increment()
     }
 
@@ -199,7 +199,7 @@ public final class LarderMetrics: Sendable {
     }
 
     /// Brings the level gauges up to date and renders the text exposition format.
-    public func render(memory: MemoryTier, disk: DiskTier?, shared: SharedRedis? = nil, openConnections: Int) -> [UInt8] {
+    public func render(memory: MemoryTier, disk: DiskTier?, shared: SharedTierReading? = nil, openConnections: Int) -> [UInt8] {
         gauge(.cacheBytes, [("tier", "memory")]).set(Double(memory.bytes))
         gauge(.cacheEntries, [("tier", "memory")]).set(Double(memory.count))
         gauge(.openConnections).set(Double(openConnections))
@@ -215,12 +215,11 @@ public final class LarderMetrics: Sendable {
             catchUp(.diskWriteWaits, [], to: disk.waitedWrites)
         }
         if let shared {
-            let counts = shared.tier.counts
-            catchUp(.cacheStores, [("tier", "redis")], to: counts.stores)
-            catchUp(.redisErrors, [], to: counts.errors)
-            catchUp(.redisWaits, [], to: counts.waits)
-            catchUp(.redisCorruptValues, [], to: counts.corruptions)
-            gauge(.redisUp).set(Double(shared.problem == nil ? 1 : 0))
+            catchUp(.cacheStores, [("tier", "redis")], to: shared.stores)
+            catchUp(.redisErrors, [], to: shared.errors)
+            catchUp(.redisWaits, [], to: shared.waits)
+            catchUp(.redisCorruptValues, [], to: shared.corruptions)
+            gauge(.redisUp).set(Double(shared.isUp ? 1 : 0))
         }
         // Under the lock `configure` removes parts with, so no part removed is made again here.
         aggregateParts.withLock { parts in

@@ -1,7 +1,7 @@
 import Logging
 import Synchronization
 import Testing
-@testable import Observability
+@testable import ServiceMetrics
 
 /// swift-otel's diagnostic lines about lost spans, as its 1.6.0 batch processor writes them,
 /// are counted and said once per run of losses; its other warnings pass on, its chatter does not.
