@@ -19,7 +19,7 @@ extension AccessLog {
         return { request in
             let start = MonotonicClock.nanoseconds()
             let id = requestIDs.id(for: request.headers["x-request-id"])
-            let span = tracer.startSpan(request.method.description, context: Trace.root(tracer, extractedFrom: request.headers),
+            let span = tracer.startSpan(SpanMethod.name(request.method.description), context: Trace.root(tracer, extractedFrom: request.headers),
                                         ofKind: .server)
             Self.describe(request, in: span)
             let trace = Trace(tracer: tracer, context: span.context)
@@ -45,7 +45,7 @@ extension AccessLog {
     /// What the span knows of the request before it is answered.
     private static func describe(_ request: HTTPRequest, in span: any Span) {
         var attributes = span.attributes
-        attributes["http.request.method"] = SpanAttribute.string(request.method.description)
+        attributes["http.request.method"] = SpanAttribute.string(SpanMethod.attribute(request.method.description))
         attributes["url.path"] = SpanAttribute.string(String(request.path))
         attributes["network.protocol.version"] = SpanAttribute.string(request.version == .http10 ? "1.0" : "1.1")
         if !request.clientAddress.isEmpty { attributes["client.address"] = SpanAttribute.string(request.clientAddress) }
@@ -63,7 +63,7 @@ extension AccessLog {
         if route != .other, route != .passThrough {
             let label = series.label(route)
             attributes["http.route"] = SpanAttribute.string(label)
-            span.operationName = request.method.description + " " + label
+            span.operationName = SpanMethod.name(request.method.description) + " " + label
         }
         attributes["http.response.status_code"] = SpanAttribute.int64(Int64(response.status))
         response.headers.lines.firstValues(named: ["Cache-Status", "Larder-Parts"]) { name, value in

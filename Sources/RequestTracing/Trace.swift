@@ -26,11 +26,12 @@ public struct Trace: Sendable {
     }
 
     /// A context for the first span of a request: the client's trace (its `traceparent`,
-    /// extracted) and the tracer, for the spans below it.
+    /// extracted) and the tracer, for the spans below it. Only a valid client context reaches
+    /// the tracer (`IncomingTraceContext`): tracers differ in how strictly they read it.
     public static func root(_ tracer: any Tracer, extractedFrom fields: some Sequence<(name: String, value: String)>) -> ServiceContext {
         var context = ServiceContext.topLevel
         context[TracerKey.self] = tracer
-        tracer.extract(FieldList(fields: Array(fields)), into: &context, using: FieldList.Reader())
+        if let carrier = IncomingTraceContext.carrier(fields) { tracer.extract(carrier, into: &context, using: FieldList.Reader()) }
         return context
     }
 

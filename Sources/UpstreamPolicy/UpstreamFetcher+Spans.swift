@@ -10,11 +10,15 @@ import Tracing
 /// Larder's. Untraced, a request goes as it came.
 extension UpstreamFetcher {
     func traced(_ request: CacheRequest, in trace: Trace) async throws -> CacheEntry {
-        try await trace.span(request.method.description, kind: .client) { span in
+        try await trace.span(SpanMethod.name(request.method.description), kind: .client) { span in
             var request = request
+            // The client's fields go whether or not the tracer writes both: a tracestate left
+            // beside Larder's traceparent would claim a trace it is not part of.
+            request.headers.remove("traceparent")
+            request.headers.remove("tracestate")
             for (name, value) in Trace(tracer: trace.tracer, context: span.context).propagated { request.headers.set(name, value) }
             var attributes = span.attributes
-            attributes["http.request.method"] = SpanAttribute.string(request.method.description)
+            attributes["http.request.method"] = SpanAttribute.string(SpanMethod.attribute(request.method.description))
             if let url = URLComponents(string: url(request)), let host = url.host {
                 attributes["server.address"] = SpanAttribute.string(host)
                 attributes["server.port"] = SpanAttribute.int64(Int64(url.port ?? (url.scheme == "https" ? 443 : 80)))
