@@ -4,7 +4,7 @@ import TestSupport
 @testable import Caching
 
 /// Concurrent misses share one flight only when method, key and every header field agree;
-/// field names agree in any case.
+/// field names agree in any case, and the trace context fields do not count.
 @Suite(.timeLimit(.minutes(1))) struct FlightSharingTests {
     private static func request(_ fields: [(String, String)]) -> CacheRequest {
         CacheRequest(method: .get, resource: "k", url: "http://upstream.test/k", headers: HTTPHeaders(fields))
@@ -41,6 +41,20 @@ import TestSupport
 
     @Test func anotherFieldIsAFlightOfItsOwn() async throws {
         let (fetches, _) = try await flights([("Accept", "text/plain")], [("Accept", "text/plain"), ("Accept-Language", "fr")])
+        #expect(fetches == 2)
+    }
+
+    @Test func tracedCallersOfDifferentTracesShareTheFlight() async throws {
+        let first = [("Accept", "text/plain"), ("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"),
+                     ("tracestate", "vendor=one")]
+        let second = [("Accept", "text/plain"), ("TraceParent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")]
+        let (fetches, collapsed) = try await flights(first, second)
+        #expect(fetches == 1)
+        #expect(collapsed == 1)
+    }
+
+    @Test func aFieldNamedLikeTraceContextStillCounts() async throws {
+        let (fetches, _) = try await flights([("Accept", "text/plain"), ("traceparents", "a")], [("Accept", "text/plain"), ("traceparents", "b")])
         #expect(fetches == 2)
     }
 }
