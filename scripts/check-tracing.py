@@ -366,7 +366,7 @@ def refresh(larder, origin, receiver):
     trace = [s for s in trace if s.trace_id == refresh_trace_id]
     [root] = roots(trace)
     check(root.name == "revalidate" and root.parent_id == "" and (stale_request.trace_id, stale_request.span_id) in root.links
-          and root.attributes.get("url.path", "").startswith(path),
+          and root.attributes.get("larder.cache.resource", "").startswith(path),
           f"{path}: the refresh's root span links to the request that started it: {trace}")
     check(stale_request.attributes.get("larder.cache.outcome") == "stale", f"{path}: the request's span says stale: {stale_request.attributes}")
 
