@@ -96,8 +96,11 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // hiredis, for the tier every replica shares.
         .systemLibrary(name: "CHiredis", pkgConfig: "hiredis", providers: [.apt(["libhiredis-dev"])]),
+        // Where Redis is (`RedisURL`), apart from the client so the settings can read and show
+        // `--redis-url` without linking hiredis, nor anything that depends on the settings.
+        .target(name: "RedisVocabulary"),
         // A Redis client: one pipelined connection on its own thread with a deadline per command, and a subscriber.
-        .target(name: "Redis", dependencies: ["CHiredis", "Locking"]),
+        .target(name: "Redis", dependencies: ["CHiredis", "Locking", "RedisVocabulary"]),
         // The upstream client: one libcurl multi handle on its own thread, async fetch.
         // Unchecked: 2,293 of pass-through-miss's 229,541 instructions (the transfer and multi handle).
         .target(name: "Upstream", dependencies: ["CCurl", "HTTPCore", "Bodies", "LoopGuests", "Locking"], swiftSettings: uncheckedExclusivity),
@@ -147,7 +150,7 @@ let package = Package(
                 "CacheVocabulary",
                 "Bodies",
                 "HTTPServer",
-                "Redis",
+                "RedisVocabulary",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
@@ -165,7 +168,7 @@ let package = Package(
         .target(
             name: "RedisTier",
             dependencies: [
-                "Caching", "Redis", "Settings", "RequestTracing",
+                "Caching", "Redis", "RedisVocabulary", "Settings", "RequestTracing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
@@ -323,7 +326,8 @@ let package = Package(
         .testTarget(name: "BodiesTests", dependencies: ["Bodies"]),
         .testTarget(name: "LoopGuestsTests", dependencies: ["LoopGuests"]),
         .testTarget(name: "CacheVocabularyTests", dependencies: ["HTTPCore", "CacheVocabulary"]),
-        .testTarget(name: "RedisTests", dependencies: ["Redis", "TestSupport"]),
+        .testTarget(name: "RedisVocabularyTests", dependencies: ["RedisVocabulary"]),
+        .testTarget(name: "RedisTests", dependencies: ["Redis", "RedisVocabulary", "TestSupport"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(name: "UpstreamTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "Upstream", "HTTPServer", "Locking", "TestSupport"]),
         .testTarget(
@@ -331,7 +335,7 @@ let package = Package(
             dependencies: ["CLinux", "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "Redis", "Settings", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "RedisVocabulary", "Settings", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
         .testTarget(name: "ServiceMetricsTests", dependencies: ["Caching", "ServiceMetrics", .product(name: "Logging", package: "swift-log")]),
@@ -342,7 +346,7 @@ let package = Package(
         // The service end to end: a whole Larder in process or as a child process, and the
         // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
-            "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
+            "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "RedisVocabulary", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
             "Simulator", "Larder", "TestSupport", "RequestTracing", .product(name: "Logging", package: "swift-log"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

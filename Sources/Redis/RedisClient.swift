@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Locking
+public import RedisVocabulary
 
 /// Commands to one Redis server over one pipelined connection, driven by a thread of its own
 /// (hiredis's blocking API): callers queue commands and await their replies; the thread sends

@@ -1,4 +1,5 @@
 import CHiredis
+import RedisVocabulary
 #if canImport(Glibc)
 import Glibc
 #endif

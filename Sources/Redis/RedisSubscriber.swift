@@ -4,6 +4,7 @@ import Glibc
 import Foundation
 import Synchronization
 import Locking
+public import RedisVocabulary
 
 /// Listens on one Redis pub/sub channel from a thread of its own and hands each message to
 /// `receive`. When the connection breaks it connects again every `retryInterval`, for as

@@ -1,7 +1,8 @@
 public import Caching
 import Foundation
 public import Logging
-public import Redis
+import Redis
+public import RedisVocabulary
 public import Settings
 
 /// The shared tier as Larder runs it: a Redis client for the tier's calls, a subscriber on

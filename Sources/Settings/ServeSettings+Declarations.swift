@@ -3,7 +3,7 @@ import HTTPServer
 import HTTPCore
 import Bodies
 import Logging
-import Redis
+import RedisVocabulary
 
 extension ServeSettings {
     /// Every setting of `larder serve`, each declared once, in the order `--help`, the README's

@@ -1,7 +1,7 @@
 import Configuration
 import Foundation
 import HTTPCore
-import Redis
+import RedisVocabulary
 
 extension ServeSettings {
     /// `flags` maps configuration keys (`host`, `cache.dir`, …) to what was given on the

@@ -4,7 +4,7 @@ public import HTTPCore
 import Bodies
 public import HTTPServer
 public import Logging
-public import Redis
+public import RedisVocabulary
 
 /// The settings of `larder serve`, resolved flag over environment over default
 /// (swift-configuration) and validated once at start, so a bad value stops the

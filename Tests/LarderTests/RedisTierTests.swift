@@ -8,6 +8,7 @@ import TestSupport
 @testable import Caching
 import Logging
 import Redis
+import RedisVocabulary
 @testable import Settings
 
 /// The shared tier across replicas, with a real `redis-server` on a free port: several

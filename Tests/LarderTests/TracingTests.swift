@@ -2,7 +2,7 @@ import Foundation
 import HTTPCore
 import HTTPServer
 import InMemoryTracing
-import Redis
+import RedisVocabulary
 import Testing
 import TestSupport
 import Tracing

@@ -1,5 +1,6 @@
 import Foundation
 import Redis
+import RedisVocabulary
 import Synchronization
 import Testing
 import TestSupport

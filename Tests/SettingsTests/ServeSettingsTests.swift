@@ -3,7 +3,7 @@ import Logging
 import Foundation
 import HTTPServer
 import Testing
-import Redis
+import RedisVocabulary
 @testable import Settings
 
 @Suite(.timeLimit(.minutes(1))) struct ServeSettingsTests {

@@ -1,4 +1,4 @@
-import Redis
+import RedisVocabulary
 import Testing
 
 /// `--redis-url` is read once at start; what it accepts and refuses, and that the password
