@@ -339,7 +339,7 @@ let package = Package(
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
         .testTarget(name: "ServiceMetricsTests", dependencies: ["Caching", "ServiceMetrics", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", "RequestTracing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),

@@ -21,21 +21,24 @@ extension AccessLog {
             let id = requestIDs.id(for: request.headers["x-request-id"])
             let span = tracer.startSpan(SpanMethod.name(request.method.description), context: Trace.root(tracer, extractedFrom: request.headers),
                                         ofKind: .server)
-            Self.describe(request, in: span)
+            // A span the sampler dropped records nothing: its attributes and ids are not made.
+            let recording = span.isRecording
+            if recording { Self.describe(request, in: span) }
             let trace = Trace(tracer: tracer, context: span.context)
-            let ids = TraceIDs.sampled(in: trace)
+            let sampledIDs: @Sendable () -> TraceIDs? = { TraceIDs.sampled(in: trace) }
+            let ids = recording ? sampledIDs : nil
             var matched: Int?
             let handled = ServiceContext.$current.withValue(trace.context) { router.handle(request, matchedPath: &matched) }
             switch handled {
             case .now(var response):
                 let route = record(request, &response, route: matched, id: id, start, trace: ids)
-                finish(span, request, response, route: route)
+                finish(span, recording: recording, request, response, route: route)
                 return .now(response)
             case .later(let work):
                 return .later { [matched] in
                     var response = await ServiceContext.$current.withValue(trace.context) { await work() }
                     let route = record(request, &response, route: matched, id: id, start, trace: ids)
-                    finish(span, request, response, route: route)
+                    finish(span, recording: recording, request, response, route: route)
                     return response
                 }
             }
@@ -57,7 +60,8 @@ extension AccessLog {
     }
 
     /// The answer's part: route, status, how the cache answered; a 5xx is an error.
-    private func finish(_ span: any Span, _ request: HTTPRequest, _ response: HTTPResponse, route: RequestSeries.Route) {
+    private func finish(_ span: any Span, recording: Bool, _ request: HTTPRequest, _ response: HTTPResponse, route: RequestSeries.Route) {
+        guard recording else { return span.end() }
         var attributes = span.attributes
         // `other` (no route) and the generic pass-through series name no route.
         if route != .other, route != .passThrough {
@@ -99,13 +103,16 @@ extension AccessLog {
     /// The tier that answered, read from a `Cache-Status` value: a hit's `detail`, else the
     /// upstream (`fwd=`); nil for a value that says neither.
     static func tier(_ status: String) -> String? {
-        let members = status.split(separator: ";").map { $0.drop { $0 == " " } }
-        if members.contains("hit") {
-            if members.contains("detail=disk") { return "disk" }
-            if members.contains("detail=redis") { return "redis" }
-            return "memory"
+        var (hit, forwarded, detail): (Bool, Bool, String?) = (false, false, nil)
+        for member in status.utf8.split(separator: UInt8(ascii: ";")) {
+            let member = member.drop { $0 == UInt8(ascii: " ") }
+            if member.elementsEqual("hit".utf8) { hit = true }
+            else if member.elementsEqual("detail=disk".utf8) { detail = "disk" }
+            else if member.elementsEqual("detail=redis".utf8) { detail = "redis" }
+            else if member.starts(with: "fwd=".utf8) { forwarded = true }
         }
-        return members.contains { $0.hasPrefix("fwd=") } ? "upstream" : nil
+        if hit { return detail ?? "memory" }
+        return forwarded ? "upstream" : nil
     }
 
     static func outcome(_ outcome: CacheOutcome) -> String? {

@@ -68,11 +68,11 @@ public struct AccessLog: Sendable {
 
     /// Adds `X-Request-Id`, counts the request, and writes its line; in place, as a copy of
     /// the response per request was a measurable part of the hit path.
-    /// `trace` names the request's span in the line (when it is sampled); the route it was
-    /// counted under is returned, for the span's `http.route`.
+    /// `trace` names the request's span in the line (when it is sampled), read only for a line
+    /// that is written; the route it was counted under is returned, for the span's `http.route`.
     @discardableResult
     func record(_ request: HTTPRequest, _ response: inout HTTPResponse, route matched: Int?, id: RequestIDs.ID, _ start: UInt64,
-                trace: TraceIDs? = nil) -> RequestSeries.Route {
+                trace: (@Sendable () -> TraceIDs?)? = nil) -> RequestSeries.Route {
         let idOctets = response.headers.add("X-Request-Id", id.append)
         let nanoseconds = Int(MonotonicClock.nanoseconds() &- start)
         var origin: String?
@@ -92,7 +92,7 @@ public struct AccessLog: Sendable {
             let (logger, message) = (logger, Self.message(request, response.status))
             var made = self.fields(request, response, route: route, origin: origin, idOctets: idOctets, nanoseconds: nanoseconds,
                                    into: AccessFields.template)
-            if let trace { Self.add(trace, to: &made) }
+            if let trace = trace?() { Self.add(trace, to: &made) }
             let fields = made
             response.bodySent = { sent in
                 var fields = fields
@@ -110,7 +110,7 @@ public struct AccessLog: Sendable {
             defer { AccessFields.keep(fields) }
             // A small body leaves with its head, whole.
             fields.values[AccessFields.bytes] = request.method == .head ? .stringConvertible(0) : .stringConvertible(response.body.count)
-            if let trace { Self.add(trace, to: &fields) }
+            if let trace = trace?() { Self.add(trace, to: &fields) }
             return fields
         }(), source: "larder")
         return route

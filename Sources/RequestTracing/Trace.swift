@@ -21,7 +21,9 @@ public struct Trace: Sendable {
     public init(tracer: any Tracer, context: ServiceContext) {
         self.tracer = tracer
         var context = context
-        context[TracerKey.self] = tracer
+        // A span's context mostly has it already, from its parent's: writing it again would
+        // copy the context's storage, which the span shares.
+        if context[TracerKey.self] == nil { context[TracerKey.self] = tracer }
         self.context = context
     }
 

@@ -7,27 +7,53 @@ public struct TraceIDs: Sendable, Equatable {
     public let sampled: Bool
 
     /// The ids in a `traceparent` value; nil when it is not one (version 00's form; a later
-    /// version may append fields after the flags).
+    /// version may append fields after the flags, each after a `-`). Read on its bytes at
+    /// fixed offsets: split into strings it was a tenth of a sampled hit's cost (perf).
     public init?(traceparent: String) {
-        let parts = traceparent.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count >= 4, parts[0].utf8.count == 2, parts[0] != "ff", parts[1].utf8.count == 32, parts[2].utf8.count == 16,
-              parts[3].utf8.count == 2, parts[0...3].allSatisfy({ $0.utf8.allSatisfy(Self.isLowerHex) }),
-              parts[0] != "00" || parts.count == 4, let flags = UInt8(parts[3], radix: 16),
-              parts[1].utf8.contains(where: { $0 != UInt8(ascii: "0") }), parts[2].utf8.contains(where: { $0 != UInt8(ascii: "0") }) else {
-            return nil
+        var value = traceparent
+        guard let ids = value.withUTF8({ Self.parse($0) }) else { return nil }
+        self = ids
+    }
+
+    private init(traceID: String, spanID: String, sampled: Bool) {
+        self.traceID = traceID
+        self.spanID = spanID
+        self.sampled = sampled
+    }
+
+    // version "-" trace id "-" span id "-" flags: 2 + 1 + 32 + 1 + 16 + 1 + 2.
+    private static let length = 55
+    private static let dashes = [2, 35, 52]
+    private static let traceIDBytes = 3..<35
+    private static let spanIDBytes = 36..<52
+    private static let flagBytes = 53..<55
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> TraceIDs? {
+        guard bytes.count >= length, dashes.allSatisfy({ bytes[$0] == UInt8(ascii: "-") }) else { return nil }
+        let version = bytes[0..<2]
+        guard version.allSatisfy(isLowerHex), !version.elementsEqual("ff".utf8),
+              bytes.count == length || (!version.elementsEqual("00".utf8) && bytes[length] == UInt8(ascii: "-")) else { return nil }
+        for field in [traceIDBytes, spanIDBytes, flagBytes] {
+            guard bytes[field].allSatisfy(isLowerHex) else { return nil }
         }
-        traceID = String(parts[1])
-        spanID = String(parts[2])
-        sampled = flags & 1 == 1
+        guard bytes[traceIDBytes].contains(where: { $0 != UInt8(ascii: "0") }),
+              bytes[spanIDBytes].contains(where: { $0 != UInt8(ascii: "0") }) else { return nil }
+        let flags = hexValue(bytes[flagBytes.lowerBound]) << 4 | hexValue(bytes[flagBytes.lowerBound + 1])
+        return TraceIDs(traceID: String(decoding: bytes[traceIDBytes], as: UTF8.self),
+                        spanID: String(decoding: bytes[spanIDBytes], as: UTF8.self), sampled: flags & 1 == 1)
     }
 
     private static func isLowerHex(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 
+    private static func hexValue(_ byte: UInt8) -> UInt8 {
+        byte <= UInt8(ascii: "9") ? byte - UInt8(ascii: "0") : byte - UInt8(ascii: "a") + 10
+    }
+
     /// The ids of the span `trace` is at, when its tracer propagates it and samples it.
     public static func sampled(in trace: Trace) -> TraceIDs? {
-        guard let value = trace.propagated.first(where: { $0.name.lowercased() == "traceparent" })?.value,
+        guard let value = trace.propagated.first(where: { $0.name.utf8.count == 11 && $0.name.lowercased() == "traceparent" })?.value,
               let ids = TraceIDs(traceparent: value), ids.sampled else { return nil }
         return ids
     }
