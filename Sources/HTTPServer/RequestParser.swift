@@ -38,21 +38,6 @@ struct RequestParser {
         case trailers
     }
 
-    struct Limits {
-        var maxRequestLineBytes: Int
-        var maxHeaderBytes: Int
-        var maxHeaderCount: Int
-        var maxBodyBytes: Int
-        var bodyLimit: (@Sendable (Substring) -> Int)? = nil
-        /// Where a body larger than `heldBodyBytes` goes: with a `Content-Length`, the request
-        /// is dispatched once its head is in, its body a `BodyStream` that fills as the client
-        /// sends it; chunked, it is read whole into a file first (`RequestBodyStore`). Nil:
-        /// every body is held in memory (up to its limit).
-        var spoolDirectory: String? = nil
-        /// The most of a request body held in memory when it may be spooled.
-        var heldBodyBytes = 1 << 20
-    }
-
     let limits: Limits
     private var state = State.requestLine
     /// Offset (from the buffer's start) up to which the current line has been searched for LF.
@@ -77,12 +62,6 @@ struct RequestParser {
     init(limits: Limits) {
         self.limits = limits
         body = RequestBodyStore(directory: limits.spoolDirectory, held: limits.heldBodyBytes)
-    }
-
-    init(configuration c: HTTPServerConfiguration) {
-        self.init(limits: Limits(maxRequestLineBytes: c.maxRequestLineBytes, maxHeaderBytes: c.maxHeaderBytes,
-                                 maxHeaderCount: c.maxHeaderCount, maxBodyBytes: c.maxBodyBytes, bodyLimit: c.bodyLimit,
-                                 spoolDirectory: c.requestSpoolDirectory))
     }
 
     /// A dispatched request's body is arriving; its answer may wait for it (`Connection.State.Load`).
