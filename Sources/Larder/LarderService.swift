@@ -121,7 +121,7 @@ public final class LarderService: Service, @unchecked Sendable {
         var configuration = settings.serverConfiguration
         // Read per request with a body, from the routes serving now: a reload applies at once.
         configuration.bodyLimit = { path in current().requestBodyLimit(path) }
-        let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router, tracer: tracer))
+        let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router, tracer: tracer, untraced: Self.untracedPaths))
         serverBox.server = server
         // The admin listener binds first, so a port in use stops the start before the public port serves.
         if let adminPort = settings.adminPort, let token = settings.adminToken {
@@ -164,6 +164,9 @@ public final class LarderService: Service, @unchecked Sendable {
 
     /// Requests that may wait for a slot to one upstream; more are refused (503, saturated) at once.
     static let upstreamQueueLimit = 1024
+
+    /// The probes and the scrape: not traced, as their traces would outnumber the requests'.
+    static let untracedPaths = ["/livez", "/readyz", "/healthz", "/metrics"]
 
     private func openDisk() throws -> DiskTier {
         let disk: DiskTier

@@ -13,10 +13,13 @@ extension AccessLog {
     /// The router's answers, logged, counted and, with a tracer, traced: the client's
     /// `traceparent` is the span's parent, and the span is the task's context while the
     /// answer is made, so the spans of its tiers, upstream call and parts are its children.
-    public func wrap(_ router: Router, tracer: (any Tracer)?) -> HTTPHandler {
-        guard let tracer else { return wrap(router) }
-        precondition(series.routes == router.paths, "the request series was made for another router")
+    /// Requests for the `untraced` paths (probes, scrapes: a trace each few seconds that says
+    /// nothing) are logged and counted only.
+    public func wrap(_ router: Router, tracer: (any Tracer)?, untraced: [String] = []) -> HTTPHandler {
+        let plain = wrap(router)
+        guard let tracer else { return plain }
         return { request in
+            if untraced.contains(where: { request.path == $0 }) { return plain(request) }
             let start = MonotonicClock.nanoseconds()
             let id = requestIDs.id(for: request.headers["x-request-id"])
             let span = tracer.startSpan(SpanMethod.name(request.method.description), context: Trace.root(tracer, extractedFrom: request.headers),
@@ -32,13 +35,13 @@ extension AccessLog {
             switch handled {
             case .now(var response):
                 let route = record(request, &response, route: matched, id: id, start, trace: ids)
-                finish(span, recording: recording, request, response, route: route)
+                finish(span, recording: recording, request, &response, route: route)
                 return .now(response)
             case .later(let work):
                 return .later { [matched] in
                     var response = await ServiceContext.$current.withValue(trace.context) { await work() }
                     let route = record(request, &response, route: matched, id: id, start, trace: ids)
-                    finish(span, recording: recording, request, response, route: route)
+                    finish(span, recording: recording, request, &response, route: route)
                     return response
                 }
             }
@@ -59,8 +62,10 @@ extension AccessLog {
         span.attributes = attributes
     }
 
-    /// The answer's part: route, status, how the cache answered; a 5xx is an error.
-    private func finish(_ span: any Span, recording: Bool, _ request: HTTPRequest, _ response: HTTPResponse, route: RequestSeries.Route) {
+    /// The answer's part: route, status, how the cache answered; a 5xx is an error. The span
+    /// ends when the answer has left: with its head, or, for a body sent on its own after it
+    /// (the access line's `isSentApart`), when the server has sent it or given up on it.
+    private func finish(_ span: any Span, recording: Bool, _ request: HTTPRequest, _ response: inout HTTPResponse, route: RequestSeries.Route) {
         guard recording else { return span.end() }
         var attributes = span.attributes
         // `other` (no route) and the generic pass-through series name no route.
@@ -84,7 +89,12 @@ extension AccessLog {
             span.setStatus(SpanStatus(code: .error))
         }
         span.attributes = attributes
-        span.end()
+        guard request.method != .head, Self.isSentApart(response.body) else { return span.end() }
+        let logged = response.bodySent
+        response.bodySent = { sent in
+            logged?(sent)
+            span.end()
+        }
     }
 
     /// `Host` as `server.address` and `server.port` (80 when it names none: Larder speaks

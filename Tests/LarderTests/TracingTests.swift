@@ -77,6 +77,11 @@ import Tracing
         let hitSpans = tracer.finishedSpans
         #expect(hitSpans.count == 1, "a memory hit has no child: \(hitSpans.map(\.operationName))")
         #expect(Self.string(hitSpans[0], "larder.cache.outcome") == "hit" && Self.string(hitSpans[0], "larder.cache.tier") == "memory")
+
+        // Probes and scrapes are not traced; every other path is, an unknown one too.
+        tracer.recorder.clearFinishedSpans()
+        for path in ["/livez", "/readyz", "/healthz", "/metrics", "/nothing-here"] { _ = try await h.get(path) }
+        #expect(tracer.finishedSpans.map { Self.string($0, "url.path") } == ["/nothing-here"])
         await h.stop()
         await h.upstream.stop()
     }
@@ -121,6 +126,26 @@ import Tracing
         #expect(Self.children(of: server, in: spans).first { $0.kind == .client }?.status?.code == .error)
         await h.stop()
         await h.upstream.stop()
+    }
+
+    /// A body sent on its own after the head keeps the server span open until it has left:
+    /// a client that reads slowly is part of the request's time.
+    @Test func aLargeBodysSpanEndsWhenTheBodyHasLeft() async throws {
+        let body = patternBytes(32 << 20)  // more than loopback's socket buffers hold
+        let origin = try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "no-store")]), body: body) }
+        let tracer = TestTracer()
+        let h = try Self.start(tracer) { $0.routes = [RouteMount("/files=\(origin.url)")!] }
+        let client = try TestClient(port: h.port)
+        try client.send("GET /files/big HTTP/1.1\r\nHost: larder\r\n\r\n")
+        _ = try await client.peek(atLeast: 1)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(Self.server(tracer.finishedSpans).isEmpty, "the body is still on its way")
+        let answer = try await client.readResponse()
+        #expect(answer.status == 200 && answer.body.count == body.count)
+        #expect(await eventually { !Self.server(tracer.finishedSpans).isEmpty })
+        await h.stop()
+        await h.upstream.stop()
+        await origin.stop()
     }
 
     /// An aggregate's part that misses the deadline is a child of the request's span that
