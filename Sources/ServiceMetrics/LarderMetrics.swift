@@ -47,8 +47,10 @@ public final class LarderMetrics: Sendable {
         gauge(.cacheLimit, [("tier", "memory")]).set(Double(memoryLimit))
         gauge(.cacheLimit, [("tier", "disk")]).set(Double(diskLimit))
         gauge(.buildInfo, [("version", version)]).set(Double(1))
-        // Both results from the start, so an alert sees a process's first failure as an increase.
+        // Both results from the start, so an alert sees a process's first failure as an increase;
+        // the trace drops as well, at 0 with tracing off too.
         for result in ["success", "failure"] { _ = counter(.configReloads, [("result", result)]) }
+        for reason in TraceExportDrops.reasons { _ = counter(.traceSpansDropped, [("reason", reason)]) }
         gauge(.configLastReloadSuccess).set(Date().timeIntervalSince1970)
     }
 
