@@ -316,9 +316,11 @@ let package = Package(
         ),
         // What the tests and the fuzz targets share: a raw socket client with deadlines, test
         // servers, child processes (a built `larder`, `redis-server`), a gate that holds
-        // upstream calls in flight, a cache clock the test moves, byte mutations and a JSON sample.
+        // upstream calls in flight, a cache clock the test moves, byte mutations, a JSON sample
+        // and a logger whose lines a test reads back.
         .target(name: "TestSupport", dependencies: [
             "CLinux", "HTTPServer", "Caching", "Locking",
+            .product(name: "Logging", package: "swift-log"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ], path: "Tests/TestSupport"),
@@ -338,7 +340,7 @@ let package = Package(
         .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "RedisVocabulary", "Settings", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
-        .testTarget(name: "ServiceMetricsTests", dependencies: ["Caching", "ServiceMetrics", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ServiceMetricsTests", dependencies: ["Caching", "ServiceMetrics", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", "RequestTracing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),

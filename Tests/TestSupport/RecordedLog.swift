@@ -1,31 +1,34 @@
-import Logging
+public import Logging
 import Synchronization
 import Locking
 
 /// A logger whose lines the test reads back: level, message and metadata, nothing printed.
-final class RecordedLog: Sendable {
-    struct Line: Sendable {
-        let level: Logger.Level
-        let message: String
-        let metadata: [String: String]
+/// Shared so each test target that reads what a component logs uses one handler.
+public final class RecordedLog: Sendable {
+    public struct Line: Sendable {
+        public let level: Logger.Level
+        public let message: String
+        public let metadata: [String: String]
         /// The event's own fields as given, kept as they are, as a handler that ships its
         /// lines later would keep them.
-        let given: Logger.Metadata
+        public let given: Logger.Metadata
     }
     private let lines = Locked<[Line]>([])
 
-    func logger(level: Logger.Level = .info) -> Logger {
+    public init() {}
+
+    public func logger(level: Logger.Level = .info) -> Logger {
         var logger = Logger(label: "larder-test") { _ in Handler(sink: self) }
         logger.logLevel = level
         return logger
     }
 
-    func messages(at level: Logger.Level) -> [String] {
+    public func messages(at level: Logger.Level) -> [String] {
         lines.withLock { $0.filter { $0.level == level }.map(\.message) }
     }
 
     /// Every line, at every level.
-    var all: [Line] { lines.withLock { $0 } }
+    public var all: [Line] { lines.withLock { $0 } }
 
     fileprivate func append(_ line: Line) {
         lines.withLock { $0.append(line) }
