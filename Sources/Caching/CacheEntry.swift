@@ -28,6 +28,10 @@ public final class CacheEntry: Sendable {
     public let cacheControl: CacheControl
     /// Whether `cacheControl` came from `CDN-Cache-Control` (then `Expires` is ignored).
     public let isTargeted: Bool
+    /// Whether `Cache-Control` says `private` to the clients and caches after Larder, which
+    /// Larder's own `cacheControl` may not (`override: [private]`, or `CDN-Cache-Control` in
+    /// its stead): what an aggregate that embeds the answer must say too.
+    public let isPrivateDownstream: Bool
     public let date: Date?
     public let ageValue: Int
     public let etag: String?
@@ -69,6 +73,7 @@ public final class CacheEntry: Sendable {
         self.headers = tagBytes <= CacheTags.tagLimit ? headers : CacheTags.capped(headers)
         let targeted = targetedValues.isEmpty ? nil : TargetedCacheControl.parse(targetedValues)
         var cacheControl = targeted ?? CacheControl(cacheControlValues)
+        isPrivateDownstream = targeted == nil ? cacheControl.isPrivate : CacheControl(cacheControlValues).isPrivate
         // `override: [private]`: the origin's `private` goes on to clients, and only Larder ignores it.
         if targeted == nil, let override, CacheOverrides.notesPrivate(override) { cacheControl.isPrivate = false }
         self.cacheControl = cacheControl

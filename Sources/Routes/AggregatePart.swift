@@ -111,9 +111,10 @@ final class AggregatePart: Sendable {
     func lookup(_ request: HTTPRequest) -> Result<LarderRoutes.Part, HTTPResponseError> { locate(request) }
 
     /// Whether an answer of this part is for its caller only: a built-in route's by its
-    /// audience, an origin's by its `private`.
+    /// audience, an origin's by the `private` its clients get, which Larder may have been
+    /// told to ignore for itself.
     func isPrivate(_ answer: CacheAnswer) -> Bool {
-        isPassThrough ? answer.entry.cacheControl.isPrivate : builtInForCaller
+        isPassThrough ? answer.entry.isPrivateDownstream : builtInForCaller
     }
 
     /// Whether an origin said its answer may not be reused as it is (`no-store`, `no-cache`).

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import CacheVocabulary
 import Bodies
 import Synchronization
 import HTTPServer
@@ -57,6 +58,36 @@ import TestSupport
             let metrics = try await h.get("/metrics").text
             #expect(metrics.contains(#"larder_aggregate_parts_total{aggregate="/dash",part="rates",result="hit"} 1"#), "\(metrics)")
             #expect(metrics.contains(#"larder_http_requests_total{route="/dash",status="200"} 2"#))
+        }
+        await origin.stop()
+    }
+
+    /// A part whose origin says `private` to its clients makes the aggregate private, though
+    /// Larder stores the part: told to ignore `private` (`override: [private]`), or reading
+    /// `CDN-Cache-Control` in its stead. Without `private`, the aggregate is public.
+    @Test(arguments: [
+        ("private, max-age=300", true, [], "private"), ("private, max-age=300", false, [CacheOverrides.private], "private"),
+        ("max-age=300", true, [], "public"), ("max-age=300", false, [CacheOverrides.private], "public"),
+    ] as [(String, Bool, CacheOverrides, String)])
+    func aPartPrivateToItsClientsMakesTheAggregatePrivate(_ cacheControl: String, _ targeted: Bool, _ overrides: CacheOverrides,
+                                                          _ expected: String) async throws {
+        let fields = [("Cache-Control", cacheControl), ("Content-Type", "application/json")] + (targeted ? [("CDN-Cache-Control", "max-age=300")] : [])
+        let origin = try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders(fields), body: Self.rates) }
+        try await withLarder({ settings in
+            var route = RouteMount("/rates=\(origin.url)")!
+            route.caching.overrides = overrides
+            settings.routes = [route]
+            settings.aggregates = [AggregateDeclaration(path: "/pair", parts: [
+                .init(name: "weather", target: PartTarget("/weather?lat={lat}&lon={lon}")!),
+                .init(name: "rates", target: PartTarget("/rates/latest")!),
+            ])]
+        }) { h async throws in
+            for _ in 0..<2 {
+                let answer = try await h.get("/pair?lat=52.52&lon=13.41")
+                #expect(answer.status == 200, "\(answer.text)")
+                #expect(answer.header("cache-control")?.hasPrefix(expected + ", max-age=") == true, "\(answer.header("cache-control") ?? "")")
+            }
+            #expect(origin.requests.count == 1, "the part is stored")
         }
         await origin.stop()
     }
