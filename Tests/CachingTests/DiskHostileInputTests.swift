@@ -195,7 +195,7 @@ import TestSupport
     func aFullDiskKeepsServingAndSaysSo() async throws {
         let directory = temporaryDirectory()
         try #require(mountTmpfs(at: directory, size: "64k"))
-        defer { umount(directory) }
+        defer { unmountTmpfs(at: directory) }
         let disk = try DiskTier(directory: directory, budget: 1 << 24)
         let big = entry([], body: String(repeating: "x", count: 100_000))
         disk.write("big", big)

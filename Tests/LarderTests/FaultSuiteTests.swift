@@ -179,7 +179,7 @@ import TestSupport
         defer { Task { await origin.stop() } }
         let directory = Self.freshDirectory()
         try #require(mountTmpfs(at: directory, size: "256k"))
-        defer { umount(directory) }
+        defer { unmountTmpfs(at: directory) }
         let (larder, port) = try await Self.larder(origin, cacheDirectory: directory)
         for n in 0..<8 {
             let response = try await Self.get(port, "/b/blob/\(n)?size=100000")

@@ -19,7 +19,7 @@ struct FullDiskSpoolTests {
         let directory = FaultSuiteTests.freshDirectory()
         try #require(mount("tmpfs", directory, "tmpfs", 0, "size=16m") == 0, "mount: errno \(errno)")
         defer {
-            umount2(directory, Int32(MNT_DETACH))
+            unmountTmpfs(at: directory)
             try? FileManager.default.removeItem(atPath: directory)
         }
         let size = 30 << 20

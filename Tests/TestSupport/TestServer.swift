@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 public import HTTPServer
 
 /// Starts an `HTTPServer` on a free loopback port, runs `body` with the port, and always
@@ -56,9 +53,4 @@ public func eventually(timeout: Duration = .seconds(10), _ condition: () async -
         try? await Task.sleep(for: .milliseconds(5))
     }
     return await condition()
-}
-
-/// Mounts a size-limited tmpfs (a disk that fills up) at `path`; false when not permitted.
-public func mountTmpfs(at path: String, size: String) -> Bool {
-    mount("tmpfs", path, "tmpfs", 0, "size=\(size)") == 0
 }
