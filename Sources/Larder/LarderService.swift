@@ -223,7 +223,7 @@ public final class LarderService: Service, @unchecked Sendable {
         await adminServer?.shutdown()
         await waitForDiskWrites()
         await client?.shutdown()
-        redis?.shutdown()
+        await redis?.shutdown()
         logger.info("stopped")
     }
 

@@ -50,12 +50,16 @@ public final class RedisClient: Sendable {
     private let state = Locked(State())
     private let wake = DispatchSemaphore(value: 0)
     private let deadlines = DispatchQueue(label: "larder.redis.deadlines")
+    private let exit = ThreadExit()
 
     public init(url: RedisURL, timeout: Duration, retryInterval: Duration = .seconds(1)) {
         self.url = url
         self.timeout = timeout
         self.retryInterval = retryInterval
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            run()
+            exit.exited()
+        }
         thread.name = "larder-redis"
         thread.start()
     }
@@ -90,6 +94,13 @@ public final class RedisClient: Sendable {
         state.withLock { $0.stopped = true }
         wake.signal()
     }
+
+    /// Returns once the thread has ended, after `shutdown()`: within `timeout`, the longest
+    /// the thread waits on Redis.
+    public func waitUntilStopped() async { await exit.wait() }
+
+    /// Whether the thread has ended.
+    public var hasStopped: Bool { exit.hasExited }
 
     private func refusalWhileDown() -> RedisFailure? {
         state.withLock { state in

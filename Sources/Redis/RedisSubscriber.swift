@@ -17,6 +17,7 @@ public final class RedisSubscriber: Sendable {
     private let retryInterval: Duration
     private let receive: @Sendable ([UInt8]) -> Void
     private let state = Locked((stopped: false, subscribed: false, lastFailure: String?.none))
+    private let exit = ThreadExit()
 
     public init(url: RedisURL, channel: [UInt8], timeout: Duration, retryInterval: Duration = .seconds(1),
                 receive: @escaping @Sendable ([UInt8]) -> Void) {
@@ -25,7 +26,10 @@ public final class RedisSubscriber: Sendable {
         self.timeout = timeout
         self.retryInterval = retryInterval
         self.receive = receive
-        let thread = Thread { [self] in run() }
+        let thread = Thread { [self] in
+            run()
+            exit.exited()
+        }
         thread.name = "larder-redis-sub"
         thread.start()
     }
@@ -34,8 +38,14 @@ public final class RedisSubscriber: Sendable {
     public var isSubscribed: Bool { state.withLock { $0.subscribed } }
     public var lastFailure: String? { state.withLock { $0.subscribed ? nil : $0.lastFailure } }
 
-    /// Ends the thread within half a second.
+    /// Ends the thread within half a second (or the connection's `timeout`, while it connects).
     public func shutdown() { state.withLock { $0.stopped = true } }
+
+    /// Returns once the thread has ended, after `shutdown()`.
+    public func waitUntilStopped() async { await exit.wait() }
+
+    /// Whether the thread has ended.
+    public var hasStopped: Bool { exit.hasExited }
 
     private var stopped: Bool { state.withLock { $0.stopped } }
 

@@ -50,10 +50,14 @@ public final class SharedRedis: Sendable {
         return tier.writeProblem.map { "Redis refuses writes: \($0)" }
     }
 
-    public func shutdown() {
+    /// Stops the availability watch and both Redis threads, and returns once the threads have
+    /// ended (within the Redis timeout, or half a second).
+    public func shutdown() async {
         watcher.cancel()
         subscriber.shutdown()
         client.shutdown()
+        await subscriber.waitUntilStopped()
+        await client.waitUntilStopped()
     }
 }
 

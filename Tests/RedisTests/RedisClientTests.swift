@@ -72,4 +72,31 @@ import TestSupport
         for _ in 0..<100 where received.withLock({ $0.isEmpty }) { try await Task.sleep(for: .milliseconds(20)) }
         #expect(received.withLock { $0 } == [Self.bytes("purge k")])
     }
+
+    /// A stop can wait for both threads: connected, or with no Redis to connect to (the
+    /// subscriber between attempts), each ends within its bound once asked.
+    @Test func bothThreadsEndSoonAfterTheyAreAskedTo() async throws {
+        let redis = try await RedisServer()
+        let url = try #require(RedisURL(redis.url))
+        let subscriber = RedisSubscriber(url: url, channel: Self.bytes("larder:test"), timeout: .milliseconds(200)) { _ in }
+        let client = RedisClient(url: url, timeout: .milliseconds(200))
+        for _ in 0..<100 where !subscriber.isSubscribed { try await Task.sleep(for: .milliseconds(50)) }
+        _ = try await client.command([Self.bytes("PING")]).get()
+        #expect(!subscriber.hasStopped && !client.hasStopped)
+        let started = ContinuousClock.now
+        subscriber.shutdown()
+        client.shutdown()
+        await subscriber.waitUntilStopped()
+        await client.waitUntilStopped()
+        #expect(subscriber.hasStopped && client.hasStopped)
+        #expect(started.duration(to: .now) < .seconds(3), "a poll lasts 500 ms, a Redis call 200 ms")
+        redis.stop()
+
+        let unreachable = RedisSubscriber(url: url, channel: Self.bytes("larder:test"), timeout: .milliseconds(200)) { _ in }
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(!unreachable.isSubscribed && !unreachable.hasStopped)
+        unreachable.shutdown()
+        await unreachable.waitUntilStopped()
+        #expect(unreachable.hasStopped)
+    }
 }
