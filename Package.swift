@@ -37,6 +37,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
+        // The metrics backend the executable bootstraps behind swift-metrics, and the registry
+        // `/metrics` writes out (`MetricsExposition`).
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
         // OrderedCollections: the bench's LRU to compare the memory tier with.
@@ -46,11 +48,13 @@ let package = Package(
         // Tracing: the spans of each request (`Tracer`), through whatever tracer the executable
         // bootstraps; nil when tracing is off.
         .package(url: "https://github.com/apple/swift-distributed-tracing", exact: "1.7.3"),
+        // CoreMetrics: the series off the hit path (`LarderMetrics`, `TraceExportDrops`), through
+        // whatever factory they are given or the executable bootstraps; MetricsTestKit for tests.
+        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         // Pulled in by the packages above; pinned here, not used directly.
         .package(url: "https://github.com/apple/swift-asn1.git", exact: "1.7.4"),
         .package(url: "https://github.com/apple/swift-async-algorithms.git", exact: "1.1.4"),
         .package(url: "https://github.com/apple/swift-atomics.git", exact: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-metrics", exact: "2.13.0"),
         .package(url: "https://github.com/apple/swift-service-context", exact: "1.5.1"),
         // Traces exported over OTLP/HTTP only (no gRPC): the executable's, never a library module's,
         // so the serving modules build without waiting on SwiftNIO.
@@ -173,9 +177,9 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
-        // Logs (a swift-log handler writing logfmt or JSON, the access log and its spans) and
-        // the request series every request touches; it knows HTTP, not the cache, the
-        // upstreams or Redis.
+        // Logs (a swift-log handler writing logfmt or JSON, the access log and its spans), the
+        // request series every request touches and the names and help of every metric family;
+        // it knows HTTP, not the cache, the upstreams or Redis, nor any metrics backend.
         // Unchecked: 462 of memory-hit-logged's 42,727 instructions (the access line's output).
         .target(
             name: "Observability",
@@ -188,14 +192,14 @@ let package = Package(
                 "Locking",
                 "RequestTracing",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
             swiftSettings: uncheckedExclusivity
         ),
-        // Larder's Prometheus registry and the series that know the cache: lookups by tier, the
-        // tiers' levels, aggregate parts, upstreams, reloads. What Redis and the upstream client
-        // report reaches it as plain values from where the pieces are composed (`Larder`).
+        // The series that know the cache: lookups by tier (striped, on the hit path), the tiers'
+        // levels, aggregate parts, upstreams, reloads, through the swift-metrics facade but for
+        // the hit path's. What Redis and the upstream client report reaches it as plain values
+        // from where the pieces are composed (`Larder`).
         // Checked: it keeps no variable a runtime exclusivity check would guard.
         .target(
             name: "ServiceMetrics",
@@ -204,7 +208,7 @@ let package = Package(
                 "Observability",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ],
             swiftSettings: crossModule
         ),
@@ -251,7 +255,7 @@ let package = Package(
             ]
         ),
         // The service: every module wired together and run under swift-service-lifecycle, with
-        // health and readiness, which read every piece.
+        // health and readiness, which read every piece, and `/metrics` over the Prometheus backend.
         .target(
             name: "Larder",
             dependencies: [
@@ -268,12 +272,14 @@ let package = Package(
                 "Routes",
                 "Admin",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
-        // The executable `larder`: argument parsing, and the simulator for `--demo`.
+        // The executable `larder`: argument parsing, the simulator for `--demo`, and the log
+        // handler, metrics backend and tracer it bootstraps.
         .executableTarget(
             name: "LarderCommand",
             dependencies: [
@@ -286,6 +292,7 @@ let package = Package(
                 "Upstream",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "OTel", package: "swift-otel"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -340,7 +347,10 @@ let package = Package(
         .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "RedisVocabulary", "Settings", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
-        .testTarget(name: "ServiceMetricsTests", dependencies: ["Caching", "ServiceMetrics", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ServiceMetricsTests", dependencies: [
+            "Caching", "ServiceMetrics", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ]),
         .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", "RequestTracing", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),

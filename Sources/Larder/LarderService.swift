@@ -28,6 +28,8 @@ public final class LarderService: Service, @unchecked Sendable {
     private var client: UpstreamClient?
     private var redis: SharedRedis?
     public let metrics: LarderMetrics
+    /// The backend `metrics` emits into, which `/metrics` writes out.
+    private let exposition: MetricsExposition
     private let clock: any CacheClock
     /// The routes serving now, swapped whole by a reload.
     let routes = CurrentRoutes()
@@ -43,10 +45,11 @@ public final class LarderService: Service, @unchecked Sendable {
     /// `clock` is where freshness and Age read the time; tests pass a clock they move.
     /// `readSettings` reads the configuration again for a reload (`reload()`), which also
     /// happens when `watchedFile` changes. `tracer` records a span per request (and its
-    /// tiers, upstream call and parts); nil, the default, serves untraced.
+    /// tiers, upstream call and parts); nil, the default, serves untraced. `exposition`: the
+    /// metrics backend, the one the executable bootstrapped; by default one of its own.
     public init(settings: ServeSettings, logger: Logger = Logger(label: "larder"), clock: any CacheClock = SystemClock(),
                 readSettings: (@Sendable () async throws(ConfigurationError) -> ServeSettings)? = nil,
-                watchedFile: String? = nil, tracer: (any Tracer)? = nil) {
+                watchedFile: String? = nil, tracer: (any Tracer)? = nil, exposition: MetricsExposition = MetricsExposition()) {
         self.settings = settings
         self.tracer = tracer
         self.readSettings = readSettings
@@ -56,8 +59,9 @@ public final class LarderService: Service, @unchecked Sendable {
         access[metadataKey: "log"] = "access"
         self.accessLogger = access
         self.clock = clock
+        self.exposition = exposition
         metrics = LarderMetrics(memoryLimit: settings.memoryLimit, diskLimit: settings.diskLimit, sharedTier: settings.redisURL != nil,
-                                version: Version.current)
+                                version: Version.current, factory: exposition.factory)
     }
 
     /// Opens the cache and binds the listeners. A failure here (cache dir not writable, port
@@ -94,13 +98,14 @@ public final class LarderService: Service, @unchecked Sendable {
         let readiness: HTTPHandler = { _ in .now(health.readiness(disk: disk, client: client, redis: redis, upstreams: current().upstreams)) }
         router.get("/readyz", readiness)
         router.get("/healthz", readiness)
-        let metrics = self.metrics
+        let metrics = self.metrics, exposition = self.exposition
         // The server is created below; the metrics handler reads its connection count through this box.
         let serverBox = ServerBox()
         router.get("/metrics") { _ in
-            .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
-                                                                 ("Cache-Control", "no-store")]),
-                              body: metrics.render(memory: memory, disk: disk, shared: redis.map(SharedTierReading.init), openConnections: serverBox.server?.openConnections ?? 0)))
+            metrics.update(memory: memory, disk: disk, shared: redis.map(SharedTierReading.init), openConnections: serverBox.server?.openConnections ?? 0)
+            return .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "text/plain; version=0.0.4; charset=utf-8"),
+                                                                        ("Cache-Control", "no-store")]),
+                                     body: exposition.render(hitPath: metrics.renderHitPath())))
         }
         router.get("/openapi.yaml") { _ in
             .now(HTTPResponse(status: 200, headers: HTTPHeaders([("Content-Type", "application/yaml"), ("Cache-Control", "no-store")]),

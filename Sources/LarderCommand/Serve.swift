@@ -1,4 +1,5 @@
 import ArgumentParser
+import CoreMetrics
 import Foundation
 import Larder
 import Logging
@@ -89,6 +90,10 @@ struct Serve: AsyncParsableCommand {
         var settings = try ServeSettings.resolve(flags: given, environment: environment, file: file)
         LogOutput.bootstrap(level: ServeSettings.logLevel(named: settings.logLevel) ?? .info,
                             format: settings.logFormat == .json ? .json : .text)
+        // Every series made through swift-metrics, Larder's and any library's, goes to the
+        // registry `/metrics` writes out.
+        let exposition = MetricsExposition()
+        MetricsSystem.bootstrap(exposition.factory)
         let tracing = try TracingExport.resolve(settings: settings, environment: environment)
         let drops = TraceExportDrops(logger: Logger(label: "larder"))
         let exporter = try tracing.map { try Self.exporter($0, drops: drops) }
@@ -103,9 +108,10 @@ struct Serve: AsyncParsableCommand {
                     return try ServeSettings.resolve(flags: given, environment: environment, file: file)
                 }
             }
-            let service = LarderService(settings: settings, readSettings: readSettings, watchedFile: path, tracer: exporter?.tracer)
+            let service = LarderService(settings: settings, readSettings: readSettings, watchedFile: path, tracer: exporter?.tracer,
+                                        exposition: exposition)
             if let tracing {
-                drops.bind(to: service.metrics)
+                drops.bind()
                 Logger(label: "larder").info("tracing on: spans go over OTLP/HTTP", metadata: tracing.summary)
             }
             try await service.runUntilSignalled(exporter: exporter?.service)

@@ -1,8 +1,8 @@
-package import Prometheus
-
 /// Every metric family Larder exports, with the help text `/metrics` prints for it: the one
 /// list of names, so no family goes out without `# HELP` and a dashboard or alert can be
-/// checked against it. Labels are bounded: route, status, tier, result, upstream, outcome.
+/// checked against it. The swift-metrics facade carries no help text, so the exposition
+/// adds each family's `# HELP` line from here. Labels are bounded: route, status, tier,
+/// result, upstream, outcome.
 package enum MetricFamily: String, CaseIterable, Sendable {
     case httpRequests = "larder_http_requests_total"
     case httpRequestDuration = "larder_http_request_duration_seconds"
@@ -34,10 +34,6 @@ package enum MetricFamily: String, CaseIterable, Sendable {
     case traceSpansDropped = "larder_trace_spans_dropped_total"
 
     package var name: String { rawValue }
-
-    /// The family as swift-prometheus takes it: the whole name, unit suffix included, as the
-    /// metric's name, so the exported name is exactly `name`.
-    package var descriptor: MetricNameDescriptor { MetricNameDescriptor(metricName: name, unitName: "", helpText: help) }
 
     package var help: String {
         switch self {

@@ -9,8 +9,14 @@ import Synchronization
 /// summed and written out at scrape time with only the series that have counted something
 /// (no wall of zeros), but for the stale answers of the routes the cache answers: an alert
 /// reads those, and a series that first appears at 1 shows it no increase.
-/// Measured (`larder-bench pieces`): 24–25 ns per request against 978–1,351 ns through
-/// swift-prometheus's registry (a counter and a duration histogram looked up by labels).
+/// Measured (`larder-bench pieces`, the `RequestSeries` row of docs/performance.md): 9.0 ns
+/// per request against 1,345.5 ns through swift-prometheus's registry (a counter and a
+/// duration histogram looked up by labels). So these series, with the lookup and aggregate
+/// part counters (`StripedCounters`), stay outside the swift-metrics facade the other series
+/// go through: the facade's handles are made per label set, and a request's status is known
+/// only when it is answered, so each request would look its handles up by labels, under the
+/// backend's lock, on a path the performance gate holds at 17,829 instructions per memory
+/// hit (`scripts/gate`).
 ///
 /// Route labels are bounded: `pass-through` and `other` first, then the router's own paths,
 /// then the labels configuration gives (each pass-through route's prefix, an aggregate a

@@ -1,17 +1,19 @@
 public import Caching
+public import CoreMetrics
 import Foundation
 public import Observability
-import Prometheus
 import Synchronization
 import Locking
 
-/// Larder's Prometheus series. Those every request touches live in `RequestSeries` (fixed
-/// atomic tables); the rest are swift-prometheus series on a registry of Larder's own (so
-/// several services in one test process never share), made on first use with the help text
-/// of their `MetricFamily`, so every family carries `# HELP` and no series is made before
-/// it has something to say.
+/// Larder's series. Those every request touches are counted on the hit path's fast path
+/// (`RequestSeries` and the striped lookup and aggregate part counters, written out by
+/// `renderHitPath`); the rest go through the swift-metrics facade to whatever backend
+/// `factory` is (the executable's Prometheus registry, a test's `TestMetrics`), named by
+/// their `MetricFamily`, made on first use, so no series is made before it has something
+/// to say.
 public final class LarderMetrics: Sendable {
-    let registry = PrometheusCollectorRegistry()
+    /// Where the facade's series go: given, so several services in one test process never share.
+    private let factory: any MetricsFactory
     /// Totals counted inside the tiers, as last copied into their counters.
     private let lastTotals = Locked<[String: Int]>([:])
     private let series = Locked<RequestSeries?>(nil)
@@ -22,15 +24,17 @@ public final class LarderMetrics: Sendable {
 
     private static func lookupCell(_ tier: Int, _ result: Int) -> Int { tier * CacheStatus.Result.allCases.count + result }
     private static let tiers = CacheStatus.Tier.allCases
-    private static let upstreamBuckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
+    /// The buckets of `larder_upstream_request_duration_seconds`, which the backend is told
+    /// (a swift-metrics `Timer` has no buckets of its own).
+    public static let upstreamBuckets: [Duration] = [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
                                                       .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
                                                       .milliseconds(2500), .seconds(5), .seconds(10)]
 
-    /// The registry's handles for one upstream, kept: making them on every fetch (sorting
-    /// labels, fixing help text) cost a miss thousands of instructions.
+    /// The handles for one upstream, kept: making them on every fetch (the backend sorting
+    /// labels under its lock) cost a miss thousands of instructions.
     private struct UpstreamSeries {
         let requests: [String: Counter]
-        let duration: DurationHistogram
+        let duration: CoreMetrics.Timer
         let events: [MetricFamily: Counter]
 
         static let eventFamilies: [MetricFamily] = [.upstreamBackoffs, .upstreamBackoffRefusals, .upstreamSaturated]
@@ -41,36 +45,34 @@ public final class LarderMetrics: Sendable {
     /// Whether a shared tier (Redis) sits between disk and the upstream in every lookup.
     private let sharedTier: Bool
 
-    /// `version`: Larder's, for `larder_build_info`.
-    public init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false, version: String) {
+    /// `version`: Larder's, for `larder_build_info`. `factory`: the metrics backend, the one
+    /// bootstrapped (or bound to the task with `withMetricsFactory`) unless given.
+    public init(memoryLimit: Int, diskLimit: Int, sharedTier: Bool = false, version: String,
+                factory: any MetricsFactory = MetricsSystem.factory) {
+        self.factory = factory
         self.sharedTier = sharedTier
-        gauge(.cacheLimit, [("tier", "memory")]).set(Double(memoryLimit))
-        gauge(.cacheLimit, [("tier", "disk")]).set(Double(diskLimit))
-        gauge(.buildInfo, [("version", version)]).set(Double(1))
+        gauge(.cacheLimit, [("tier", "memory")]).record(memoryLimit)
+        gauge(.cacheLimit, [("tier", "disk")]).record(diskLimit)
+        gauge(.buildInfo, [("version", version)]).record(1)
         // Both results from the start, so an alert sees a process's first failure as an increase;
         // the trace drops as well, at 0 with tracing off too.
         for result in ["success", "failure"] { _ = counter(.configReloads, [("result", result)]) }
         for reason in TraceExportDrops.reasons { _ = counter(.traceSpansDropped, [("reason", reason)]) }
-        gauge(.configLastReloadSuccess).set(Date().timeIntervalSince1970)
+        gauge(.configLastReloadSuccess).record(Date().timeIntervalSince1970)
     }
 
     /// A reload happened: counted by result; a success at `time` (Unix seconds) is kept.
     public func configReloaded(success: Bool, at time: Double?) {
         counter(.configReloads, [("result", success ? "success" : "failure")]).increment()
-        if success, let time { gauge(.configLastReloadSuccess).set(time) }
+        if success, let time { gauge(.configLastReloadSuccess).record(time) }
     }
 
-    /// Trace spans lost on the way to the collector (`TraceExportDrops`).
-    public func traceSpansDropped(_ count: Int, reason: String) {
-        counter(.traceSpansDropped, [("reason", reason)]).increment(by: Int64(count))
-    }
-
-    func counter(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Counter {
-        registry.makeCounter(descriptor: family.descriptor, labels: labels)
+    private func counter(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Counter {
+        Counter(label: family.name, dimensions: labels, factory: factory)
     }
 
     private func gauge(_ family: MetricFamily, _ labels: [(String, String)] = []) -> Gauge {
-        registry.makeGauge(descriptor: family.descriptor, labels: labels)
+        Gauge(label: family.name, dimensions: labels, factory: factory)
     }
 
     /// The counters of one part of an aggregate: the same cells for the same labels in every
@@ -147,9 +149,9 @@ public final class LarderMetrics: Sendable {
     public func configure(upstreams: Set<String>, aggregateParts: [(aggregate: String, part: String)]) {
         upstreamSeries.withLock { known in
             for (name, gone) in known where !upstreams.contains(name) {
-                gone.requests.values.forEach(registry.unregisterCounter)
-                gone.events.values.forEach(registry.unregisterCounter)
-                registry.unregisterDurationHistogram(gone.duration)
+                gone.requests.values.forEach { $0.destroy() }
+                gone.events.values.forEach { $0.destroy() }
+                gone.duration.destroy()
                 known[name] = nil
             }
             for name in upstreams where known[name] == nil {
@@ -157,8 +159,7 @@ public final class LarderMetrics: Sendable {
                     requests: Dictionary(uniqueKeysWithValues: Self.upstreamOutcomes.map {
                         ($0, counter(.upstreamRequests, [("upstream", name), ("outcome", $0)]))
                     }),
-                    duration: registry.makeDurationHistogram(descriptor: MetricFamily.upstreamDuration.descriptor, labels: [("upstream", name)],
-                                                             buckets: Self.upstreamBuckets),
+                    duration: CoreMetrics.Timer(label: MetricFamily.upstreamDuration.name, dimensions: [("upstream", name)], factory: factory),
                     events: Dictionary(uniqueKeysWithValues: UpstreamSeries.eventFamilies.map { ($0, counter($0, [("upstream", name)])) }))
             }
         }
@@ -166,7 +167,7 @@ public final class LarderMetrics: Sendable {
         self.aggregateParts.withLock { known in
             for labels in known.keys where !parts.contains(labels) {
                 for result in AggregatePartCounters.results {
-                    registry.unregisterCounter(counter(.aggregateParts, labels.labels(result)))
+                    counter(.aggregateParts, labels.labels(result)).destroy()
                     lastTotals.withLock { $0[Self.totalID(.aggregateParts, labels.labels(result))] = nil }
                 }
                 known[labels] = nil
@@ -200,16 +201,17 @@ public final class LarderMetrics: Sendable {
         family.name + labels.map { "|\($0.0)=\($0.1)" }.joined()
     }
 
-    /// Brings the level gauges up to date and renders the text exposition format.
-    public func render(memory: MemoryTier, disk: DiskTier?, shared: SharedTierReading? = nil, openConnections: Int) -> [UInt8] {
-        gauge(.cacheBytes, [("tier", "memory")]).set(Double(memory.bytes))
-        gauge(.cacheEntries, [("tier", "memory")]).set(Double(memory.count))
-        gauge(.openConnections).set(Double(openConnections))
+    /// Brings the level gauges, and the counters kept as running totals elsewhere, up to
+    /// date in the backend: what a scrape does before the backend writes its series out.
+    public func update(memory: MemoryTier, disk: DiskTier?, shared: SharedTierReading? = nil, openConnections: Int) {
+        gauge(.cacheBytes, [("tier", "memory")]).record(memory.bytes)
+        gauge(.cacheEntries, [("tier", "memory")]).record(memory.count)
+        gauge(.openConnections).record(openConnections)
         catchUp(.cacheEvictions, [("tier", "memory")], to: memory.evictions)
         catchUp(.cacheAdmissionRejections, [("tier", "memory")], to: memory.rejections)
         if let disk {
-            gauge(.cacheBytes, [("tier", "disk")]).set(Double(disk.bytes))
-            gauge(.cacheEntries, [("tier", "disk")]).set(Double(disk.count))
+            gauge(.cacheBytes, [("tier", "disk")]).record(disk.bytes)
+            gauge(.cacheEntries, [("tier", "disk")]).record(disk.count)
             catchUp(.cacheEvictions, [("tier", "disk")], to: disk.evictions)
             catchUp(.cacheAdmissionRejections, [("tier", "disk")], to: disk.rejections)
             catchUp(.diskWritesSkipped, [], to: disk.skippedWrites)
@@ -221,7 +223,7 @@ public final class LarderMetrics: Sendable {
             catchUp(.redisErrors, [], to: shared.errors)
             catchUp(.redisWaits, [], to: shared.waits)
             catchUp(.redisCorruptValues, [], to: shared.corruptions)
-            gauge(.redisUp).set(Double(shared.isUp ? 1 : 0))
+            gauge(.redisUp).record(shared.isUp ? 1 : 0)
         }
         // Under the lock `configure` removes parts with, so no part removed is made again here.
         aggregateParts.withLock { parts in
@@ -231,8 +233,12 @@ public final class LarderMetrics: Sendable {
                 }
             }
         }
-        let requests = (series.withLock { $0 }?.render() ?? "") + renderLookups()
-        return registry.emitToBuffer() + Array(requests.utf8)
+    }
+
+    /// The text exposition of the families the hit path counts outside the facade: the
+    /// request series and the lookups, series that counted nothing left out.
+    public func renderHitPath() -> String {
+        (series.withLock { $0 }?.render() ?? "") + renderLookups()
     }
 }
 

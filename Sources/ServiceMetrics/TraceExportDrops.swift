@@ -1,5 +1,7 @@
+public import CoreMetrics
 public import Logging
 import Locking
+import Observability
 import Synchronization
 
 /// Spans the trace exporter lost, counted and said once. swift-otel's batch processor keeps
@@ -14,7 +16,8 @@ public final class TraceExportDrops: Sendable {
     private struct State {
         /// Counted before the metrics were bound (none in practice: nothing is traced before the service starts).
         var pending: [String: Int] = [:]
-        var metrics: LarderMetrics?
+        /// By reason, once bound.
+        var counters: [String: Counter]?
         /// Whether spans were lost since the last batch exported: the line was written.
         var losing = false
         var total = 0
@@ -32,14 +35,19 @@ public final class TraceExportDrops: Sendable {
         self.logger = logger
     }
 
-    /// Counts into `metrics` from now on (both reasons exported at 0, so an alert sees the first loss).
-    public func bind(to metrics: LarderMetrics) {
+    /// Counts through the swift-metrics facade into `factory` from now on (both reasons
+    /// exported at 0, so an alert sees the first loss, as `LarderMetrics` exports them with
+    /// tracing off too); bound only while tracing is on.
+    public func bind(to factory: any MetricsFactory = MetricsSystem.factory) {
+        let counters = Dictionary(uniqueKeysWithValues: Self.reasons.map {
+            ($0, Counter(label: MetricFamily.traceSpansDropped.name, dimensions: [("reason", $0)], factory: factory))
+        })
         let pending = state.withLock { state in
-            state.metrics = metrics
+            state.counters = counters
             defer { state.pending = [:] }
             return state.pending
         }
-        for reason in Self.reasons { metrics.traceSpansDropped(pending[reason] ?? 0, reason: reason) }
+        for (reason, count) in pending { counters[reason]?.increment(by: count) }
     }
 
     /// Spans lost so far, both reasons together.
@@ -50,13 +58,13 @@ public final class TraceExportDrops: Sendable {
 
     func dropped(_ count: Int, reason: String, error: String?) {
         guard count > 0 else { return }
-        let (metrics, announce, total) = state.withLock { state in
+        let (counter, announce, total) = state.withLock { state in
             state.total += count
-            if state.metrics == nil { state.pending[reason, default: 0] += count }
+            if state.counters == nil { state.pending[reason, default: 0] += count }
             defer { state.losing = true }
-            return (state.metrics, !state.losing, state.total)
+            return (state.counters?[reason], !state.losing, state.total)
         }
-        metrics?.traceSpansDropped(count, reason: reason)
+        counter?.increment(by: count)
         guard announce else { return }
         var metadata: Logger.Metadata = ["reason": .string(reason), "dropped": .stringConvertible(total)]
         if let error { metadata["error"] = .string(error) }

@@ -1,4 +1,5 @@
 import Logging
+import MetricsTestKit
 import Testing
 import TestSupport
 @testable import ServiceMetrics
@@ -35,6 +36,20 @@ import TestSupport
         #expect(lines.all.count == 2)
         #expect(lines.all.last?.metadata["reason"] == "export_failed" && lines.all.last?.metadata["dropped"] == "17")
         #expect(lines.all.last?.metadata["error"] != nil)
+    }
+
+    /// Bound to a metrics backend, both reasons are there at 0, then count what is lost
+    /// (what was lost before, too).
+    @Test func lossesAreCountedThroughTheFactoryBound() throws {
+        let lines = RecordedLog()
+        let drops = TraceExportDrops(logger: lines.logger(level: .trace))
+        let otel = Self.diagnostic(drops)
+        otel.warning("Spans were dropped this iteration because queue was full", metadata: ["dropped_count": "2"])
+        let backend = TestMetrics()
+        drops.bind(to: backend)
+        #expect(try backend.expectCounter("larder_trace_spans_dropped_total", [("reason", "export_failed")]).totalValue == 0)
+        otel.warning("Spans were dropped this iteration because queue was full", metadata: ["dropped_count": "5"])
+        #expect(try backend.expectCounter("larder_trace_spans_dropped_total", [("reason", "queue_full")]).totalValue == 7)
     }
 
     @Test func otherWarningsPassOnAndDebugLinesDoNot() {
