@@ -33,6 +33,8 @@ extension DiskTier {
         var purgedTags: Set<String> = []
         var purgedPrimaries: Set<EntryName> = []
         var waiters: [CheckedContinuation<Void, Never>] = []
+        /// The service stops: no more heads are read (`stopLoading`).
+        var stopping = false
 
         /// Whether a purge during the load selects a file found at start with `head`.
         func purged(_ head: DiskIndex.Head) -> Bool {
@@ -56,14 +58,25 @@ extension DiskTier {
         }
     }
 
+    /// Ends the load, if it is under way, after the batch of heads it is reading, and returns
+    /// once it has ended: a stop waits for it rather than leave it reading files. The heads
+    /// not read yet would be read on first use, as during the load.
+    public func stopLoading() async {
+        index.withLock { $0.loading.stopping = true }
+        await withCheckedContinuation { continuation in loads.async { continuation.resume() } }
+    }
+
     /// Lists the directory, then reads the heads; on the load's own queue.
     func loadIndex() {
         let started = ContinuousClock.now
         loadListing()
         let listed = started.duration(to: .now)
         loadHeads()
+        let stopped = index.withLock { $0.loading.stopping }
         let count = finishLoading()
-        if count > 0 {
+        if stopped {
+            inform("the index load of \(count) stored entries ended with the service after \(Self.seconds(started.duration(to: .now)))")
+        } else if count > 0 {
             inform("the index of \(count) stored entries is whole after \(Self.seconds(started.duration(to: .now))) "
                    + "(listed in \(Self.seconds(listed)))")
         }
@@ -195,6 +208,7 @@ extension DiskTier {
         while true {
             let batch = index.withLock { index -> [(slot: UInt32, name: EntryName, stamp: UInt32)] in
                 var batch: [(slot: UInt32, name: EntryName, stamp: UInt32)] = []
+                if index.loading.stopping { return batch }
                 while next < index.entries.slots.count, batch.count < 256 {
                     let slot = index.entries.slots[next]
                     if slot.flags == .headUnknown { batch.append((UInt32(next), slot.name, slot.stamp)) }

@@ -98,6 +98,8 @@ public final class DiskTier: Sendable {
     }
 
     let index = Locked(Index())
+    /// Where the index found at start is loaded, once; `stopLoading` waits on it.
+    let loads = DispatchQueue(label: "larder.disk.load", qos: .utility)
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
     /// Writes, deletions and evictions in one order, so a deletion never races a newer write.
     let writes = OrderedWork(label: "larder.disk.write")
@@ -140,7 +142,7 @@ public final class DiskTier: Sendable {
             unlink(directory + "/tmp/" + leftover)
         }
         makesUnnamedFiles = unnamedFiles && Self.canMakeUnnamedFiles(in: directory, as: "\(directory)/tmp/\(temporaryNames.next())")
-        if loadsIndex { DispatchQueue(label: "larder.disk.load", qos: .utility).async { [self] in loadIndex() } }
+        if loadsIndex { loads.async { [self] in loadIndex() } }
         spoolRoom.whenGrown { [weak self] taken in self?.makeRoomForSpools(taken) }
     }
 

@@ -227,6 +227,7 @@ public final class LarderService: Service, @unchecked Sendable {
         await server?.shutdown()
         await adminServer?.shutdown()
         await waitForDiskWrites()
+        await routes.now?.base.disk.stopLoading()
         await client?.shutdown()
         await redis?.shutdown()
         logger.info("stopped")

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Bodies
+import Synchronization
 import Testing
 @testable import Caching
 
@@ -39,6 +40,25 @@ import Testing
         disk.loadHeads()
         #expect(disk.finishLoading() == 2)
         #expect(await disk.read(k("a", 2)) == sample)
+    }
+
+    /// A stop ends the load after the batch of heads under way; what was not read is read
+    /// on first use. With nothing loading, the stop returns at once.
+    @Test func aStopEndsTheLoadBeforeTheHeadsItHasNotRead() async throws {
+        let keys = (1...600).map { k("a", $0) }
+        let disk = try DiskTier(directory: try await stored(keys), budget: 1 << 24, loadsIndex: false)
+        disk.loadListing()
+        await disk.stopLoading()
+        disk.loadHeads()
+        disk.finishLoading()
+        let unread = disk.index.withLock { $0.entries.slots.filter { $0.flags.contains(.headUnknown) }.count }
+        #expect(unread == keys.count, "no head read after the stop")
+        #expect(await disk.read(k("a", 600)) == sample)
+
+        let loading = try DiskTier(directory: try await stored(keys), budget: 1 << 24)
+        await loading.stopLoading()
+        #expect(loading.isIndexWhole, "the load has ended, its waiters let go")
+        await loading.waitForIndex()
     }
 
     @Test func aTagPurgeWhileListingReachesFilesFoundLater() async throws {
