@@ -239,15 +239,16 @@ public final class LarderService: Service, @unchecked Sendable {
     /// or a change to the configuration file, reloads it (`reload()`) and never stops the
     /// process; those triggers are a service of the group too (`ReloadTriggers`), listed
     /// after this one so a stop ends them, and a reload under way, before the drain.
-    /// `exporter` (the trace exporter, when tracing is on) runs first in the group, so it
-    /// stops last: the spans of the requests the drain finishes are flushed.
-    public func runUntilSignalled(exporter: (any Service)? = nil) async throws {
+    /// The `first` services (the log writer, the trace exporter when tracing is on) run ahead
+    /// of this one in the group, so they stop after it, last first: the lines and the spans
+    /// of the requests the drain finishes are written.
+    public func runUntilSignalled(first: [any Service] = []) async throws {
         startsInRun = true
         let triggers = ReloadTriggers(hangups: await UnixSignalsSequence(trapping: .sighup),
                                       watch: watchedFile.map { ConfigFileWatch(path: $0) },
                                       reload: { [weak self] in _ = await self?.reload() })
         let group = ServiceGroup(configuration: .init(
-            services: (exporter.map { [.init(service: $0)] } ?? [])
+            services: first.map { .init(service: $0) }
                 + [.init(service: self), .init(service: triggers, successTerminationBehavior: .ignore)],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))

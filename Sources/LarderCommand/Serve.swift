@@ -114,7 +114,7 @@ struct Serve: AsyncParsableCommand {
                 drops.bind()
                 Logger(label: "larder").info("tracing on: spans go over OTLP/HTTP", metadata: tracing.summary)
             }
-            try await service.runUntilSignalled(exporter: exporter?.service)
+            try await service.runUntilSignalled(first: [LogWriterService()] + (exporter.map { [$0.service] } ?? []))
         } catch {
             await simulator?.shutdown()
             throw error

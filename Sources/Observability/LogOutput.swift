@@ -49,6 +49,10 @@ public struct LogOutput: LogHandler {
         LoggingSystem.bootstrap { LogOutput(label: $0, level: level, format: format) }
     }
 
+    /// Writes out every line gathered so far and ends the writer thread (the last act of a
+    /// stop, once nothing else logs); a later line is still written, at exit.
+    public static func stopWriter() async { await LogSink.shared.stop() }
+
     /// Writes out every line gathered so far (larder-bench, before it points standard output back).
     @_spi(Bench) public static func flush() { LogSink.shared.flush() }
 

@@ -29,6 +29,8 @@ final class LogSink: Sendable {
         var dropped = 0
         var writerWaiting = false
         var started = false
+        /// The writer ends once the buffer is written (`stop`).
+        var stopping = false
     }
 
     private let fd: Int32
@@ -40,6 +42,7 @@ final class LogSink: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     /// Serialises writers: the batch thread and `flush`.
     private let writing = Locked(())
+    private let writerExit = ThreadExit()
 
     init(fd: Int32, maxBuffered: Int = 8 << 20) {
         self.fd = fd
@@ -79,21 +82,33 @@ final class LogSink: Sendable {
         writing.withLock { _ in writeBatch() }
     }
 
+    /// Writes what is queued and ends the writer thread, returning once it has ended (at once
+    /// when no line was ever written). A line appended later is written at exit (`flush`).
+    func stop() async {
+        let started = state.withLock { state in
+            state.stopping = true
+            return state.started
+        }
+        guard started else { return }
+        wake.signal()
+        await writerExit.wait()
+    }
+
     private func startWriter() {
         let thread = Thread { [self] in
             while true {
-                let idle = state.withLock { state -> Bool in
-                    if state.buffer.isEmpty && state.dropped == 0 {
-                        state.writerWaiting = true
-                        return true
-                    }
-                    return false
+                let (idle, ends) = state.withLock { state -> (Bool, Bool) in
+                    guard state.buffer.isEmpty && state.dropped == 0 else { return (false, false) }
+                    state.writerWaiting = !state.stopping
+                    return (!state.stopping, state.stopping)
                 }
+                if ends { break }
                 if idle { wake.wait() }
                 // Let the lines of the next few milliseconds gather into this write.
                 usleep(UInt32(Self.batchInterval.components.attoseconds / 1_000_000_000_000))
                 writing.withLock { _ in writeBatch() }
             }
+            writerExit.exited()
         }
         thread.name = "larder-log"
         thread.start()

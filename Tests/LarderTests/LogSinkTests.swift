@@ -74,4 +74,22 @@ import Testing
         #expect(dropped > 0)
         #expect(written + dropped == 5000)
     }
+
+    /// A stop writes what is queued and ends the writer; a line after it is written at exit
+    /// (`flush`). A sink that never wrote has no writer to wait for.
+    @Test func aStopWritesWhatIsQueuedAndEndsTheWriter() async {
+        let pipe = Pipe()
+        let sink = LogSink(fd: pipe.write)
+        await sink.stop()
+        let lines = (0..<500).map { "line \($0)\n" }
+        let busy = LogSink(fd: pipe.write)
+        for line in lines { busy.append(Array(line.utf8)) }
+        await busy.stop()
+        #expect(pipe.available() == lines.joined(), "all of it, before the stop returned")
+        busy.append(Array("late\n".utf8))
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(pipe.available().isEmpty, "no writer left")
+        busy.flush()
+        #expect(pipe.available() == "late\n")
+    }
 }

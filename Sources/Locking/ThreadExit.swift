@@ -1,12 +1,13 @@
-import Locking
 import Synchronization
 
 /// The end of a thread of its own, for a stop to await: the thread calls `exited()` as its
 /// last act, and `wait()` returns once it has (at once, if it already had).
-final class ThreadExit: Sendable {
+public final class ThreadExit: Sendable {
     private let state = Locked((exited: false, waiters: [CheckedContinuation<Void, Never>]()))
 
-    func exited() {
+    public init() {}
+
+    public func exited() {
         let waiters = state.withLock { state in
             state.exited = true
             defer { state.waiters = [] }
@@ -15,7 +16,7 @@ final class ThreadExit: Sendable {
         waiters.forEach { $0.resume() }
     }
 
-    func wait() async {
+    public func wait() async {
         await withCheckedContinuation { continuation in
             let exited = state.withLock { state in
                 if !state.exited { state.waiters.append(continuation) }
@@ -25,5 +26,5 @@ final class ThreadExit: Sendable {
         }
     }
 
-    var hasExited: Bool { state.withLock { $0.exited } }
+    public var hasExited: Bool { state.withLock { $0.exited } }
 }
