@@ -177,24 +177,35 @@ let package = Package(
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
-        // Logs (a swift-log handler writing logfmt or JSON, the access log and its spans), the
-        // request series every request touches and the names and help of every metric family;
-        // it knows HTTP, not the cache, the upstreams or Redis, nor any metrics backend.
+        // Logs (a swift-log handler writing logfmt or JSON to a writer thread), the names and
+        // help of every metric family and the striped counters the hit path's series add to;
+        // it knows HTTP's vocabulary and nothing else of Larder, nor any metrics backend.
         // Unchecked: 462 of memory-hit-logged's 42,727 instructions (the access line's output).
         .target(
             name: "Observability",
             dependencies: [
                 "CLinux",
                 "HTTPCore",
+                "Locking",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: uncheckedExclusivity
+        ),
+        // The server's middleware around the router: each request's access line, its request
+        // series (the hit path's own, outside the metrics facade) and, with a tracer, its span.
+        .target(
+            name: "AccessLogging",
+            dependencies: [
+                "HTTPCore",
                 "CacheVocabulary",
                 "Bodies",
                 "HTTPServer",
-                "Locking",
+                "Observability",
                 "RequestTracing",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ],
-            swiftSettings: uncheckedExclusivity
+            swiftSettings: crossModule
         ),
         // The series that know the cache: lookups by tier (striped, on the hit path), the tiers'
         // levels, aggregate parts, upstreams, reloads, through the swift-metrics facade but for
@@ -206,6 +217,7 @@ let package = Package(
             dependencies: [
                 "Caching",
                 "Observability",
+                "AccessLogging",
                 "Locking",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -224,7 +236,7 @@ let package = Package(
                 "HTTPServer",
                 "Caching",
                 "Settings",
-                "Observability",
+                "AccessLogging",
                 "ServiceMetrics",
                 "RequestTracing",
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -237,7 +249,7 @@ let package = Package(
         // The admin listener's API: purge, tags, inspection.
         .target(
             name: "Admin",
-            dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Observability", "Routes", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "AccessLogging", "Routes", .product(name: "Logging", package: "swift-log")]
         ),
         // The upstream simulator: both upstream formats, for `--demo`, compose and the tests.
         .target(
@@ -267,6 +279,7 @@ let package = Package(
                 "UpstreamPolicy",
                 "RedisTier",
                 "Observability",
+                "AccessLogging",
                 "ServiceMetrics",
                 "Locking",
                 "Routes",
@@ -313,6 +326,7 @@ let package = Package(
                 "Caching",
                 "Settings",
                 "Observability",
+                "AccessLogging",
                 "ServiceMetrics",
                 "Simulator",
                 "Larder",
@@ -351,14 +365,15 @@ let package = Package(
             "Caching", "ServiceMetrics", "TestSupport", .product(name: "Logging", package: "swift-log"),
             .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
-        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", "RequestTracing", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "AccessLoggingTests", dependencies: ["AccessLogging", "RequestTracing"]),
         .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         // The service end to end: a whole Larder in process or as a child process, and the
         // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
-            "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "RedisVocabulary", "Locking", "Settings", "UpstreamPolicy", "Observability", "Routes", "Admin",
+            "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "RedisVocabulary", "Locking", "Settings", "UpstreamPolicy", "Observability", "AccessLogging", "Routes", "Admin",
             "Simulator", "Larder", "TestSupport", "RequestTracing", .product(name: "Logging", package: "swift-log"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),

@@ -4,7 +4,7 @@ import HTTPCore
 import Bodies
 public import HTTPServer
 public import Logging
-import Observability
+import AccessLogging
 import Routes
 public import Settings
 

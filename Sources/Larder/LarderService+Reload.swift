@@ -1,4 +1,3 @@
-import Observability
 import Foundation
 import Logging
 public import Settings

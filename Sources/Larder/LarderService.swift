@@ -8,6 +8,7 @@ import UnixSignals
 import Upstream
 import Admin
 public import Observability
+public import AccessLogging
 public import ServiceMetrics
 import RedisTier
 import Routes

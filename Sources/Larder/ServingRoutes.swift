@@ -4,6 +4,7 @@ import HTTPCore
 import HTTPServer
 import Logging
 import Observability
+import AccessLogging
 import ServiceMetrics
 import RedisTier
 import Routes

@@ -9,6 +9,7 @@ import HTTPCore
 @_spi(Bench) import HTTPServer
 import Logging
 @_spi(Bench) import Observability
+@_spi(Bench) import AccessLogging
 import ServiceMetrics
 import Prometheus
 import Upstream

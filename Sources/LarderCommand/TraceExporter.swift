@@ -1,6 +1,5 @@
 import Foundation
 import Logging
-import Observability
 import ServiceMetrics
 import OTel
 import ServiceLifecycle

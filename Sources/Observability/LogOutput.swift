@@ -1,7 +1,6 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import HTTPServer
 public import Logging
 import Synchronization
 

@@ -67,4 +67,12 @@ package enum MetricFamily: String, CaseIterable, Sendable {
         case .buildInfo: "Always 1; the version label says which Larder is running."
         }
     }
+
+    /// The family's HELP and TYPE lines, then `lines`, appended to `text`; nothing when there
+    /// are no lines (no family without a series).
+    package func write(type: String, _ lines: [String], into text: inout String) {
+        guard !lines.isEmpty else { return }
+        text += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        for line in lines { text += line + "\n" }
+    }
 }

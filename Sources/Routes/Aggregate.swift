@@ -4,7 +4,6 @@ import CacheVocabulary
 import Bodies
 import LoopGuests
 public import HTTPServer
-import Observability
 public import ServiceMetrics
 public import Settings
 

@@ -2,7 +2,6 @@ import Caching
 import HTTPCore
 import Bodies
 import HTTPServer
-import Observability
 import ServiceMetrics
 import Settings
 

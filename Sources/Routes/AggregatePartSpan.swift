@@ -1,5 +1,5 @@
 import Caching
-import Observability
+import AccessLogging
 import RequestTracing
 import Tracing
 

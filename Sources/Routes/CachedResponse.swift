@@ -4,7 +4,6 @@ import HTTPCore
 import Bodies
 import CacheVocabulary
 import HTTPServer
-import Observability
 
 /// Turns cache answers into HTTP responses for every route: `Age` and `Cache-Status`
 /// rendered per answer beside the fields rendered once at store time, client conditional

@@ -1,7 +1,6 @@
 public import Caching
 import Foundation
 public import HTTPServer
-import Observability
 public import ServiceMetrics
 import Settings
 

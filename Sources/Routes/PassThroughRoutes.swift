@@ -2,7 +2,7 @@ public import Caching
 import HTTPCore
 import Bodies
 public import HTTPServer
-public import Observability
+public import AccessLogging
 public import ServiceMetrics
 public import Settings
 

@@ -2,6 +2,7 @@ public import Caching
 public import CoreMetrics
 import Foundation
 public import Observability
+public import AccessLogging
 import Synchronization
 import Locking
 
@@ -131,10 +132,10 @@ public final class LarderMetrics: Sendable {
             }
         }
         var text = ""
-        RequestSeries.family(.cacheLookups, type: "counter", lines, into: &text)
+        MetricFamily.cacheLookups.write(type: "counter", lines, into: &text)
         // At 0 from the start: `rate()` sees no first event in a series that first appears at 1.
         let collapsed = lookups[Self.collapsedCell]
-        RequestSeries.family(.cacheCollapsed, type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed)"], into: &text)
+        MetricFamily.cacheCollapsed.write(type: "counter", ["\(MetricFamily.cacheCollapsed.name) \(collapsed)"], into: &text)
         return text
     }
 

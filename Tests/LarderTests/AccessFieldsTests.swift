@@ -5,6 +5,7 @@ import HTTPServer
 import Testing
 import TestSupport
 @testable import Observability
+@testable import AccessLogging
 @testable import Settings
 
 /// The access line as a log pipeline indexes it, read from the `larder` process's standard

@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Observability
+@testable import AccessLogging
 @testable import Settings
 @testable import Routes
 

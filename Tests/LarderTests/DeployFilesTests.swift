@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Larder
 @testable import Observability
+@testable import AccessLogging
 @testable import Settings
 
 /// The dashboard and the alert rules name only metrics Larder exports, and the Kubernetes

@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Observability
+@testable import AccessLogging
 @testable import Routes
 
 /// The operational endpoints end to end: health, readiness with the cache directory gone or

@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable @_spi(Bench) import Observability
+@testable @_spi(Bench) import AccessLogging
 @testable import Settings
 import CacheVocabulary
 

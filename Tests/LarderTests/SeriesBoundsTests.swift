@@ -7,6 +7,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Observability
+@testable import AccessLogging
 @testable import Settings
 
 /// `/metrics` stays as large as the configuration serving now, whatever clients and reloads

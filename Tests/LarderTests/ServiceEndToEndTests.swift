@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 @testable import Larder
 @testable import Observability
+@testable import AccessLogging
 @testable import Routes
 
 func json(_ response: TestResponse) throws -> [String: Any] {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import Larder
 @testable import Observability
+@testable import AccessLogging
 @testable import Settings
 
 /// The Dockerfile and docker-compose.yml agree with each other and with the binary's

@@ -5,6 +5,7 @@ import RequestTracing
 public import HTTPServer
 public import Logging
 import Synchronization
+import Observability
 
 /// One access log line and the request series per request, wrapped around every handler so
 /// async answers are logged when they leave. The line has what a log pipeline indexes: the

@@ -1,6 +1,7 @@
 import HTTPCore
 public import CacheVocabulary
 import Synchronization
+import Observability
 
 /// The series every request touches: `larder_http_requests_total` by route and status and
 /// `larder_http_request_duration_seconds` by route and cache result. Kept in fixed tables of
@@ -183,7 +184,7 @@ public final class RequestSeries: Sendable {
                 lines.append("\(MetricFamily.httpRequests.name){route=\"\(labels[route])\",status=\"\(Self.statuses.lowerBound + offset)\"} \(count)")
             }
         }
-        Self.family(.httpRequests, type: "counter", lines, into: &text)
+        MetricFamily.httpRequests.write(type: "counter", lines, into: &text)
 
         lines = []
         for route in shown {
@@ -204,15 +205,9 @@ public final class RequestSeries: Sendable {
                 lines.append("\(MetricFamily.httpRequestDuration.name)_count{\(labelSet)} \(count)")
             }
         }
-        Self.family(.httpRequestDuration, type: "histogram", lines, into: &text)
+        MetricFamily.httpRequestDuration.write(type: "histogram", lines, into: &text)
 
         return text
-    }
-
-    package static func family(_ family: MetricFamily, type: String, _ lines: [String], into text: inout String) {
-        guard !lines.isEmpty else { return }
-        text += "# HELP \(family.name) \(family.help)\n# TYPE \(family.name) \(type)\n"
-        for line in lines { text += line + "\n" }
     }
 }
 

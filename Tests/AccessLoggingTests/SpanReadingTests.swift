@@ -1,5 +1,5 @@
 import Testing
-@testable import Observability
+@testable import AccessLogging
 import RequestTracing
 
 /// What the server span reads off a request and its answer: the ids of a `traceparent`, read
