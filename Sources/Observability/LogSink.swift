@@ -83,7 +83,8 @@ final class LogSink: Sendable {
     }
 
     /// Writes what is queued and ends the writer thread, returning once it has ended (at once
-    /// when no line was ever written). A line appended later is written at exit (`flush`).
+    /// when no line was ever written), or after a second when output is stalled. A line
+    /// appended later is written at exit (`flush`).
     func stop() async {
         let started = state.withLock { state in
             state.stopping = true
@@ -91,7 +92,8 @@ final class LogSink: Sendable {
         }
         guard started else { return }
         wake.signal()
-        await writerExit.wait()
+        // A write to a pipe nobody reads never returns: the stop goes on without it.
+        _ = await writerExit.wait(atMost: .seconds(1))
     }
 
     private func startWriter() {

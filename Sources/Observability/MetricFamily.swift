@@ -63,7 +63,7 @@ package enum MetricFamily: String, CaseIterable, Sendable {
         case .configReloads: "Configuration reloads (SIGHUP, POST /reload) by result: success, or failure (nothing changed)."
         case .configLastReloadSuccess: "When the configuration in use was read: the start, or the last successful reload (Unix seconds)."
         case .aggregateParts: "Parts of aggregate answers, by aggregate path, part name and result (hit, stale, miss, or missing: failed or past the deadline)."
-        case .traceSpansDropped: "Trace spans not exported, by reason: queue_full (the exporter's queue was full, the collector slow) or export_failed (the collector refused or did not answer); exported only while tracing is on."
+        case .traceSpansDropped: "Trace spans not exported, by reason: queue_full (the exporter's queue was full, the collector slow) or export_failed (the collector refused or did not answer); 0 with tracing off."
         case .buildInfo: "Always 1; the version label says which Larder is running."
         }
     }

@@ -95,9 +95,10 @@ public final class RedisClient: Sendable {
         wake.signal()
     }
 
-    /// Returns once the thread has ended, after `shutdown()`: within `timeout`, the longest
-    /// the thread waits on Redis.
-    public func waitUntilStopped() async { await exit.wait() }
+    /// Returns once the thread has ended, after `shutdown()` (within `timeout`, the longest the
+    /// thread waits on Redis), or after `limit`: whether it ended.
+    @discardableResult
+    public func waitUntilStopped(atMost limit: Duration) async -> Bool { await exit.wait(atMost: limit) }
 
     /// Whether the thread has ended.
     public var hasStopped: Bool { exit.hasExited }

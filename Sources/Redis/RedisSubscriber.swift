@@ -41,8 +41,9 @@ public final class RedisSubscriber: Sendable {
     /// Ends the thread within half a second (or the connection's `timeout`, while it connects).
     public func shutdown() { state.withLock { $0.stopped = true } }
 
-    /// Returns once the thread has ended, after `shutdown()`.
-    public func waitUntilStopped() async { await exit.wait() }
+    /// Returns once the thread has ended, after `shutdown()`, or after `limit`: whether it ended.
+    @discardableResult
+    public func waitUntilStopped(atMost limit: Duration) async -> Bool { await exit.wait(atMost: limit) }
 
     /// Whether the thread has ended.
     public var hasStopped: Bool { exit.hasExited }

@@ -51,14 +51,19 @@ public final class SharedRedis: Sendable {
     }
 
     /// Stops the availability watch and both Redis threads, and returns once the threads have
-    /// ended (within the Redis timeout, or half a second).
+    /// ended (within the Redis timeout, or half a second), or after `stopLimit`: a thread in a
+    /// connect to a host that drops packets is left to end with the process.
     public func shutdown() async {
         watcher.cancel()
         subscriber.shutdown()
         client.shutdown()
-        await subscriber.waitUntilStopped()
-        await client.waitUntilStopped()
+        async let subscriberEnded = subscriber.waitUntilStopped(atMost: Self.stopLimit)
+        async let clientEnded = client.waitUntilStopped(atMost: Self.stopLimit)
+        _ = await (subscriberEnded, clientEnded)
     }
+
+    /// The longest a stop waits for the Redis threads: a share of the 8 s a stop has.
+    static let stopLimit: Duration = .seconds(1)
 }
 
 /// Whether Redis is usable, as the log tells it: one line when it first connects, one when
