@@ -157,7 +157,7 @@ extension AccessLogLevelTests {
     @Test func aWrappingHandlerWritesTheSameAccessLineInKeyOrder() throws {
         let router = Self.weatherRouter()
         for format in [LogOutput.Format.text, .json] {
-            let pipe = LogSinkTests.Pipe()
+            let pipe = OutputPipe()
             let sink = LogSink(fd: pipe.write)
             var output = LogOutput(label: "larder", level: .info, format: format, sink: sink)
             // Fields of the handler's own that sort before, between and after the access fields.
@@ -250,7 +250,7 @@ extension AccessLogLevelTests {
 /// line before: more sets than are kept, each logged twice in turn.
 extension AccessLogLevelTests {
     @Test func linesWithOtherKeysOrTheSameKeysInOtherBucketsAreEachInKeyOrder() throws {
-        let pipe = LogSinkTests.Pipe()
+        let pipe = OutputPipe()
         let sink = LogSink(fd: pipe.write)
         var output = LogOutput(label: "t", level: .info, format: .text, sink: sink)
         output.metadata = ["m": "own"]

@@ -3,51 +3,14 @@ import Glibc
 #endif
 import Foundation
 import Testing
-@testable import Larder
+import TestSupport
 @testable import Observability
 
 /// Log lines leave in batches from a thread of their own: in order, all of them, and when
 /// the output stalls, bounded (dropped lines counted, never a blocked caller).
 @Suite(.timeLimit(.minutes(1))) struct LogSinkTests {
-    /// A pipe whose read end the test drains with a deadline.
-    final class Pipe {
-        let read: Int32, write: Int32
-        init() {
-            var fds: [Int32] = [0, 0]
-            _ = pipe(&fds)
-            (read, write) = (fds[0], fds[1])
-            _ = fcntl(read, F_SETFL, O_NONBLOCK)
-        }
-        deinit { close(read); close(write) }
-
-        /// Everything readable until `until` holds for what was read, or 10 s passed.
-        func text(until done: (String) -> Bool) -> String {
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline {
-                let n = Glibc.read(read, &chunk, chunk.count)
-                if n > 0 {
-                    bytes += chunk[0..<n]
-                    if done(String(decoding: bytes, as: UTF8.self)) { break }
-                } else {
-                    usleep(2000)
-                }
-            }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-
-        /// What is in the pipe now.
-        func available() -> String {
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while case let n = Glibc.read(read, &chunk, chunk.count), n > 0 { bytes += chunk[0..<n] }
-            return String(decoding: bytes, as: UTF8.self)
-        }
-    }
-
     @Test func linesArriveInOrderWithoutAFlush() {
-        let pipe = Pipe()
+        let pipe = OutputPipe()
         let sink = LogSink(fd: pipe.write)
         let lines = (0..<2000).map { "line \($0)\n" }
         for line in lines { sink.append(Array(line.utf8)) }
@@ -57,7 +20,7 @@ import Testing
     }
 
     @Test func aStalledOutputDropsAndCountsLinesInsteadOfBlocking() {
-        let pipe = Pipe()
+        let pipe = OutputPipe()
         let sink = LogSink(fd: pipe.write, maxBuffered: 4096)
         let line = Array(String(repeating: "x", count: 99).utf8) + [0x0A]
         // Far more than the pipe (64 KiB) and the buffer (4 KiB) hold while nobody reads.
@@ -78,7 +41,7 @@ import Testing
     /// A stop writes what is queued and ends the writer; a line after it is written at exit
     /// (`flush`). A sink that never wrote has no writer to wait for.
     @Test func aStopWritesWhatIsQueuedAndEndsTheWriter() async {
-        let pipe = Pipe()
+        let pipe = OutputPipe()
         let sink = LogSink(fd: pipe.write)
         await sink.stop()
         let lines = (0..<500).map { "line \($0)\n" }
