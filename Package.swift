@@ -6,7 +6,7 @@ import PackageDescription
 // is inlined and specialised as it was when they were one module.
 let crossModule: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
 
-// Release builds of five serving modules also drop Swift's runtime exclusivity checks:
+// Release builds of six serving modules also drop Swift's runtime exclusivity checks:
 // each where the checks cost at least 1 % of a gated path's instructions, counted by
 // callgrind on a build with the checks on everywhere (its figures at each target below).
 // LoopGuests, split out of HTTPCore since, keeps HTTPCore's setting (not measured alone).
@@ -31,7 +31,8 @@ let package = Package(
         // is not committed: its commit ids differ between mirrors of the same tags.
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
-        // YAML: configuration files (`--config`), read through its file provider.
+        // YAML: its `YAML` trait builds Yams in; a configuration file (`--config`) is composed with
+        // Yams into its `InMemoryProvider` (`ConfigFile`, which says why not its file provider).
         .package(url: "https://github.com/apple/swift-configuration", exact: "1.4.0", traits: [.defaults, "YAML"]),
         // Composes a configuration file with the line of each key, for its problems.
         .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
@@ -43,7 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers", exact: "1.7.0"),
         // OrderedCollections: the bench's LRU to compare the memory tier with.
         .package(url: "https://github.com/apple/swift-collections", exact: "1.6.0"),
-        // SystemPackage: swift-configuration's file provider takes its `FilePath`.
+        // Pulled in by swift-configuration and SwiftNIO; pinned here, not used directly.
         .package(url: "https://github.com/apple/swift-system", exact: "1.8.1"),
         // Tracing: the spans of each request (`Tracer`), through whatever tracer the executable
         // bootstraps; nil when tracing is off.
@@ -158,7 +159,6 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Yams", package: "Yams"),
-                .product(name: "SystemPackage", package: "swift-system"),
                 // swift-configuration's module refers to Atomics' shims through this one.
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -272,6 +272,7 @@ let package = Package(
             name: "Larder",
             dependencies: [
                 "HTTPCore",
+                "Bodies",
                 "HTTPServer",
                 "Upstream",
                 "Caching",
@@ -337,10 +338,11 @@ let package = Package(
         ),
         // What the tests and the fuzz targets share: a raw socket client with deadlines, test
         // servers, child processes (a built `larder`, `redis-server`), a gate that holds
-        // upstream calls in flight, a cache clock the test moves, byte mutations, a JSON sample
-        // and a logger whose lines a test reads back.
+        // upstream calls in flight, a cache clock the test moves, byte mutations, a JSON sample,
+        // a logger whose lines a test reads back, a pipe for standard output, tmpfs mounts and
+        // configuration files with the problems Larder finds in them.
         .target(name: "TestSupport", dependencies: [
-            "CLinux", "HTTPServer", "Caching", "Locking",
+            "CLinux", "HTTPServer", "Caching", "Locking", "Settings",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
@@ -358,24 +360,25 @@ let package = Package(
             dependencies: ["CLinux", "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "Caching", "Locking", "TestSupport", .product(name: "Crypto", package: "swift-crypto")]
         ),
         .testTarget(name: "LockingTests", dependencies: ["Locking"]),
-        .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "RedisVocabulary", "Settings", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SettingsTests", dependencies: ["HTTPCore", "HTTPServer", "RedisVocabulary", "Settings", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "UpstreamPolicyTests", dependencies: ["HTTPCore", "Upstream", "UpstreamPolicy"]),
         .testTarget(name: "RedisTierTests", dependencies: ["RedisTier"]),
         .testTarget(name: "ServiceMetricsTests", dependencies: [
             "Caching", "ServiceMetrics", "TestSupport", .product(name: "Logging", package: "swift-log"),
-            .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+            .product(name: "MetricsTestKit", package: "swift-metrics"),
         ]),
         .testTarget(name: "ObservabilityTests", dependencies: ["CLinux", "HTTPCore", "Observability", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "AccessLoggingTests", dependencies: ["AccessLogging"]),
         .testTarget(name: "RequestTracingTests", dependencies: ["RequestTracing"]),
-        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "HTTPServer", "Caching", "Settings", "Routes", "TestSupport"]),
+        .testTarget(name: "RoutesTests", dependencies: ["HTTPCore", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Locking", "Settings", "Routes", "TestSupport"]),
         .testTarget(name: "AdminTests", dependencies: ["Caching", "Routes", "Admin"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         // The service end to end: a whole Larder in process or as a child process, and the
         // tests whose subject spans modules (the shipped files, the upstream formats).
         .testTarget(name: "LarderTests", dependencies: [
             "HTTPCore", "CacheVocabulary", "Bodies", "LoopGuests", "HTTPServer", "Caching", "Redis", "RedisVocabulary", "Locking", "Settings", "UpstreamPolicy", "Observability", "AccessLogging", "Routes", "Admin",
-            "Simulator", "Larder", "TestSupport", "RequestTracing", .product(name: "Logging", package: "swift-log"),
+            "Simulator", "Larder", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             .product(name: "Tracing", package: "swift-distributed-tracing"),
             .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
         ]),

@@ -80,7 +80,7 @@ import TestSupport
               weather: /weather?lat={lat}&lon={lon}
               rates: {target: "/rates/latest?base={currency}", required: false, pointer: /rates, fields: [USD]}
         """
-        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: try ConfigFileTests.file(good)))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: try ConfigFixture.file(good)))
         let dash = try #require(settings.aggregates.first)
         #expect(dash.path == "/dash" && dash.merge && dash.deadline == .milliseconds(250))
         #expect(dash.parts.map(\.name) == ["weather", "rates"] && dash.parts[1].required == false && dash.parts[1].fields == ["USD"])
@@ -99,7 +99,7 @@ import TestSupport
             parts: {}
           /c: {merge: true}
         """
-        let (path, lines) = try await ConfigFileTests.problems(bad)
+        let (path, lines) = try await ConfigFixture.problems(bad)
         #expect(lines == [
             "\(path):4: aggregates./a.parts.Bad: a part's name is a lower-case letter, then lower-case letters, digits, _ or - (64 at most)",
             "\(path):5: aggregates./a.parts.odd: the target must be a path of this Larder with {name} placeholders in its query only, got '/balance/{id}'",
@@ -112,7 +112,7 @@ import TestSupport
         ], "\(lines.joined(separator: "\n"))")
         // What a part names is checked once the file's shape is right.
         let unserved = "aggregates:\n  /weather:\n    parts: {w: /balance}\n  /a:\n    parts:\n      nowhere: /nowhere?x={x}\n      loop: /overview\n"
-        let (other, named) = try await ConfigFileTests.problems(unserved)
+        let (other, named) = try await ConfigFixture.problems(unserved)
         #expect(named == [
             "\(other):2: aggregates./weather: /weather is answered by a built-in route",
             "\(other):6: aggregates./a.parts.nowhere: no route of this Larder serves /nowhere",
@@ -122,7 +122,7 @@ import TestSupport
 
     /// `check-config`, the real command, refuses a bad aggregate with its line.
     @Test func checkConfigRefusesABadAggregate() async throws {
-        let path = try ConfigFileTests.file("aggregates:\n  /dash:\n    parts:\n      rates: /rates/latest\n")
+        let path = try ConfigFixture.file("aggregates:\n  /dash:\n    parts:\n      rates: /rates/latest\n")
         let checked = try LarderProcess(["check-config", path])
         #expect(await checked.waitForExit() == 2)
         #expect(checked.errorOutput == "larder: \(path):4: aggregates./dash.parts.rates: no route of this Larder serves /rates/latest\n", "\(checked.errorOutput)")

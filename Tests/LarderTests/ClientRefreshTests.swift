@@ -85,7 +85,7 @@ import TestSupport
 
     @Test func theFileSaysWhichAndRefusesAnythingElse() async throws {
         func read(_ value: String) async throws -> (ClientRefresh?, [String]) {
-            let path = try ConfigFileTests.file("routes:\n  /r:\n    origin: http://o:8000\n    client-refresh: \(value)\n")
+            let path = try ConfigFixture.file("routes:\n  /r:\n    origin: http://o:8000\n    client-refresh: \(value)\n")
             do {
                 let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: path))
                 return (settings.routes.first?.caching.clientRefresh, [])

@@ -46,7 +46,7 @@ import TestSupport
     ]
 
     @Test func everyProblemOfAFileIsListedAtOnceInLineOrder() async throws {
-        let (path, lines) = try await ConfigFileTests.problems(Self.several)
+        let (path, lines) = try await ConfigFixture.problems(Self.several)
         #expect(lines == Self.expected.map { "\(path):\($0)" }, "\(lines.joined(separator: "\n"))")
     }
 
@@ -65,7 +65,7 @@ import TestSupport
             host: ::1
 
             """
-        let (path, lines) = try await ConfigFileTests.problems(text)
+        let (path, lines) = try await ConfigFixture.problems(text)
         #expect(lines == [
             "\(path):4: origin: given again (first on line 3); a key is given once in its mapping",
             "\(path):5: /api: given again (first on line 2); a key is given once in its mapping",
@@ -73,7 +73,7 @@ import TestSupport
             "\(path):9: host: given again (first on line 7); a key is given once in its mapping",
         ], "\(lines.joined(separator: "\n"))")
         // Several keys of one mapping, quoted or spaced before the colon, are found together.
-        let (other, again) = try await ConfigFileTests.problems(
+        let (other, again) = try await ConfigFixture.problems(
             "routes:\n  /a:\n    origin: http://o:1\n    via: true\n    origin: http://o:2\n    via: false\n  \"/a\" :\n    origin: http://o:3\n")
         #expect(again == [
             "\(other):5: origin: given again (first on line 3); a key is given once in its mapping",
@@ -82,16 +82,16 @@ import TestSupport
         ], "\(again.joined(separator: "\n"))")
         // Thousands of them make one screen of problems, found in a few compositions of the file.
         let many = "routes:\n" + (0..<3000).map { "  /r\($0 % 1000):\n    origin: http://o:1\n" }.joined()
-        let (_, screen) = try await ConfigFileTests.problems(many)
+        let (_, screen) = try await ConfigFixture.problems(many)
         #expect(screen.count == ConfigurationError.shownProblems + 1 && screen.last == "… and 1980 more problems", "\(screen.suffix(2))")
         // In a flow mapping the key given again has no line of its own: the first one's line, and nothing more.
-        let (flowPath, flow) = try await ConfigFileTests.problems("port: 1\nroutes: {/a: {origin: http://o:1, origin: http://o:2}}\n")
+        let (flowPath, flow) = try await ConfigFixture.problems("port: 1\nroutes: {/a: {origin: http://o:1, origin: http://o:2}}\n")
         #expect(flow == ["\(flowPath):2: origin: given more than once in its mapping"], "\(flow)")
     }
 
     /// Problems from the environment come first (they have no line), then the file's in line order.
     @Test func theEnvironmentsProblemsComeBeforeTheFilesLines() async throws {
-        let (path, lines) = try await ConfigFileTests.problems("weather-ttl: soon\nroutes:\n  /metrics:\n    origin: http://o:1\nport: x\n",
+        let (path, lines) = try await ConfigFixture.problems("weather-ttl: soon\nroutes:\n  /metrics:\n    origin: http://o:1\nport: x\n",
                                                                environment: ["LARDER_LOG_FORMAT": "xml"])
         #expect(lines.count == 4, "\(lines)")
         #expect(lines.first == "--log-format (LARDER_LOG_FORMAT) must be text or json, got 'xml'")
@@ -113,7 +113,7 @@ import TestSupport
                   rates: {target: /api/rates, pointer: /data, fields: [EUR, rates.usd.buy]}
 
             """
-        let (path, lines) = try await ConfigFileTests.problems(text)
+        let (path, lines) = try await ConfigFixture.problems(text)
         #expect(lines == [
             "\(path):5: routes./api.strip-prefix: cannot go with replace-prefix (line 3): each says what becomes of the prefix; give strip-prefix or replace-prefix, not both",
             "\(path):9: aggregates./dash.parts.rates: fields name members of the object kept: 'rates.usd.buy' would select nothing; point at its object and name the member (pointer: /data/rates/usd, fields: [buy])",
@@ -121,14 +121,14 @@ import TestSupport
         // Each alone is taken.
         let alone = "routes:\n  /api:\n    origin: http://127.0.0.1:9\n    replace-prefix: /v2\n"
             + "aggregates:\n  /dash:\n    parts:\n      rates: {target: /api/rates, pointer: /rates, fields: [USD]}\n"
-        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: ConfigFileTests.file(alone)))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: ConfigFixture.file(alone)))
         #expect(settings.routes.first?.rules.prefixReplacement == "/v2")
         #expect(settings.aggregates.first?.parts.first?.fields == ["USD"])
     }
 
     /// The command prints them as they are, one a line, and exits 2.
     @Test func checkConfigPrintsEveryProblemInLineOrder() async throws {
-        let path = try ConfigFileTests.file(Self.several)
+        let path = try ConfigFixture.file(Self.several)
         let checked = try LarderProcess(["check-config", path])
         #expect(await checked.waitForExit() == 2)
         #expect(checked.errorOutput == Self.expected.map { "larder: \(path):\($0)\n" }.joined(), "\(checked.errorOutput)")

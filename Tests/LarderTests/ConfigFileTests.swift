@@ -14,26 +14,6 @@ import CacheVocabulary
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let example = root.appendingPathComponent("deploy/larder.example.yaml").path
 
-    /// Writes `text` to a fresh file named `name` and returns its path.
-    static func file(_ text: String, name: String = "larder.yaml") throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("larder-config-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let path = folder.appendingPathComponent(name).path
-        try Data(text.utf8).write(to: URL(fileURLWithPath: path))
-        return path
-    }
-
-    /// The problems a file gives, each as the command prints it.
-    static func problems(_ text: String, name: String = "larder.yaml", environment: [String: String] = [:]) async throws -> (path: String, lines: [String]) {
-        let path = try file(text, name: name)
-        do {
-            let config = try await ConfigFile.load(path: path)
-            _ = try ServeSettings.resolve(flags: [:], environment: environment, file: config)
-            return (path, [])
-        } catch {
-            return (path, error.problems)
-        }
-    }
 
     @Test func theExampleFileGivesTheDefaults() async throws {
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: Self.example))
@@ -63,14 +43,14 @@ import CacheVocabulary
         let readme = try String(contentsOfFile: Self.root.appendingPathComponent("README.md").path, encoding: .utf8)
         let after = try #require(readme.range(of: "A gateway only")).upperBound
         let block = try #require(readme[after...].firstMatch(of: /```yaml\n((?:.|\n)*?)```/))
-        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: Self.file(String(block.1))))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: ConfigFixture.file(String(block.1))))
         #expect(settings.builtInRoutes.isEmpty)
         #expect(settings.routes.map(\.prefix) == ["/orders", "/catalog"])
         #expect(settings.routes.allSatisfy { $0.caching.clientRefresh == .ignore })
     }
 
     @Test func flagsWinOverTheEnvironmentAndBothOverTheFile() async throws {
-        let path = try Self.file("port: 9001\nweather-ttl: 90s\nmemory-limit: 8MiB\nweather-headers:\n  - \"X-Key: a,b\"\n  - \"X-Other: c\"\n")
+        let path = try ConfigFixture.file("port: 9001\nweather-ttl: 90s\nmemory-limit: 8MiB\nweather-headers:\n  - \"X-Key: a,b\"\n  - \"X-Other: c\"\n")
         let config = try await ConfigFile.load(path: path)
         let settings = try ServeSettings.resolve(flags: ["port": "9003"], environment: ["LARDER_PORT": "9002", "LARDER_WEATHER_TTL": "2m"],
                                                  file: config)
@@ -82,7 +62,7 @@ import CacheVocabulary
     }
 
     @Test func jsonIsReadToo() async throws {
-        let path = try Self.file(#"{"port": 9004, "demo": true, "routes": {"/api": {"origin": "http://127.0.0.1:1"}}}"#, name: "larder.json")
+        let path = try ConfigFixture.file(#"{"port": 9004, "demo": true, "routes": {"/api": {"origin": "http://127.0.0.1:1"}}}"#, name: "larder.json")
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: path))
         #expect(settings.port == 9004 && settings.demo)
         #expect(settings.routes.map(\.description) == ["/api=http://127.0.0.1:1"])
@@ -90,32 +70,32 @@ import CacheVocabulary
 
     /// Each class of bad file names its line and key; every problem is listed, not just the first.
     @Test func eachProblemGivesItsLine() async throws {
-        var (path, lines) = try await Self.problems("port: 8080\ncache-dir: a: b\nlog-level: info\n")
+        var (path, lines) = try await ConfigFixture.problems("port: 8080\ncache-dir: a: b\nlog-level: info\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("\(path):2: the file is not valid YAML or JSON"), "\(lines)")
-        (path, lines) = try await Self.problems("port: 8080\nmemory-limt: 64MiB\nweather-ttl: soon\n")
+        (path, lines) = try await ConfigFixture.problems("port: 8080\nmemory-limt: 64MiB\nweather-ttl: soon\n")
         #expect(lines == ["\(path):2: memory-limt: not a setting Larder knows",
                           "\(path):3: weather-ttl must be a duration (seconds, or with us, ms, s, m, h), got 'soon'"])
-        (path, lines) = try await Self.problems("port: 8080\nweather-ttl: soon\nupstream-timeout: 0\n")
+        (path, lines) = try await ConfigFixture.problems("port: 8080\nweather-ttl: soon\nupstream-timeout: 0\n")
         #expect(lines == ["\(path):2: weather-ttl must be a duration (seconds, or with us, ms, s, m, h), got 'soon'",
                           "\(path):3: upstream-timeout must be a duration above zero, got '0'"])
-        (path, lines) = try await Self.problems("routes:\n  /api:\n    origin: http://a:1\n  /metrics:\n    origin: http://b:1\n  /x/../y:\n    origin: http://c:1\n")
+        (path, lines) = try await ConfigFixture.problems("routes:\n  /api:\n    origin: http://a:1\n  /metrics:\n    origin: http://b:1\n  /x/../y:\n    origin: http://c:1\n")
         #expect(lines.count == 2, "\(lines)")
         #expect(lines.first?.hasPrefix("\(path):4: routes./metrics: /metrics=http://b:1: /metrics is a built-in path") == true, "\(lines)")
         #expect(lines.last?.hasPrefix("\(path):6: routes./x/../y:") == true, "\(lines)")
-        (path, lines) = try await Self.problems("routes:\n  /api:\n    origin: ftp://a\n    strip: true\n")
+        (path, lines) = try await ConfigFixture.problems("routes:\n  /api:\n    origin: ftp://a\n    strip: true\n")
         #expect(lines == ["\(path):2: routes./api: must be a path starting with / and an http:// or https:// origin, got 'ftp://a'",
                           "\(path):4: routes./api.strip: not a route setting Larder knows"])
-        (path, lines) = try await Self.problems("routes:\n  /api: {}\n")
+        (path, lines) = try await ConfigFixture.problems("routes:\n  /api: {}\n")
         #expect(lines == ["\(path):2: routes./api: needs an origin (an http:// or https:// URL)"])
-        (path, lines) = try await Self.problems("balance-headers:\n  - \"Authorization: @/nonexistent/token\"\n")
+        (path, lines) = try await ConfigFixture.problems("balance-headers:\n  - \"Authorization: @/nonexistent/token\"\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("\(path):1: balance-headers must be 'Name: value' or 'Name: @/path'"), "\(lines)")
         #expect(!lines[0].contains("Authorization: @"), "the value of a header is never repeated")
-        (path, lines) = try await Self.problems("port: [1, 2]\n")
+        (path, lines) = try await ConfigFixture.problems("port: [1, 2]\n")
         #expect(lines == ["\(path):1: port: must be a single value, not a list or mapping"])
     }
 
     @Test func aProblemFromTheEnvironmentNamesTheVariableNotTheFile() async throws {
-        let (_, lines) = try await Self.problems("port: 8080\n", environment: ["LARDER_WEATHER_TTL": "soon"])
+        let (_, lines) = try await ConfigFixture.problems("port: 8080\n", environment: ["LARDER_WEATHER_TTL": "soon"])
         #expect(lines == ["--weather-ttl (LARDER_WEATHER_TTL) must be a duration (seconds, or with us, ms, s, m, h), got 'soon'"])
     }
 
@@ -124,14 +104,14 @@ import CacheVocabulary
         let good = try LarderProcess(["check-config", Self.example])
         #expect(await good.waitForExit() == 0, "\(good.errorOutput)")
         #expect(good.output.contains("\(Self.example): ok") && good.output.contains("port: 8080"), "\(good.output)")
-        let path = try Self.file("port: 99999\nredis-url: redis://:hunter2@redis:6379\nlog-level: loud\n")
+        let path = try ConfigFixture.file("port: 99999\nredis-url: redis://:hunter2@redis:6379\nlog-level: loud\n")
         let bad = try LarderProcess(["check-config", path])
         #expect(await bad.waitForExit() == 2)
         let lines = bad.errorOutput.split(separator: "\n")
         #expect(lines.count == 2, "\(bad.errorOutput)")
         #expect(lines.first?.hasPrefix("larder: \(path):1: port must be") == true)
         #expect(lines.last?.hasPrefix("larder: \(path):3: log-level must be") == true)
-        let secret = try Self.file("redis-url: redis://:hunter2@redis:6379\n")
+        let secret = try ConfigFixture.file("redis-url: redis://:hunter2@redis:6379\n")
         let redacted = try LarderProcess(["check-config", secret])
         #expect(await redacted.waitForExit() == 0)
         #expect(redacted.output.contains("redis: redis://:<redacted>@redis:6379") && !redacted.output.contains("hunter2"), "\(redacted.output)")
@@ -139,16 +119,11 @@ import CacheVocabulary
 
     /// `serve --config` runs with the file's port and routes.
     @Test func serveUsesTheFile() async throws {
-        let path = try Self.file("port: 0\nlog-level: info\nroutes:\n  /api:\n    origin: http://127.0.0.1:9\n")
+        let path = try ConfigFixture.file("port: 0\nlog-level: info\nroutes:\n  /api:\n    origin: http://127.0.0.1:9\n")
         let larder = try LarderProcess(["serve", "--config", path])
         _ = try await larder.waitForPort()
         #expect(larder.output.contains("pass-through route /api -> http://127.0.0.1:9"), "\(larder.output)")
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
     }
-}
-
-extension Error {
-    /// A configuration error's lines, or this error as one line.
-    var problems: [String] { (self as? ConfigurationError)?.problems ?? ["\(self)"] }
 }

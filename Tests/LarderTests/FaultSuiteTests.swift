@@ -41,12 +41,6 @@ import TestSupport
         return (process, try await process.waitForPort())
     }
 
-    static func get(_ port: Int, _ target: String, headers: String = "") async throws -> TestResponse {
-        let client = try TestClient(port: port)
-        try client.send("GET \(target) HTTP/1.1\r\nHost: l\r\n\(headers)\r\n")
-        return try await client.readResponse()
-    }
-
     /// Entry files in a cache directory (not its temporary folder).
     static func entryFiles(_ directory: String) -> [String] {
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -103,7 +97,7 @@ import TestSupport
         for round in 0..<4 {
             for key in keys {
                 let n = key + round * 1000
-                let response = try await Self.get(port, "/b/blob/\(n)?size=200000")
+                let response = try await TestClient.get(port, "/b/blob/\(n)?size=200000")
                 #expect(response.status == 200)
                 #expect(response.body == Self.blob(n, size: 200_000), "blob \(n) after kill -9")
                 if response.header("cache-status")?.contains("detail=disk") == true { hits += 1 }
@@ -129,7 +123,7 @@ import TestSupport
         let environment = ["LARDER_CACHE_DIR": directory]
         var larder = try LarderProcess(arguments, environment: environment)
         var port = try await larder.waitForPort()
-        let first = try await Self.get(port, "/weather?lat=52.52&lon=13.41")
+        let first = try await TestClient.get(port, "/weather?lat=52.52&lon=13.41")
         #expect(first.status == 200)
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
@@ -163,7 +157,7 @@ import TestSupport
         for _ in 0..<2 {  // twice: a crash would repeat on every restart
             larder = try LarderProcess(arguments, environment: environment)
             port = try await larder.waitForPort()
-            let again = try await Self.get(port, "/weather?lat=52.52&lon=13.41")
+            let again = try await TestClient.get(port, "/weather?lat=52.52&lon=13.41")
             #expect(again.status == 200, "\(damage)")
             #expect(again.body == first.body, "\(damage)")
             larder.signal(SIGTERM)
@@ -182,18 +176,18 @@ import TestSupport
         defer { unmountTmpfs(at: directory) }
         let (larder, port) = try await Self.larder(origin, cacheDirectory: directory)
         for n in 0..<8 {
-            let response = try await Self.get(port, "/b/blob/\(n)?size=100000")
+            let response = try await TestClient.get(port, "/b/blob/\(n)?size=100000")
             #expect(response.status == 200 && response.body == Self.blob(n, size: 100_000))
         }
         try await Task.sleep(for: .milliseconds(300))  // the background writes have run out of space
-        let ready = try await Self.get(port, "/readyz")
+        let ready = try await TestClient.get(port, "/readyz")
         #expect(ready.status == 200)
         #expect(ready.text.contains("\"status\":\"warn\""))
         #expect(ready.text.contains("disk is full"))
-        let metrics = try await Self.get(port, "/metrics").text
+        let metrics = try await TestClient.get(port, "/metrics").text
         let errors = metrics.split(separator: "\n").first { $0.hasPrefix("larder_disk_write_errors_total") }
         #expect((errors.flatMap { Double($0.split(separator: " ").last!) } ?? 0) > 0)
-        let hit = try await Self.get(port, "/b/blob/7?size=100000")
+        let hit = try await TestClient.get(port, "/b/blob/7?size=100000")
         #expect(hit.header("cache-status")?.contains("detail=memory") == true)
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
@@ -204,11 +198,11 @@ import TestSupport
         defer { Task { await origin.stop() } }
         let directory = Self.freshDirectory()
         let (larder, port) = try await Self.larder(origin, cacheDirectory: directory)
-        _ = try await Self.get(port, "/b/blob/1")
+        _ = try await TestClient.get(port, "/b/blob/1")
         let written = ContinuousClock.now + .seconds(10)
         while Self.entryFiles(directory).isEmpty, ContinuousClock.now < written { try await Task.sleep(for: .milliseconds(20)) }
         try FileManager.default.removeItem(atPath: directory)
-        let response = try await Self.get(port, "/b/blob/2")
+        let response = try await TestClient.get(port, "/b/blob/2")
         #expect(response.body == Self.blob(2, size: 1000))
         let deadline = ContinuousClock.now + .seconds(10)
         while Self.entryFiles(directory).isEmpty, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
@@ -228,10 +222,10 @@ import TestSupport
         // A memory tier smaller than the answer makes every lookup a disk hit.
         let limit = kind == "disk-hit" ? "4MiB" : "16MiB"
         // no-cache reaches the origin each time only where the route honours it.
-        let honour = try ConfigFileTests.file("routes:\n  /c:\n    origin: \(origin.url)\n    client-refresh: honour\n")
+        let honour = try ConfigFixture.file("routes:\n  /c:\n    origin: \(origin.url)\n    client-refresh: honour\n")
         let (larder, port) = try await Self.larder(origin, cacheDirectory: Self.freshDirectory(), ["--memory-limit", limit, "--config", honour])
         let target = kind == "no-cache" ? "/c/blob/8?size=8000000" : "/b/blob/8?size=8000000"
-        _ = try await Self.get(port, target)
+        _ = try await TestClient.get(port, target)
         try await Task.sleep(for: .milliseconds(300))  // the disk write is done
         let client = try TestClient(port: port)
         let headers = kind == "no-cache" ? "Cache-Control: no-cache\r\n" : ""
@@ -289,7 +283,7 @@ import TestSupport
         // counted as a write skipped at the queue's bound (the writer may keep up, or not).
         var accounted = 0.0
         for _ in 0..<100 where accounted < 600 {
-            let metrics = try await Self.get(port, "/metrics").text
+            let metrics = try await TestClient.get(port, "/metrics").text
             accounted = metricValue("larder_cache_entries{tier=\"disk\"}", in: metrics)
                 + metricValue("larder_cache_evictions_total{tier=\"disk\"}", in: metrics)
                 + metricValue("larder_cache_admission_rejections_total{tier=\"disk\"}", in: metrics)
@@ -309,7 +303,7 @@ import TestSupport
         let origin = try Self.blobOrigin()
         defer { Task { await origin.stop() } }
         let (larder, port) = try await Self.larder(origin, cacheDirectory: Self.freshDirectory())
-        _ = try await Self.get(port, "/b/blob/3")
+        _ = try await TestClient.get(port, "/b/blob/3")
         let resets = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<40 {
                 group.addTask { try await Self.onThread { try Self.hammer(port: port, for: .seconds(3)) } }

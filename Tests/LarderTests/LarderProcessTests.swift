@@ -151,7 +151,7 @@ import Observability
     @Test func theHealthcheckAsksWhereTheConfigurationFileSays() async throws {
         let larder = try LarderProcess(["serve", "--port", "0"])
         let port = try await larder.waitForPort()
-        let path = try ConfigFileTests.file("port: \(port)\nhost: 0.0.0.0\n")
+        let path = try ConfigFixture.file("port: \(port)\nhost: 0.0.0.0\n")
         let byEnvironment = try LarderProcess(["healthcheck"], environment: ["LARDER_CONFIG": path])
         #expect(await byEnvironment.waitForExit() == 0, "\(byEnvironment.errorOutput)")
         let byFlag = try LarderProcess(["healthcheck", "--config", path])

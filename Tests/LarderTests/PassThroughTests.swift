@@ -156,7 +156,7 @@ struct PassThroughTests {
             throw error
         }
         await origin.stop()
-        let (path, lines) = try await ConfigFileTests.problems(
+        let (path, lines) = try await ConfigFixture.problems(
             "routes:\n  /g:\n    origin: http://o\n    max-object-size: 1MiB\n  /bad:\n    origin: http://o\n    max-object-size: 2GiB\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("\(path):7: routes./bad.max-object-size") && lines[0].contains("1KiB to 1GiB"), "\(lines)")
     }

@@ -18,9 +18,9 @@ import TestSupport
 
     @Test func thousandsOfReloadsLeaveMemoryAndThreadsWhereTheyWere() async throws {
         let token = "reload-memory-token"
-        let tokenPath = try ConfigFileTests.file(token + "\n")
+        let tokenPath = try ConfigFixture.file(token + "\n")
         let dead = "http://svc:secret@127.0.0.1:9"
-        let path = try ConfigFileTests.file("""
+        let path = try ConfigFixture.file("""
             port: 0
             routes:
               /a:

@@ -164,7 +164,7 @@ import TestSupport
     /// A configuration path that became a link to a secret file: the admin API's 400 names
     /// the problem without the file's lines.
     @Test func aReloadOfALinkToASecretFileDoesNotQuoteIt() async throws {
-        let target = try ConfigFileTests.file(ConfigFileQuotingTests.shadow, name: "shadow")
+        let target = try ConfigFixture.file(ConfigFixture.shadow, name: "shadow")
         let link = URL(fileURLWithPath: target).deletingLastPathComponent().appendingPathComponent("larder.yaml").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         try await withLarder(reload: { () async throws(ConfigurationError) -> ServeSettings in
@@ -180,7 +180,7 @@ import TestSupport
     /// serves, a bad one is refused with a line and the old routes serve on.
     @Test func sighupReloadsTheFileAndNeverStopsTheProcess() async throws {
         let (a, b) = (try Self.origin("from A"), try Self.origin("from B"))
-        let path = try ConfigFileTests.file("port: 0\nroutes:\n  /a:\n    origin: \(a.url)\n")
+        let path = try ConfigFixture.file("port: 0\nroutes:\n  /a:\n    origin: \(a.url)\n")
         let larder = try LarderProcess(["serve", "--config", path])
         let port = try await larder.waitForPort()
         func get(_ target: String) async throws -> TestResponse {

@@ -66,7 +66,7 @@ struct RequestBodyLimitTests {
             #expect(origin.requests.map(\.body.count) == [2 << 20])
         }
         await origin.stop()
-        let (path, lines) = try await ConfigFileTests.problems(
+        let (path, lines) = try await ConfigFixture.problems(
             "routes:\n  /up:\n    origin: http://o\n    max-request-body: 64MiB\n  /bad:\n    origin: http://o\n    max-request-body: 2GiB\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("\(path):7: routes./bad.max-request-body") && lines[0].contains("1B to 1GiB"), "\(lines)")
     }

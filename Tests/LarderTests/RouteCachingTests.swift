@@ -126,7 +126,7 @@ import CacheVocabulary
     }
 
     @Test func aConfigurationFileSetsThem() async throws {
-        let path = try ConfigFileTests.file("""
+        let path = try ConfigFixture.file("""
             routes:
               /api:
                 origin: http://127.0.0.1:1
@@ -145,7 +145,7 @@ import CacheVocabulary
         #expect(caching.ignoredQuery == ["utm_source"] && caching.sortsQuery)
         #expect(caching.timeout == .seconds(2) && caching.concurrency == 8)
         #expect(caching.overrides == [.private, .setCookie])
-        let (bad, lines) = try await ConfigFileTests.problems("routes:\n  /a:\n    origin: http://o:1\n    lifetime: {99: 1m, 200: soon}\n    upstream-concurrency: 0\n")
+        let (bad, lines) = try await ConfigFixture.problems("routes:\n  /a:\n    origin: http://o:1\n    lifetime: {99: 1m, 200: soon}\n    upstream-concurrency: 0\n")
         #expect(lines == ["\(bad):4: routes./a.lifetime: '99' is not a status from 200 to 599",
                           "\(bad):4: routes./a.lifetime: must be a duration (seconds, or with us, ms, s, m, h)",
                           "\(bad):5: routes./a.upstream-concurrency: must be a whole number from 1 to 1024"])

@@ -87,7 +87,7 @@ import TestSupport
     }
 
     @Test func aConfigurationFileSetsTheRules() async throws {
-        let path = try ConfigFileTests.file("""
+        let path = try ConfigFixture.file("""
             routes:
               /api:
                 origin: http://127.0.0.1:1
@@ -106,7 +106,7 @@ import TestSupport
         #expect(rules.prefixReplacement == "" && rules.setFields["x-env"] == "prod" && rules.removeFields == ["Cookie"])
         #expect(!rules.via && rules.forwardedFor)
         #expect(settings.routes[1].rules.prefixReplacement == "/v2" && settings.routes[1].rules.via)
-        let (bad, lines) = try await ConfigFileTests.problems("routes:\n  /a:\n    origin: http://o:1\n    via: sometimes\n    replace-prefix: v2\n")
+        let (bad, lines) = try await ConfigFixture.problems("routes:\n  /a:\n    origin: http://o:1\n    via: sometimes\n    replace-prefix: v2\n")
         #expect(lines == ["\(bad):4: routes./a.via: must be true or false",
                           "\(bad):5: routes./a.replace-prefix: must be a path in normalised form, starting with /"])
     }

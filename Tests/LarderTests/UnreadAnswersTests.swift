@@ -59,7 +59,7 @@ import Bodies
                                                               ["--memory-limit", "16MiB"])
         defer { larder.signal(SIGKILL) }
         let target = "/b/blob/1?size=8000000"
-        #expect(try await FaultSuiteTests.get(port, target).body.count == 8_000_000)
+        #expect(try await TestClient.get(port, target).body.count == 8_000_000)
         var clients: [Int32] = []
         defer { clients.forEach { close($0) } }
         for _ in 0..<100 {
@@ -70,7 +70,7 @@ import Bodies
         let peak = try await Self.peakRSS(of: larder, over: .seconds(2))
         #expect(peak > 0 && peak < 16 + 96, "peak RSS \(peak) MiB with 100 unread 8 MB answers")
         // Still serving others meanwhile.
-        #expect(try await FaultSuiteTests.get(port, "/livez").status == 200)
+        #expect(try await TestClient.get(port, "/livez").status == 200)
     }
 
     /// 300 clients each pipeline 4,000 requests for a stored 1 KB answer and read nothing:
@@ -83,7 +83,7 @@ import Bodies
         let (larder, port) = try await FaultSuiteTests.larder(origin, cacheDirectory: FaultSuiteTests.freshDirectory(),
                                                               ["--memory-limit", "16MiB"])
         defer { larder.signal(SIGKILL) }
-        #expect(try await FaultSuiteTests.get(port, "/b/blob/2").body.count == 1000)
+        #expect(try await TestClient.get(port, "/b/blob/2").body.count == 1000)
         let requests = Array(String(repeating: "GET /b/blob/2 HTTP/1.1\r\nHost: l\r\n\r\n", count: 4000).utf8)
         var clients: [Int32] = []
         defer { clients.forEach { close($0) } }
@@ -97,7 +97,7 @@ import Bodies
         // Others are still served promptly: each connection answers a share of its requests
         // per turn of its loop, then the next connection gets its turn.
         let asked = ContinuousClock.now
-        #expect(try await FaultSuiteTests.get(port, "/metrics").status == 200)
+        #expect(try await TestClient.get(port, "/metrics").status == 200)
         // A bound on a stall, not a pace: 9.3 s once in a loaded full run.
         #expect(ContinuousClock.now - asked < .seconds(30))
     }

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import Settings
 
 /// What turns tracing on, where spans go, and the OTEL_* values refused before swift-otel

@@ -67,6 +67,13 @@ public final class TestClient: @unchecked Sendable {
 
     deinit { Glibc.close(fd) }
 
+    /// One GET on a connection of its own, closed when the answer is read.
+    public static func get(_ port: Int, _ target: String, headers: String = "") async throws -> TestResponse {
+        let client = try TestClient(port: port)
+        try client.send("GET \(target) HTTP/1.1\r\nHost: l\r\n\(headers)\r\n")
+        return try await client.readResponse()
+    }
+
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 
     public func send(_ bytes: [UInt8]) throws {

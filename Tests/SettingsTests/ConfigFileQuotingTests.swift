@@ -1,17 +1,18 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Settings
 
 /// A configuration path may be a symbolic link to any file, and its problems reach the log
 /// and the admin API: they name what is wrong without quoting long or binary content.
 @Suite(.timeLimit(.minutes(1))) struct ConfigFileQuotingTests {
     /// Lines as a password file holds them: each ends in `:`, so YAML reads it as a key.
-    static let hash = "$6$Qx8sAltsAlt$" + String(repeating: "h4shPart", count: 11)
-    static let shadow = "root:\(hash):19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n"
+    static let hash = ConfigFixture.shadowHash
+    static let shadow = ConfigFixture.shadow
 
     /// The problems of the file a symbolic link points to.
     static func problemsThroughLink(to text: String) async throws -> [String] {
-        let target = try ConfigFileTests.file(text, name: "shadow")
+        let target = try ConfigFixture.file(text, name: "shadow")
         let link = URL(fileURLWithPath: target).deletingLastPathComponent().appendingPathComponent("larder.yaml").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
         do {
@@ -35,7 +36,7 @@ import Testing
         #expect(withNul.count == 1 && withNul[0].hasSuffix("not a YAML or JSON file: it holds NUL bytes (binary content is never quoted)"),
                 "\(withNul)")
         #expect(!withNul[0].contains("s3cr3t"))
-        let target = try ConfigFileTests.file("", name: "blob")
+        let target = try ConfigFixture.file("", name: "blob")
         try Data([0x73, 0x65, 0x63, 0x72, 0x65, 0x74, 0x3A, 0x20, 0xFF, 0xFE, 0x0A]).write(to: URL(fileURLWithPath: target))
         do {
             _ = try await ConfigFile.load(path: target)
@@ -48,23 +49,23 @@ import Testing
 
     /// A mistyped name is still quoted whole; anything long is cut; control characters are not written.
     @Test func whatIsQuotedIsShortAndVisible() async throws {
-        var (path, lines) = try await ConfigFileTests.problems("memory-limt: 64MiB\n")
+        var (path, lines) = try await ConfigFixture.problems("memory-limt: 64MiB\n")
         #expect(lines == ["\(path):1: memory-limt: not a setting Larder knows"])
         let long = String(repeating: "k", count: 1000)
-        (path, lines) = try await ConfigFileTests.problems("\(long): 1\nroutes:\n  /\(long):\n    origin: http://a:1\n    \(long): 2\n")
+        (path, lines) = try await ConfigFixture.problems("\(long): 1\nroutes:\n  /\(long):\n    origin: http://a:1\n    \(long): 2\n")
         #expect(lines.count == 2, "\(lines)")
         #expect(lines.allSatisfy { $0.utf8.count < 300 }, "\(lines)")
         #expect(lines.first == "\(path):1: a key of 1000 bytes that is no setting's name (not quoted): not a setting Larder knows")
         #expect(lines.last?.hasPrefix("\(path):5: routes./kkkk") == true && lines.last?.contains("… (") == true, "\(lines)")
-        (path, lines) = try await ConfigFileTests.problems("port: \"\(long)\"\n")
+        (path, lines) = try await ConfigFixture.problems("port: \"\(long)\"\n")
         #expect(lines.count == 1 && lines[0].hasPrefix("\(path):1: port must be") && lines[0].hasSuffix("… (1000 bytes)'"), "\(lines)")
-        (path, lines) = try await ConfigFileTests.problems("port: \"8\\e[31m0\\u0007\"\n")
+        (path, lines) = try await ConfigFixture.problems("port: \"8\\e[31m0\\u0007\"\n")
         #expect(lines.count == 1 && lines[0].hasSuffix("got '8?[31m0?'"), "\(lines)")
     }
 
     @Test func thousandsOfUnknownKeysMakeOneScreenOfProblems() async throws {
         let text = (0..<5000).map { "unknown-\($0): 1\n" }.joined()
-        let (_, lines) = try await ConfigFileTests.problems(text)
+        let (_, lines) = try await ConfigFixture.problems(text)
         #expect(lines.count == ConfigurationError.shownProblems + 1)
         #expect(lines.last == "… and \(5000 - ConfigurationError.shownProblems) more problems")
     }

@@ -40,7 +40,7 @@ import TestSupport
         }
         try server.start()
         // Its client is gone before the server stops: an open connection holds the stop for its grace.
-        let status = try await FaultSuiteTests.get(server.port!, "/a").status
+        let status = try await TestClient.get(server.port!, "/a").status
         await server.shutdown()
         #expect(status == 200)
         #expect(fetcher.onLoop.withLock { $0 } == [true])

@@ -25,7 +25,7 @@ import TestSupport
     /// A valid file of exactly `size` bytes: one setting and a comment filling the rest.
     static func padded(to size: Int) throws -> String {
         let head = "port: 8080\n#"
-        return try ConfigFileTests.file(head + String(repeating: "x", count: size - head.utf8.count - 1) + "\n")
+        return try ConfigFixture.file(head + String(repeating: "x", count: size - head.utf8.count - 1) + "\n")
     }
 
     /// A new FIFO's path.
@@ -97,7 +97,7 @@ import TestSupport
     @Test func twentyThousandRoutesAreCheckedQuickly() async throws {
         var text = "routes:\n"
         for index in 0..<20_000 { text += "  /r\(index):\n    origin: http://origin-\(index % 7):8000\n" }
-        let path = try ConfigFileTests.file(text)
+        let path = try ConfigFixture.file(text)
         let started = ContinuousClock.now
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: try await ConfigFile.load(path: path))
         let took = ContinuousClock.now - started
