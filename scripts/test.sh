@@ -2,8 +2,9 @@
 # `make test` after its prerequisites, then a table of what each step took:
 #   one release build (scripts/gate/build.sh), while the Python tools of the API and shipping
 #   checks install;
-#   the Swift tests, the fuzz smoke, the API checks, the tracing check (spans exported to a
-#   receiver on loopback) and the shipping checks on that build, while
+#   the Swift tests, docs/architecture.md's module table against Package.swift, the fuzz
+#   smoke, the API checks, the tracing check (spans exported to a receiver on loopback) and
+#   the shipping checks on that build, while
 #   the performance gate counts it beside them.
 # The gate's counts do not depend on what else runs, and it runs at a lower priority, so the
 # tests' timings see the second core's leftovers only. What runs beside writes its own log,
@@ -47,6 +48,7 @@ fuzz_smoke() {
 }
 
 checks() {
+    step "module table" python3 scripts/check-module-table.py || return
     step "fuzz smoke" fuzz_smoke || return
     step "API checks" scripts/check-api.sh "$bin/larder" || return
     step "tracing" .tools/venv/bin/python scripts/check-tracing.py "$bin/larder" || return
