@@ -114,12 +114,15 @@ struct Serve: AsyncParsableCommand {
                 drops.bind()
                 Logger(label: "larder").info("tracing on: spans go over OTLP/HTTP", metadata: tracing.summary)
             }
-            try await service.runUntilSignalled(first: [LogWriterService()] + (exporter.map { [$0.service] } ?? []))
+            var first: [any Service] = [StopStep { await LogOutput.stopWriter() }]
+            if let simulator { first.append(StopStep { await simulator.shutdown() }) }
+            if let exporter { first.append(exporter.service) }
+            try await service.runUntilSignalled(first: first)
         } catch {
+            // A start that failed before the group ran (its shutdown may run twice: it is idempotent).
             await simulator?.shutdown()
             throw error
         }
-        await simulator?.shutdown()
     }
 }
 

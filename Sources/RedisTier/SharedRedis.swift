@@ -50,11 +50,12 @@ public final class SharedRedis: Sendable {
         return tier.writeProblem.map { "Redis refuses writes: \($0)" }
     }
 
-    /// Stops the availability watch and both Redis threads, and returns once the threads have
+    /// Stops the availability watch, waiting for it, and both Redis threads, and returns once the threads have
     /// ended (within the Redis timeout, or half a second), or after `stopLimit`: a thread in a
     /// connect to a host that drops packets is left to end with the process.
     public func shutdown() async {
         watcher.cancel()
+        await watcher.value
         subscriber.shutdown()
         client.shutdown()
         async let subscriberEnded = subscriber.waitUntilStopped(atMost: Self.stopLimit)
