@@ -7,8 +7,8 @@ public import ServiceLifecycle
 import UnixSignals
 import Upstream
 import Admin
-public import Observability
-public import AccessLogging
+import Observability
+import AccessLogging
 public import ServiceMetrics
 import RedisTier
 import Routes

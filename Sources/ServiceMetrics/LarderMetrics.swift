@@ -1,7 +1,7 @@
 public import Caching
 public import CoreMetrics
 import Foundation
-public import Observability
+package import Observability
 public import AccessLogging
 import Synchronization
 import Locking

@@ -19,7 +19,7 @@ import TestSupport
     @Test func lostSpansAreCountedAndSaidOnceUntilABatchIsExported() {
         let lines = RecordedLog()
         let drops = TraceExportDrops(logger: lines.logger(level: .trace))
-        var otel = Self.diagnostic(drops)
+        let otel = Self.diagnostic(drops)
         otel.warning("Spans were dropped this iteration because queue was full", metadata: ["queue_size": "4", "dropped_count": "7"])
         var batch = otel
         batch[metadataKey: "batch_id"] = "3"
