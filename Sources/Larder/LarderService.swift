@@ -66,7 +66,7 @@ public final class LarderService: Service, @unchecked Sendable {
     }
 
     /// Opens the cache and binds the listeners. A failure here (cache dir not writable, port
-    /// in use) is a start failure.
+    /// in use) is a start failure; `stop()` then closes what was opened before it.
     public func start() throws {
         let settings = self.settings
         let memory = MemoryTier(budget: settings.memoryLimit)
@@ -150,7 +150,6 @@ public final class LarderService: Service, @unchecked Sendable {
         do {
             try server.start()
         } catch {
-            if let admin = adminServer { Task { await admin.shutdown() } }
             throw ConfigurationError("cannot listen on \(settings.host):\(settings.port): \(error)")
         }
         self.server = server
@@ -217,7 +216,17 @@ public final class LarderService: Service, @unchecked Sendable {
 
     /// Serves until a graceful shutdown is requested, then drains.
     public func run() async throws {
-        if startsInRun { try start() }
+        if startsInRun {
+            do {
+                try start()
+            } catch {
+                // The admin listener, the disk index load, the client's and Redis's threads
+                // that started before the failure end, and are waited for, before the error
+                // ends the process.
+                await closeAll()
+                throw error
+            }
+        }
         try? await gracefulShutdown()
         await stop()
     }
@@ -225,13 +234,17 @@ public final class LarderService: Service, @unchecked Sendable {
     /// Drains connections, then finishes disk writes and stops the upstream client.
     public func stop() async {
         logger.info("stopping: draining connections")
+        await closeAll()
+        logger.info("stopped")
+    }
+
+    private func closeAll() async {
         await server?.shutdown()
         await adminServer?.shutdown()
         await waitForDiskWrites()
         await routes.now?.base.disk.stopLoading()
         await client?.shutdown()
         await redis?.shutdown()
-        logger.info("stopped")
     }
 
     /// Starts the service and runs it until SIGTERM or SIGINT. Binding happens inside the

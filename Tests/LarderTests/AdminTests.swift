@@ -29,6 +29,23 @@ import TestSupport
         return try await client.readResponse()
     }
 
+    /// The admin listener binds first; when the public port is then in use the start fails,
+    /// and the stop that follows closes the admin listener too and waits for it.
+    @Test func aStartThatFailsAtThePublicPortLeavesNoAdminListenerOnceStopped() async throws {
+        let taken = try RawServer { _, _ in }
+        defer { taken.stop() }
+        var settings = ServeSettings()
+        settings.port = taken.port
+        settings.cacheDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("larder-admin-\(UUID().uuidString)").path
+        Self.admin(&settings)
+        let service = LarderService(settings: settings, logger: ServiceHarness.quietLogger())
+        #expect(throws: ConfigurationError.self) { try service.start() }
+        let adminPort = try #require(service.adminServer?.port)
+        #expect((try? TestClient(port: adminPort)) != nil, "the admin listener serves until the stop")
+        await service.stop()
+        #expect((try? TestClient(port: adminPort)) == nil, "the admin listener is closed once stopped")
+    }
+
     private func json(_ response: TestResponse) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
     }
