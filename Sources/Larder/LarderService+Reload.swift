@@ -16,7 +16,7 @@ extension LarderService {
         do {
             read = try await readSettings()
         } catch {
-            return refuse(error.problems)
+            return refuse(error.shown)
         }
         guard let (next, restartNeeded) = routes.remake({ current in
             let (settings, restartNeeded) = Self.reloadable(read, over: current.settings)

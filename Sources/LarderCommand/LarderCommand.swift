@@ -29,7 +29,7 @@ struct LarderCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as ConfigurationError {
-            fail(error.problems)
+            fail(error.shown)
         } catch let exit as ExitCode {
             Foundation.exit(exit.rawValue)
         } catch {

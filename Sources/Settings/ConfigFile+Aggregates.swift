@@ -38,7 +38,7 @@ extension ConfigFile {
             let name = pathNode.string ?? ""
             let key = "aggregates.\(name)"
             lines[key] = line
-            var reader = ValueReader(place: "\(path):\(line): \(QuotedText.of(key))")
+            var reader = ValueReader(path: path, line: line, key: key)
             defer { problems += reader.problems }
             guard case .mapping(let settings) = body else {
                 reader.problem("must be a mapping (parts: …)")
@@ -49,7 +49,7 @@ extension ConfigFile {
             for (settingNode, value) in settings {
                 let settingLine = settingNode.mark?.line ?? line
                 let setting = settingNode.string ?? ""
-                var field = ValueReader(place: "\(path):\(settingLine): \(QuotedText.of("\(key).\(setting)"))")
+                var field = ValueReader(path: path, line: settingLine, key: "\(key).\(setting)")
                 defer { problems += field.problems }
                 switch setting {
                 case "deadline":
@@ -66,14 +66,13 @@ extension ConfigFile {
                     for (partNode, part) in parts {
                         let partLine = partNode.mark?.line ?? settingLine
                         let partName = partNode.string ?? ""
-                        var reader = ValueReader(place: "\(path):\(partLine): \(QuotedText.of("\(key).parts.\(partName)"))")
+                        var reader = ValueReader(path: path, line: partLine, key: "\(key).parts.\(partName)")
                         defer { problems += reader.problems }
                         guard AggregateDeclaration.isPartName(partName) else {
                             reader.problem("a part's name is a lower-case letter, then lower-case letters, digits, _ or - (64 at most)")
                             continue
                         }
-                        let place = { (line: Int) in "\(path):\(line): \(QuotedText.of("\(key).parts.\(partName)"))" }
-                        if let made = Self.part(partName, part, &reader, place: place, problems: &problems) {
+                        if let made = Self.part(partName, part, &reader) {
                             declaration.parts.append(made)
                             partLines[partName] = partLine
                         }
@@ -89,15 +88,16 @@ extension ConfigFile {
     }
 
     /// A part written as its target alone, or as a mapping with `target` and its options; a
-    /// problem with an option is at the option's line (`place` makes it).
-    private static func part(_ name: String, _ node: Node, _ reader: inout ValueReader, place: (Int) -> String,
-                             problems: inout [String]) -> AggregateDeclaration.Part? {
-        func target(_ text: String?, _ reader: inout ValueReader) -> PartTarget? {
+    /// problem with an option is at the option's line, with an item of `fields` at the item's.
+    /// Every option is checked, whatever is wrong with the others.
+    private static func part(_ name: String, _ node: Node, _ reader: inout ValueReader) -> AggregateDeclaration.Part? {
+        func target(_ text: String?, line: Int? = nil) -> PartTarget? {
             if let target = text.flatMap(PartTarget.init) { return target }
-            reader.problem("the target must be a path of this Larder with {name} placeholders in its query only, got '\(QuotedText.of(text ?? ""))'")
+            reader.problem("the target must be a path of this Larder with {name} placeholders in its query only, got '\(QuotedText.of(text ?? ""))'",
+                           line: line)
             return nil
         }
-        if node.scalar != nil { return target(node.string, &reader).map { AggregateDeclaration.Part(name: name, target: $0) } }
+        if node.scalar != nil { return target(node.string).map { AggregateDeclaration.Part(name: name, target: $0) } }
         guard case .mapping(let options) = node else {
             reader.problem("must be a target (/weather?lat={lat}) or a mapping (target: …, required: …)")
             return nil
@@ -106,41 +106,45 @@ extension ConfigFile {
             reader.problem("needs a target")
             return nil
         }
-        var targetReader = ValueReader(place: place(targetNode.mark?.line ?? node.mark?.line ?? 1))
-        defer { problems += targetReader.problems }
-        guard let made = target(targetNode.string, &targetReader) else { return nil }
-        var part = AggregateDeclaration.Part(name: name, target: made)
-        var fieldsLine: Int?
+        let made = target(targetNode.string, line: targetNode.mark?.line)
+        var required = true
+        var pointer: String?
+        var fields: [ListItem]?
+        let problemsBefore = reader.problems.count
         for (optionNode, value) in options {
-            var reader = ValueReader(place: place(optionNode.mark?.line ?? node.mark?.line ?? 1))
-            defer { problems += reader.problems }
+            var option = ValueReader(path: reader.path, line: optionNode.mark?.line ?? reader.line, key: reader.key)
+            defer { reader.take(option) }
             switch optionNode.string ?? "" {
             case "target":
                 break
             case "required":
-                if let required = reader.flag(value, "required ") { part.required = required }
+                required = option.flag(value, "required ") ?? required
             case "pointer":
-                if let pointer = value.string, AggregateDeclaration.isJSONPointer(pointer) {
-                    part.pointer = pointer
+                if let text = value.string, AggregateDeclaration.isJSONPointer(text) {
+                    pointer = text
                 } else {
-                    reader.problem("pointer must be an RFC 6901 JSON pointer (/rates, or empty for the whole answer)")
+                    option.problem("pointer must be an RFC 6901 JSON pointer (/rates, or empty for the whole answer)")
                 }
             case "fields":
-                part.fields = reader.texts(value, "fields must be a list of member names")
-                fieldsLine = optionNode.mark?.line
+                fields = option.items(value, "fields must be a list of member names")
             case let other:
-                reader.problem("'\(QuotedText.of(other))' is not a part setting Larder knows (target, required, pointer, fields)")
+                option.problem("'\(QuotedText.of(other))' is not a part setting Larder knows (target, required, pointer, fields)")
             }
         }
-        // A member is matched by its whole name: `rates.USD` would select nothing, so it is
-        // refused, with the pointer and member that select it.
-        if let nested = part.fields?.first(where: { $0.contains(".") }), let dot = nested.lastIndex(of: ".") {
-            let object = (part.pointer ?? "") + "/" + nested[..<dot].replacingOccurrences(of: ".", with: "/")
-            problems.append("\(place(fieldsLine ?? node.mark?.line ?? 1)): fields name members of the object kept: '\(QuotedText.of(nested))' "
-                            + "would select nothing; point at its object and name the member "
-                            + "(pointer: \(QuotedText.of(object)), fields: [\(QuotedText.of(nested[nested.index(after: dot)...]))])")
-            return nil
+        // A member is matched by its whole name: `rates.USD` would select nothing, so each such
+        // is refused at its line, with the pointer and member that select it.
+        for nested in fields ?? [] {
+            guard let dot = nested.text.lastIndex(of: ".") else { continue }
+            let object = (pointer ?? "") + "/" + nested.text[..<dot].replacingOccurrences(of: ".", with: "/")
+            reader.problem("fields name members of the object kept: '\(QuotedText.of(nested.text))' would select nothing; "
+                           + "point at its object and name the member (pointer: \(QuotedText.of(object)), "
+                           + "fields: [\(QuotedText.of(nested.text[nested.text.index(after: dot)...]))])", line: nested.line)
         }
+        guard let made, reader.problems.count == problemsBefore else { return nil }
+        var part = AggregateDeclaration.Part(name: name, target: made)
+        part.required = required
+        part.pointer = pointer
+        part.fields = fields?.map(\.text)
         return part
     }
 

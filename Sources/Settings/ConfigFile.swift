@@ -31,8 +31,8 @@ public struct ConfigFile: Sendable {
     let lines: [String: Int]
     /// The routes given, in the file's order.
     let routes: [Route]
-    /// The list settings' items (`weather-headers`), by file key.
-    let lists: [String: [String]]
+    /// The list settings' items (`weather-headers`), by file key, each with its line.
+    let lists: [String: [ListItem]]
     /// The aggregates declared, in the file's order (`ConfigFile+Aggregates`).
     let aggregates: [Aggregate]
     /// What is wrong with the file's shape (a key Larder does not know, a value of the wrong
@@ -113,7 +113,7 @@ public struct ConfigFile: Sendable {
     struct Shape {
         var lines: [String: Int] = [:]
         var routes: [Route] = []
-        var lists: [String: [String]] = [:]
+        var lists: [String: [ListItem]] = [:]
         var aggregates: [Aggregate] = []
         var scalars: [String: String] = [:]
         /// Every problem with the file's shape, each with its line.
@@ -130,7 +130,7 @@ public struct ConfigFile: Sendable {
         }
         var lines: [String: Int] = [:]
         var routes: [Route] = []
-        var lists: [String: [String]] = [:]
+        var lists: [String: [ListItem]] = [:]
         var aggregates: [Aggregate] = []
         var scalars: [String: String] = [:]
         var problems = duplicates
@@ -149,12 +149,12 @@ public struct ConfigFile: Sendable {
             } else if !ServeSettings.fileKeys.contains(key) {
                 problems.append("\(path):\(line): \(QuotedText.unknownKey(key)): not a setting Larder knows")
             } else if listKeys.contains(key) {
-                if case .sequence(let items) = value, items.allSatisfy({ $0.scalar != nil }) {
-                    lists[key] = items.compactMap(\.string)
-                } else if let item = value.string {
-                    lists[key] = [item]
+                if let item = value.string {
+                    lists[key] = [ListItem(text: item, line: line)]
                 } else {
-                    problems.append("\(path):\(line): \(key): must be a list of text values")
+                    var reader = ValueReader(path: path, line: line, key: key)
+                    lists[key] = reader.items(value)
+                    problems += reader.problems
                 }
             } else if let scalar = value.scalar {
                 scalars[key] = scalar.string
@@ -163,6 +163,17 @@ public struct ConfigFile: Sendable {
             }
         }
         return Shape(lines: lines, routes: routes, lists: lists, aggregates: aggregates, scalars: scalars, problems: problems)
+    }
+
+    /// A list setting's items: each read alone first, so that a problem is reported at its
+    /// item's line and every item's problem at once; then all of them together.
+    func read(_ items: [ListItem], _ declaration: SettingDeclaration, into settings: inout ServeSettings) -> [String] {
+        var alone = settings
+        let problems = items.compactMap { item in
+            declaration.read(item.text, &alone).map { "\(path):\(item.line): \(QuotedText.of(declaration.fileKey)) \($0)" }
+        }
+        guard problems.isEmpty else { return problems }
+        return declaration.read(items.map(\.text).joined(separator: "\n"), &settings).map { ["\(place(declaration.fileKey)) \($0)"] } ?? []
     }
 
     /// `problems` with this file's in the order of their lines, after those of flags and
@@ -205,10 +216,10 @@ public struct ConfigFile: Sendable {
                 let key = "routes.\(prefix).\(field)"
                 lines[key] = fieldLine
                 if field == "strip-prefix" || field == "replace-prefix" { prefixRules.append((field, fieldLine)) }
-                var reader = ValueReader(place: "\(path):\(fieldLine): \(QuotedText.of(key))")
+                var reader = ValueReader(path: path, line: fieldLine, key: key)
                 defer { problems += reader.problems }
                 /// A reader of one entry of this setting's mapping, whose problems are at the entry's line.
-                func entry(_ node: Node) -> ValueReader { ValueReader(place: "\(path):\(node.mark?.line ?? fieldLine): \(QuotedText.of(key))") }
+                func entry(_ node: Node) -> ValueReader { ValueReader(path: path, line: node.mark?.line ?? fieldLine, key: key) }
                 switch field {
                 case "origin":
                     if let text = value.string { origin = text } else { reader.problem("must be a URL") }
@@ -221,15 +232,18 @@ public struct ConfigFile: Sendable {
                     }
                     rules.prefixReplacement = text
                 case "set-fields":
-                    guard let items = reader.texts(value) else { continue }
-                    switch CredentialHeaders.parseList(items.joined(separator: "\n")) {
-                    case .success(let set): rules.setFields = set
-                    case .failure(let failure): reader.problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)")
+                    for item in reader.items(value) ?? [] where !item.text.allSatisfy({ $0 == " " || $0 == "\t" }) {
+                        switch CredentialHeaders.parse(item.text[...]) {
+                        case .success(let field): rules.setFields.add(field.name, field.value)
+                        case .failure(let failure): reader.problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)", line: item.line)
+                        }
                     }
                 case "remove-fields":
-                    guard let names = reader.texts(value) else { continue }
-                    if let bad = names.first(where: { !FieldSyntax.isToken($0.utf8) }) { reader.problem("'\(QuotedText.of(bad))' is not a field name") }
-                    rules.removeFields = names
+                    guard let names = reader.items(value) else { continue }
+                    for bad in names where !FieldSyntax.isToken(bad.text.utf8) {
+                        reader.problem("'\(QuotedText.of(bad.text))' is not a field name", line: bad.line)
+                    }
+                    rules.removeFields = names.map(\.text)
                 case "via":
                     if let via = reader.flag(value) { rules.via = via }
                 case "x-forwarded-for":
@@ -269,12 +283,11 @@ public struct ConfigFile: Sendable {
                         caching.concurrency = limit
                     }
                 case "override":
-                    guard let names = reader.texts(value) else { continue }
-                    for name in names {
-                        if let override = CacheOverrides.names.first(where: { $0.0 == name.lowercased() })?.1 {
+                    for name in reader.items(value) ?? [] {
+                        if let override = CacheOverrides.names.first(where: { $0.0 == name.text.lowercased() })?.1 {
                             caching.overrides.insert(override)
                         } else {
-                            reader.problem("'\(QuotedText.of(name))' is not something Larder can ignore (no-cache, private, set-cookie)")
+                            reader.problem("'\(QuotedText.of(name.text))' is not something Larder can ignore (no-cache, private, set-cookie)", line: name.line)
                         }
                     }
                 case "client-refresh":
@@ -298,7 +311,7 @@ public struct ConfigFile: Sendable {
                         defer { problems += reader.problems }
                         switch optionNode.string {
                         case "ignore-query":
-                            if let names = reader.texts(option, "ignore-query must be a list of parameter names") { caching.ignoredQuery = names }
+                            if let names = reader.items(option, "ignore-query must be a list of parameter names") { caching.ignoredQuery = names.map(\.text) }
                         case "sort-query":
                             if let sorts = reader.flag(option, "sort-query ") { caching.sortsQuery = sorts }
                         default:

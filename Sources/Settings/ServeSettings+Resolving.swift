@@ -28,15 +28,15 @@ extension ServeSettings {
         var s = ServeSettings()
         for declaration in declarations {
             let given = flags[declaration.key] != nil || environment[declaration.variable] != nil
-            let text: String?
             if !given, case .list = declaration.shape {
                 // A file's list is read item by item: header values may hold the commas a list
                 // joins with. A file's routes are a mapping, read below.
-                text = file?.lists[declaration.fileKey]?.joined(separator: "\n")
-            } else {
-                text = reader.string(forKey: ConfigKey(Self.configKey(declaration.key).components), isSecret: declaration.secret)
+                if let file, let items = file.lists[declaration.fileKey] { problems += file.read(items, declaration, into: &s) }
+                continue
             }
-            guard let text else { continue }
+            guard let text = reader.string(forKey: ConfigKey(Self.configKey(declaration.key).components), isSecret: declaration.secret) else {
+                continue
+            }
             if let problem = declaration.read(text, &s) {
                 // Where the value came from, as a problem names it: the flag and its variable, or the file's line.
                 if let file, !given {

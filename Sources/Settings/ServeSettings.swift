@@ -134,17 +134,18 @@ public struct ServeSettings: Sendable, Equatable {
 
 /// A configuration value that cannot be used; its message is the one line printed on stderr.
 public struct ConfigurationError: Error, Equatable, CustomStringConvertible {
-    /// One line per problem.
+    /// One line per problem, every one (`check-config` prints them all).
     public let problems: [String]
     public init(_ message: String) { problems = [message] }
-    /// The first `shownProblems`, then how many more: a file of thousands of unknown keys
-    /// makes one screen of problems, not a log line or a reload's answer of megabytes.
-    public init(problems: [String]) {
-        self.problems = problems.count <= Self.shownProblems ? problems
-            : problems.prefix(Self.shownProblems) + ["… and \(problems.count - Self.shownProblems) more problems"]
+    public init(problems: [String]) { self.problems = problems }
+    /// The first `shownProblems`, then how many more: what `serve` prints and a reload answers,
+    /// so a file of thousands of unknown keys makes one screen, not a log line of megabytes.
+    public var shown: [String] {
+        problems.count <= Self.shownProblems ? problems
+            : problems.prefix(Self.shownProblems) + ["… and \(problems.count - Self.shownProblems) more problems (larder check-config lists them all)"]
     }
     public static let shownProblems = 20
-    public var message: String { problems.joined(separator: "\n") }
+    public var message: String { shown.joined(separator: "\n") }
     public var description: String { message }
 }
 

@@ -1,14 +1,27 @@
 import Yams
 
 /// Reads the value of one key of a configuration file in the shape it must have, and keeps
-/// each value of the wrong shape as a problem at the key's place (`FILE:LINE: key: …`).
+/// each value of the wrong shape as a problem at the key's place (`FILE:LINE: key: …`), or at
+/// a list item's own line.
 struct ValueReader {
-    let place: String
+    let path: String
+    let line: Int
+    let key: String
     private(set) var problems: [String] = []
 
-    init(place: String) { self.place = place }
+    init(path: String, line: Int, key: String) {
+        self.path = path
+        self.line = line
+        self.key = key
+    }
 
-    mutating func problem(_ what: String) { problems.append("\(place): \(what)") }
+    /// `FILE:LINE: key`, at the key's line or at `line`.
+    func place(line: Int? = nil) -> String { "\(path):\(line ?? self.line): \(QuotedText.of(key))" }
+
+    mutating func problem(_ what: String, line: Int? = nil) { problems.append("\(place(line: line)): \(what)") }
+
+    /// Keeps `other`'s problems after these: a reader of one entry of this key's mapping.
+    mutating func take(_ other: ValueReader) { problems += other.problems }
 
     /// `true` or `false`, in any case. `name` starts the problem (`sort-query `).
     mutating func flag(_ node: Node, _ name: String = "") -> Bool? {
@@ -28,9 +41,24 @@ struct ValueReader {
         return nil
     }
 
-    mutating func texts(_ node: Node, _ what: String = "must be a list of text values") -> [String]? {
-        if case .sequence(let items) = node, items.allSatisfy({ $0.string != nil }) { return items.compactMap(\.string) }
-        problem(what)
-        return nil
+    /// A sequence's items, each with its line; an item that is not text is a problem at its
+    /// own line and left out, so the items after it are still checked.
+    mutating func items(_ node: Node, _ what: String = "must be a list of text values") -> [ListItem]? {
+        guard case .sequence(let nodes) = node else {
+            problem(what)
+            return nil
+        }
+        var items: [ListItem] = []
+        for node in nodes {
+            let line = node.mark?.line ?? self.line
+            if let text = node.string { items.append(ListItem(text: text, line: line)) } else { problem("\(what); this item is not text", line: line) }
+        }
+        return items
     }
+}
+
+/// One item of a list in a configuration file, with its line, where a problem with it is reported.
+struct ListItem: Sendable, Equatable {
+    let text: String
+    let line: Int
 }

@@ -82,8 +82,11 @@ import TestSupport
         ], "\(again.joined(separator: "\n"))")
         // Thousands of them make one screen of problems, found in a few compositions of the file.
         let many = "routes:\n" + (0..<3000).map { "  /r\($0 % 1000):\n    origin: http://o:1\n" }.joined()
-        let (_, screen) = try await ConfigFixture.problems(many)
-        #expect(screen.count == ConfigurationError.shownProblems + 1 && screen.last == "… and 1980 more problems", "\(screen.suffix(2))")
+        let (_, every) = try await ConfigFixture.problems(many)
+        let screen = ConfigurationError(problems: every).shown
+        #expect(every.count == 2000, "\(every.suffix(2))")
+        #expect(screen.count == ConfigurationError.shownProblems + 1
+                && screen.last == "… and 1980 more problems (larder check-config lists them all)", "\(screen.suffix(2))")
         // In a flow mapping the key given again has no line of its own: the first one's line, and nothing more.
         let (flowPath, flow) = try await ConfigFixture.problems("port: 1\nroutes: {/a: {origin: http://o:1, origin: http://o:2}}\n")
         #expect(flow == ["\(flowPath):2: origin: given more than once in its mapping"], "\(flow)")
@@ -126,11 +129,75 @@ import TestSupport
         #expect(settings.aggregates.first?.parts.first?.fields == ["USD"])
     }
 
-    /// The command prints them as they are, one a line, and exits 2.
+    /// The command prints them as they are, one a line, and exits 2: every one of them,
+    /// where `serve` prints the first screen and says how many more there are.
     @Test func checkConfigPrintsEveryProblemInLineOrder() async throws {
         let path = try ConfigFixture.file(Self.several)
         let checked = try LarderProcess(["check-config", path])
         #expect(await checked.waitForExit() == 2)
         #expect(checked.errorOutput == Self.expected.map { "larder: \(path):\($0)\n" }.joined(), "\(checked.errorOutput)")
+
+        let unknown = try ConfigFixture.file((1...30).map { "unknown-\($0): 1\n" }.joined())
+        let every = try LarderProcess(["check-config", unknown])
+        #expect(await every.waitForExit() == 2)
+        let lines = every.errorOutput.split(separator: "\n")
+        #expect(lines.count == 30 && lines.last == "larder: \(unknown):30: unknown-30: not a setting Larder knows", "\(lines.suffix(2))")
+        let served = try LarderProcess(["serve", "--port", "0", "--config", unknown])
+        #expect(await served.waitForExit() == 2)
+        let screen = served.errorOutput.split(separator: "\n")
+        #expect(screen.count == ConfigurationError.shownProblems + 1
+                && screen.last == "larder: … and 10 more problems (larder check-config lists them all)", "\(screen.suffix(2))")
+    }
+
+    /// A list's items are each checked, each problem at the item's own line: the file's header
+    /// lists, a route's field lists and overrides, a part's fields.
+    @Test func eachItemOfAListIsReportedAtItsOwnLine() async throws {
+        let text = """
+            weather-headers:
+              - "X-Key: 1"
+              - no colon
+              - "Bad Name: 2"
+            routes:
+              /api:
+                origin: http://127.0.0.1:9
+                remove-fields:
+                  - Cookie
+                  - "a b"
+                  - "c d"
+                override: [no-cache,
+                  sometimes]
+                set-fields:
+                  - "X-Ok: 1"
+                  - [nested]
+            aggregates:
+              /dash:
+                parts:
+                  rates:
+                    target: /api/rates
+                    fields:
+                      - rates.USD
+                      - EUR
+                      - rates.GBP
+
+            """
+        let (path, lines) = try await ConfigFixture.problems(text)
+        let nested = { (member: String) in
+            "aggregates./dash.parts.rates: fields name members of the object kept: 'rates.\(member)' would select nothing; "
+                + "point at its object and name the member (pointer: /rates, fields: [\(member)])"
+        }
+        #expect(lines == [
+            "3: weather-headers must be 'Name: value' or 'Name: @/path': an item has no ':' (write Name: value)",
+            "4: weather-headers must be 'Name: value' or 'Name: @/path': 'Bad Name' is not a field name",
+            "10: routes./api.remove-fields: 'a b' is not a field name",
+            "11: routes./api.remove-fields: 'c d' is not a field name",
+            "13: routes./api.override: 'sometimes' is not something Larder can ignore (no-cache, private, set-cookie)",
+            "16: routes./api.set-fields: must be a list of text values; this item is not text",
+            "23: \(nested("USD"))",
+            "25: \(nested("GBP"))",
+        ].map { "\(path):\($0)" }, "\(lines.joined(separator: "\n"))")
+        // Good items alone are read in their order.
+        let good = try await ConfigFile.load(path: ConfigFixture.file("weather-headers:\n  - \"X-A: 1\"\n  - \"X-B: 2\"\n"))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: good)
+        #expect(settings.weatherHeaders.map(\.name) == ["X-A", "X-B"])
     }
 }
