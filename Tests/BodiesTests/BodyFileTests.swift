@@ -18,7 +18,7 @@ import Testing
         let directory = NSTemporaryDirectory() + "larder-bodyfile-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        var file: BodyFile? = try #require(BodyFile.spool(in: directory))
+        var file: BodyFile? = try #require(BodyFile.spool(in: directory)) as BodyFile
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory).isEmpty)
         #expect(Array("held".utf8).withUnsafeBytes { file!.write($0, at: 0) })
         #expect(openFiles(under: directory).count == 1)

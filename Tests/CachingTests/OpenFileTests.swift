@@ -114,7 +114,7 @@ import TestSupport
         await disk?.waitForWrites()
         _ = await disk?.readKept("a")
         #expect(openFiles(under: directory).count == 1)
-        weak var gone = disk
+        weak let gone = disk
         disk = nil
         // The reader thread's block that answered the read may hold the tier a moment longer.
         #expect(await eventually { gone == nil })
@@ -160,7 +160,7 @@ import TestSupport
     /// reused at once by another test running beside this one.
     private func ownFile() -> (fd: Int32, path: String) {
         let path = temporaryDirectory() + "-open"
-        FileManager.default.createFile(atPath: path, contents: Data("x".utf8))
+        #expect(FileManager.default.createFile(atPath: path, contents: Data("x".utf8)))
         return (open(path, O_RDONLY), path)
     }
 
@@ -168,7 +168,7 @@ import TestSupport
     private func isOpen(_ fd: Int32, _ path: String) -> Bool {
         var target = [CChar](repeating: 0, count: 4096)
         let length = readlink("/proc/self/fd/\(fd)", &target, target.count - 1)
-        return length > 0 && String(cString: target) == path
+        return length > 0 && String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) == path
     }
 
     @Test func aFileOpenedBeforeARewriteIsNotKept() {

@@ -1,5 +1,5 @@
 import Foundation
-public import Settings
+import Settings
 
 /// Configuration files a test writes, and the problems Larder finds in one, each as
 /// `check-config` prints it.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-public import Glibc
+import Glibc
 #endif
 import Foundation
 
