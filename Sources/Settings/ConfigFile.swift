@@ -101,7 +101,9 @@ public struct ConfigFile: Sendable {
         guard let text = String(validating: data, as: UTF8.self) else {
             throw ConfigurationError("\(path): not a YAML or JSON file: it is not UTF-8 text (binary content is never quoted)")
         }
-        return text
+        // A byte order mark, as some editors save UTF-8, is not part of the file's YAML (Yams
+        // reads a file of two lines or more that starts with one as not YAML).
+        return text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
     }
 
     /// The reader asks for `larder.cache.dir`; the file holds `cache-dir`.
@@ -165,15 +167,13 @@ public struct ConfigFile: Sendable {
         return Shape(lines: lines, routes: routes, lists: lists, aggregates: aggregates, scalars: scalars, problems: problems)
     }
 
-    /// A list setting's items: each read alone first, so that a problem is reported at its
-    /// item's line and every item's problem at once; then all of them together.
+    /// A list setting's items, each problem at its item's line where the setting reads them
+    /// one by one (`SettingDeclaration.readItems`), at the key's line where it reads them whole.
     func read(_ items: [ListItem], _ declaration: SettingDeclaration, into settings: inout ServeSettings) -> [String] {
-        var alone = settings
-        let problems = items.compactMap { item in
-            declaration.read(item.text, &alone).map { "\(path):\(item.line): \(QuotedText.of(declaration.fileKey)) \($0)" }
+        guard let readItems = declaration.readItems else {
+            return declaration.read(items.map(\.text).joined(separator: "\n"), &settings).map { ["\(place(declaration.fileKey)) \($0)"] } ?? []
         }
-        guard problems.isEmpty else { return problems }
-        return declaration.read(items.map(\.text).joined(separator: "\n"), &settings).map { ["\(place(declaration.fileKey)) \($0)"] } ?? []
+        return readItems(items.map(\.text), &settings).map { "\(path):\(items[$0.index].line): \(QuotedText.of(declaration.fileKey)) \($0.problem)" }
     }
 
     /// `problems` with this file's in the order of their lines, after those of flags and
@@ -232,11 +232,11 @@ public struct ConfigFile: Sendable {
                     }
                     rules.prefixReplacement = text
                 case "set-fields":
-                    for item in reader.items(value) ?? [] where !item.text.allSatisfy({ $0 == " " || $0 == "\t" }) {
-                        switch CredentialHeaders.parse(item.text[...]) {
-                        case .success(let field): rules.setFields.add(field.name, field.value)
-                        case .failure(let failure): reader.problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)", line: item.line)
-                        }
+                    guard let items = reader.items(value) else { continue }
+                    let read = CredentialHeaders.read(items.map(\.text))
+                    rules.setFields = read.fields
+                    for (index, failure) in read.problems {
+                        reader.problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)", line: items[index].line)
                     }
                 case "remove-fields":
                     guard let names = reader.items(value) else { continue }

@@ -119,18 +119,18 @@ extension SettingDeclaration {
     /// Fields sent to a built-in upstream: secrets, so a problem names what is wrong, never the value.
     static func headers(_ key: String, _ path: WritableKeyPath<ServeSettings, HTTPHeaders>, upstream: String) -> SettingDeclaration {
         let name = key.replacingOccurrences(of: ".", with: "_")
+        let expects = "'Name: value' or 'Name: @/path'"
+        let readItems = { (items: [String], settings: inout ServeSettings) -> [(index: Int, problem: String)] in
+            let read = CredentialHeaders.read(items)
+            if read.problems.isEmpty { settings[keyPath: path] = read.fields }
+            return read.problems.map { ($0.index, "must be \(expects): \($0.problem.reason)") }
+        }
         return SettingDeclaration(
-            key: key, shape: .list(separator: "\n"), default: .unset("none"), expects: "'Name: value' or 'Name: @/path'",
+            key: key, shape: .list(separator: "\n"), default: .unset("none"), expects: expects,
             help: "Header field sent to the \(upstream) upstream, repeatable; @/path reads the value from a file", valueName: "name: value",
             needsRestart: false, secret: true,
-            read: { text, settings in
-                switch CredentialHeaders.parseList(text) {
-                case .success(let fields):
-                    settings[keyPath: path] = fields
-                    return nil
-                case .failure(let problem): return "must be 'Name: value' or 'Name: @/path': \(problem.reason)"
-                }
-            },
+            read: { text, settings in readItems([text], &settings).first?.problem },
+            readItems: readItems,
             keepRunning: { _, _ in false },
             shown: { ["\(name)": .string($0[keyPath: path].isEmpty ? "none" : CredentialHeaders.redacted($0[keyPath: path]))] })
     }

@@ -129,6 +129,52 @@ import TestSupport
         #expect(settings.aggregates.first?.parts.first?.fields == ["USD"])
     }
 
+    /// A list naming value files: once one is refused the list's later ones are not read, so
+    /// a file naming `/dev/zero` thousands of times is checked in moments; a block scalar
+    /// item is a field per line; an alias is reported where it is used; a name is quoted safely.
+    @Test func valueFilesAliasesAndBlockItemsInLists() async throws {
+        let zeros = String(repeating: "  - \"X-Z: @/dev/zero\"\n", count: 20_000)
+        let began = ContinuousClock.now
+        let (path, lines) = try await ConfigFixture.problems("weather-headers:\n" + zeros + "  - no colon\n")
+        #expect(ContinuousClock.now - began < .seconds(10), "one refused value file is read, not 20,000")
+        #expect(lines.count == 2 && lines[0].hasPrefix("\(path):2: weather-headers must be 'Name: value' or 'Name: @/path': the value file for X-Z")
+                && lines[1] == "\(path):20002: weather-headers must be 'Name: value' or 'Name: @/path': an item has no ':' (write Name: value)",
+                "\(lines.prefix(3))")
+
+        let text = """
+            routes:
+              /api:
+                origin: http://127.0.0.1:9
+                remove-fields: &names [Cookie, Authorization]
+                set-fields:
+                  - |
+                    X-A: one
+                    X-B: two
+                  - "X\\e[31m: red"
+              /b:
+                origin: http://127.0.0.1:9
+                override: *names
+
+            """
+        let (other, problems) = try await ConfigFixture.problems(text)
+        #expect(problems == [
+            "\(other):9: routes./api.set-fields: must be 'Name: value' or 'Name: @/path': 'X?[31m' is not a field name",
+            "\(other):12: routes./b.override: 'Cookie' is not something Larder can ignore (no-cache, private, set-cookie)",
+            "\(other):12: routes./b.override: 'Authorization' is not something Larder can ignore (no-cache, private, set-cookie)",
+        ], "\(problems.joined(separator: "\n"))")
+        let good = try await ConfigFile.load(path: ConfigFixture.file(text.replacingOccurrences(of: "X\\e[31m: red", with: "X-C: three")
+            .replacingOccurrences(of: "override: *names", with: "remove-fields: *names")))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: good)
+        #expect(settings.routes.first?.rules.setFields.map(\.name) == ["X-A", "X-B", "X-C"])
+        #expect(settings.routes.last?.rules.removeFields == ["Cookie", "Authorization"])
+    }
+
+    /// A file saved with a byte order mark, as some editors save UTF-8, reads as without it.
+    @Test func aByteOrderMarkIsNotPartOfTheFile() async throws {
+        let marked = try await ConfigFile.load(path: ConfigFixture.file("\u{FEFF}port: 8081\nhost: 0.0.0.0\n"))
+        #expect(try ServeSettings.resolve(flags: [:], environment: [:], file: marked).port == 8081)
+    }
+
     /// The command prints them as they are, one a line, and exits 2: every one of them,
     /// where `serve` prints the first screen and says how many more there are.
     @Test func checkConfigPrintsEveryProblemInLineOrder() async throws {

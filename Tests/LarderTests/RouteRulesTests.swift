@@ -59,7 +59,9 @@ import TestSupport
         try Data("s3cret\n".utf8).write(to: secret)
         defer { try? FileManager.default.removeItem(at: secret) }
         var rules = ForwardingRules()
-        rules.setFields = try #require(try? CredentialHeaders.parseList("X-Api-Key: @\(secret.path)\nX-Env: prod").get())
+        let read = CredentialHeaders.read(["X-Api-Key: @\(secret.path)\nX-Env: prod"])
+        #expect(read.problems.isEmpty)
+        rules.setFields = read.fields
         rules.removeFields = ["Cookie"]
         let seen = try await Self.seen(rules, [("/api/a", "Cookie: session=1\r\nX-Api-Key: client-said\r\n"),
                                                ("/api/b", "Via: 1.0 front\r\n")])
