@@ -194,6 +194,8 @@ public struct ConfigFile: Sendable {
             return []
         }
         var routes: [Route] = []
+        // The routes' value files, each read once across them all, and none after one is refused.
+        var valueFiles = ValueFiles()
         for (prefixNode, route) in entries {
             let line = prefixNode.mark?.line ?? 1
             guard let prefix = prefixNode.string else {
@@ -233,7 +235,7 @@ public struct ConfigFile: Sendable {
                     rules.prefixReplacement = text
                 case "set-fields":
                     guard let items = reader.items(value) else { continue }
-                    let read = CredentialHeaders.read(items.map(\.text))
+                    let read = CredentialHeaders.read(items.map(\.text), files: &valueFiles)
                     rules.setFields = read.fields
                     for (index, failure) in read.problems {
                         reader.problem("must be 'Name: value' or 'Name: @/path': \(failure.reason)", line: items[index].line)

@@ -11,51 +11,47 @@ public enum CredentialHeaders {
     /// Why an item cannot be used, worded without its value.
     struct Problem: Error {
         let reason: String
-        /// A value file was refused (rather than the item's words).
-        var valueFile = false
     }
 
     /// Items, each of which may hold several lines (the environment's form, a file's block
-    /// scalar), each line a field: the fields, and every problem with the index of its item. Once a
-    /// value file is refused, the list's later value files are not read (their lines are still
-    /// checked): each refusal can cost a read of 1 MiB or a wait of 5 s, and a file of 1 MiB
-    /// can name a value file a hundred thousand times.
-    static func read(_ items: [String]) -> (fields: HTTPHeaders, problems: [(index: Int, problem: Problem)]) {
+    /// scalar), each line a field: the fields, and every problem with the index of its item.
+    /// `files` reads the value files, each once, and none after one is refused (their items'
+    /// words are still checked).
+    static func read(_ items: [String], files: inout ValueFiles) -> (fields: HTTPHeaders, problems: [(index: Int, problem: Problem)]) {
         var fields = HTTPHeaders()
         var problems: [(index: Int, problem: Problem)] = []
-        var readsFiles = true
         for (index, item) in items.enumerated() {
             for line in item.split(whereSeparator: \.isNewline) where !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
-                switch parse(line, readingFile: readsFiles) {
+                switch parse(line, files: &files) {
                 case .success(let field?): fields.add(field.name, field.value)
                 case .success(nil): break
-                case .failure(let problem):
-                    problems.append((index, problem))
-                    if problem.valueFile { readsFiles = false }
+                case .failure(let problem): problems.append((index, problem))
                 }
             }
         }
         return (fields, problems)
     }
 
-    /// `Name: value`, or `Name: @/path` for a value kept in a file; nil for a value file left
-    /// unread (`readingFile` false).
-    static func parse(_ item: Substring, readingFile: Bool = true) -> Result<(name: String, value: String)?, Problem> {
+    /// The items of one list, with value files of their own.
+    static func read(_ items: [String]) -> (fields: HTTPHeaders, problems: [(index: Int, problem: Problem)]) {
+        var files = ValueFiles()
+        return read(items, files: &files)
+    }
+
+    /// `Name: value`, or `Name: @/path` for a value kept in a file; nil for a value file
+    /// `files` leaves unread.
+    private static func parse(_ item: Substring, files: inout ValueFiles) -> Result<(name: String, value: String)?, Problem> {
         guard let colon = item.firstIndex(of: ":") else { return .failure(Problem(reason: "an item has no ':' (write Name: value)")) }
         let name = String(item[..<colon].trimmingOWS())
         guard FieldSyntax.isToken(name.utf8) else { return .failure(Problem(reason: "'\(QuotedText.of(name))' is not a field name")) }
         var value = String(item[item.index(after: colon)...].trimmingOWS())
         if value.hasPrefix("@") {
-            guard readingFile else { return .success(nil) }
             let path = String(value.dropFirst())
-            let data: [UInt8]
-            switch BoundedFile.read(path) {
-            case .success(let bytes): data = bytes
-            case .failure(let refusal):
-                return .failure(Problem(reason: "the value file for \(name) \(refusal.reason): \(QuotedText.of(path))", valueFile: true))
+            switch files.value(at: path) {
+            case nil: return .success(nil)
+            case .success(let text)?: value = text
+            case .failure(let refusal)?: return .failure(Problem(reason: "the value file for \(name) \(refusal.reason): \(QuotedText.of(path))"))
             }
-            // A file usually ends with a newline; the value does not.
-            value = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines).trimmingOWS().description
         }
         guard !value.isEmpty, FieldSyntax.isValue(value.utf8) else {
             return .failure(Problem(reason: "the value of \(name) is empty or holds a control character (CR, LF, NUL)"))

@@ -141,6 +141,12 @@ import TestSupport
                 && lines[1] == "\(path):20002: weather-headers must be 'Name: value' or 'Name: @/path': an item has no ':' (write Name: value)",
                 "\(lines.prefix(3))")
 
+        // Across routes too: 2,000 routes naming it give one problem, at the first.
+        let routes = (0..<2000).map { "  /r\($0):\n    origin: http://127.0.0.1:9\n    set-fields: [\"X-Z: @/dev/zero\"]\n" }.joined()
+        let (routed, refused) = try await ConfigFixture.problems("routes:\n" + routes)
+        #expect(refused.count == 1 && refused.first?.hasPrefix("\(routed):4: routes./r0.set-fields: must be") == true, "\(refused.prefix(2))")
+        #expect(ContinuousClock.now - began < .seconds(20), "two refused value files are read, not 22,000")
+
         let text = """
             routes:
               /api:
