@@ -38,6 +38,8 @@ public struct ConfigFile: Sendable {
     /// What is wrong with the file's shape (a key Larder does not know, a value of the wrong
     /// shape, a key given twice), each with its line: reported with the settings' problems.
     let problems: [String]
+    /// The value files the routes named, as read: the header lists read them on from here.
+    let valueFiles: ValueFiles
 
     /// One route as written: its prefix, its origin (nil when missing, refused when resolved)
     /// and how its requests are rewritten.
@@ -83,7 +85,7 @@ public struct ConfigFile: Sendable {
         })
         let provider = InMemoryProvider(name: path, values: values).mapKeys(Self.fileKeyOf)
         return ConfigFile(path: path, provider: provider, lines: shape.lines, routes: shape.routes, lists: shape.lists,
-                          aggregates: shape.aggregates, problems: shape.problems)
+                          aggregates: shape.aggregates, problems: shape.problems, valueFiles: shape.valueFiles)
     }
 
     /// The file's text, read once and at most `BoundedFile.sizeLimit` bytes of it (1 MiB, the
@@ -120,6 +122,7 @@ public struct ConfigFile: Sendable {
         var scalars: [String: String] = [:]
         /// Every problem with the file's shape, each with its line.
         var problems: [String] = []
+        var valueFiles = ValueFiles()
     }
 
     /// The file as read, with every problem of its shape; only a file that is not YAML at all
@@ -136,6 +139,7 @@ public struct ConfigFile: Sendable {
         var aggregates: [Aggregate] = []
         var scalars: [String: String] = [:]
         var problems = duplicates
+        var valueFiles = ValueFiles()
         let listKeys = Set(ServeSettings.declarations.filter { if case .list = $0.shape { true } else { false } }.map(\.fileKey))
         for (keyNode, value) in settings {
             let line = keyNode.mark?.line ?? 1
@@ -145,7 +149,7 @@ public struct ConfigFile: Sendable {
             }
             lines[key] = line
             if key == "routes" {
-                routes = Self.routes(value, path: path, lines: &lines, problems: &problems)
+                routes = Self.routes(value, path: path, lines: &lines, valueFiles: &valueFiles, problems: &problems)
             } else if key == "aggregates" {
                 aggregates = Self.aggregates(value, path: path, lines: &lines, problems: &problems)
             } else if !ServeSettings.fileKeys.contains(key) {
@@ -164,16 +168,18 @@ public struct ConfigFile: Sendable {
                 problems.append("\(path):\(line): \(key): must be a single value, not a list or mapping")
             }
         }
-        return Shape(lines: lines, routes: routes, lists: lists, aggregates: aggregates, scalars: scalars, problems: problems)
+        return Shape(lines: lines, routes: routes, lists: lists, aggregates: aggregates, scalars: scalars, problems: problems,
+                     valueFiles: valueFiles)
     }
 
     /// A list setting's items, each problem at its item's line where the setting reads them
     /// one by one (`SettingDeclaration.readItems`), at the key's line where it reads them whole.
-    func read(_ items: [ListItem], _ declaration: SettingDeclaration, into settings: inout ServeSettings) -> [String] {
+    func read(_ items: [ListItem], _ declaration: SettingDeclaration, files: inout ValueFiles,
+              into settings: inout ServeSettings) -> [String] {
         guard let readItems = declaration.readItems else {
             return declaration.read(items.map(\.text).joined(separator: "\n"), &settings).map { ["\(place(declaration.fileKey)) \($0)"] } ?? []
         }
-        return readItems(items.map(\.text), &settings).map { "\(path):\(items[$0.index].line): \(QuotedText.of(declaration.fileKey)) \($0.problem)" }
+        return readItems(items.map(\.text), &files, &settings).map { "\(path):\(items[$0.index].line): \(QuotedText.of(declaration.fileKey)) \($0.problem)" }
     }
 
     /// `problems` with this file's in the order of their lines, after those of flags and
@@ -188,14 +194,14 @@ public struct ConfigFile: Sendable {
         return problems.enumerated().sorted { (line($0.element), $0.offset) < (line($1.element), $1.offset) }.map(\.element)
     }
 
-    private static func routes(_ node: Node, path: String, lines: inout [String: Int], problems: inout [String]) -> [Route] {
+    /// `valueFiles` reads the value files of the routes' `set-fields`, each once across them all.
+    private static func routes(_ node: Node, path: String, lines: inout [String: Int], valueFiles: inout ValueFiles,
+                               problems: inout [String]) -> [Route] {
         guard case .mapping(let entries) = node else {
             problems.append("\(path):\(node.mark?.line ?? 1): routes: must be a mapping of prefixes to routes (/api: {origin: …})")
             return []
         }
         var routes: [Route] = []
-        // The routes' value files, each read once across them all, and none after one is refused.
-        var valueFiles = ValueFiles()
         for (prefixNode, route) in entries {
             let line = prefixNode.mark?.line ?? 1
             guard let prefix = prefixNode.string else {

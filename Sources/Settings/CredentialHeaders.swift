@@ -21,7 +21,15 @@ public enum CredentialHeaders {
         var fields = HTTPHeaders()
         var problems: [(index: Int, problem: Problem)] = []
         for (index, item) in items.enumerated() {
-            for line in item.split(whereSeparator: \.isNewline) where !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
+            let lines = item.split(whereSeparator: \.isNewline)
+            for (number, line) in lines.enumerated() where !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
+                // A line that starts with white space continues the one before (a value
+                // wrapped in a block): taken as a field, its words would be a name shown in
+                // the settings line, and perhaps part of a secret.
+                if number > 0, line.first == " " || line.first == "\t" {
+                    problems.append((index, Problem(reason: "a line starts with white space, as a value continued from the line before; write each field on one line")))
+                    continue
+                }
                 switch parse(line, files: &files) {
                 case .success(let field?): fields.add(field.name, field.value)
                 case .success(nil): break
@@ -32,31 +40,26 @@ public enum CredentialHeaders {
         return (fields, problems)
     }
 
-    /// The items of one list, with value files of their own.
-    static func read(_ items: [String]) -> (fields: HTTPHeaders, problems: [(index: Int, problem: Problem)]) {
-        var files = ValueFiles()
-        return read(items, files: &files)
-    }
-
     /// `Name: value`, or `Name: @/path` for a value kept in a file; nil for a value file
     /// `files` leaves unread.
     private static func parse(_ item: Substring, files: inout ValueFiles) -> Result<(name: String, value: String)?, Problem> {
         guard let colon = item.firstIndex(of: ":") else { return .failure(Problem(reason: "an item has no ':' (write Name: value)")) }
         let name = String(item[..<colon].trimmingOWS())
         guard FieldSyntax.isToken(name.utf8) else { return .failure(Problem(reason: "'\(QuotedText.of(name))' is not a field name")) }
-        var value = String(item[item.index(after: colon)...].trimmingOWS())
-        if value.hasPrefix("@") {
-            let path = String(value.dropFirst())
-            switch files.value(at: path) {
-            case nil: return .success(nil)
-            case .success(let text)?: value = text
-            case .failure(let refusal)?: return .failure(Problem(reason: "the value file for \(name) \(refusal.reason): \(QuotedText.of(path))"))
-            }
+        let value = String(item[item.index(after: colon)...].trimmingOWS())
+        let notAValue = Problem(reason: "the value of \(name) is empty or holds a control character (CR, LF, NUL)")
+        guard value.hasPrefix("@") else {
+            return !value.isEmpty && FieldSyntax.isValue(value.utf8) ? .success((name, value)) : .failure(notAValue)
         }
-        guard !value.isEmpty, FieldSyntax.isValue(value.utf8) else {
-            return .failure(Problem(reason: "the value of \(name) is empty or holds a control character (CR, LF, NUL)"))
+        let path = String(value.dropFirst())
+        switch files.read(path) {
+        case nil: return .success(nil)
+        case .value(let text)?: return .success((name, text))
+        case .notAValue?: return .failure(notAValue)
+        case .refused(let reason)?:
+            return .failure(Problem(reason: "the value file for \(name) \(reason): \(QuotedText.of(path)); "
+                                    + "later value files are not read until it is fixed"))
         }
-        return .success((name, value))
     }
 
     /// The field names with their values hidden, for start-up lines.

@@ -120,8 +120,8 @@ extension SettingDeclaration {
     static func headers(_ key: String, _ path: WritableKeyPath<ServeSettings, HTTPHeaders>, upstream: String) -> SettingDeclaration {
         let name = key.replacingOccurrences(of: ".", with: "_")
         let expects = "'Name: value' or 'Name: @/path'"
-        let readItems = { (items: [String], settings: inout ServeSettings) -> [(index: Int, problem: String)] in
-            let read = CredentialHeaders.read(items)
+        let readItems = { (items: [String], files: inout ValueFiles, settings: inout ServeSettings) -> [(index: Int, problem: String)] in
+            let read = CredentialHeaders.read(items, files: &files)
             if read.problems.isEmpty { settings[keyPath: path] = read.fields }
             return read.problems.map { ($0.index, "must be \(expects): \($0.problem.reason)") }
         }
@@ -129,7 +129,10 @@ extension SettingDeclaration {
             key: key, shape: .list(separator: "\n"), default: .unset("none"), expects: expects,
             help: "Header field sent to the \(upstream) upstream, repeatable; @/path reads the value from a file", valueName: "name: value",
             needsRestart: false, secret: true,
-            read: { text, settings in readItems([text], &settings).first?.problem },
+            read: { text, settings in
+                var files = ValueFiles()
+                return readItems([text], &files, &settings).first?.problem
+            },
             readItems: readItems,
             keepRunning: { _, _ in false },
             shown: { ["\(name)": .string($0[keyPath: path].isEmpty ? "none" : CredentialHeaders.redacted($0[keyPath: path]))] })

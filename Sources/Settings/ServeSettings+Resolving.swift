@@ -26,12 +26,16 @@ extension ServeSettings {
         let reader = ConfigReader(providers: providers)
         var problems: [String] = []
         var s = ServeSettings()
+        // The header lists' value files, read on from the routes' (each file once in all).
+        var valueFiles = file?.valueFiles ?? ValueFiles()
         for declaration in declarations {
             let given = flags[declaration.key] != nil || environment[declaration.variable] != nil
             if !given, case .list = declaration.shape {
                 // A file's list is read item by item: header values may hold the commas a list
                 // joins with. A file's routes are a mapping, read below.
-                if let file, let items = file.lists[declaration.fileKey] { problems += file.read(items, declaration, into: &s) }
+                if let file, let items = file.lists[declaration.fileKey] {
+                    problems += file.read(items, declaration, files: &valueFiles, into: &s)
+                }
                 continue
             }
             guard let text = reader.string(forKey: ConfigKey(Self.configKey(declaration.key).components), isSecret: declaration.secret) else {

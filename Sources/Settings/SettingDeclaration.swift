@@ -41,8 +41,9 @@ public struct SettingDeclaration {
     /// words after the setting's name: `must be …, got '…'`).
     let read: (String, inout ServeSettings) -> String?
     /// A list's items as a configuration file gives them, each problem with its item's index,
-    /// so each is reported at the item's line; nil reads the items joined, as `read`.
-    let readItems: (([String], inout ServeSettings) -> [(index: Int, problem: String)])?
+    /// so each is reported at the item's line, and its value files read through the file's
+    /// `ValueFiles`; nil reads the items joined, as `read`.
+    let readItems: (([String], inout ValueFiles, inout ServeSettings) -> [(index: Int, problem: String)])?
     /// Puts `running`'s value back into settings; true when the two differed.
     let keepRunning: (inout ServeSettings, ServeSettings) -> Bool
     /// The fields this setting adds to the `settings in use` line (none for a secret).
@@ -81,7 +82,7 @@ public struct SettingDeclaration {
 
     init(key: String, shape: Shape = .value, default: Default, expects: String, help: String, valueName: String? = nil,
          needsRestart: Bool, secret: Bool = false, read: @escaping (String, inout ServeSettings) -> String?,
-         readItems: (([String], inout ServeSettings) -> [(index: Int, problem: String)])? = nil,
+         readItems: (([String], inout ValueFiles, inout ServeSettings) -> [(index: Int, problem: String)])? = nil,
          keepRunning: @escaping (inout ServeSettings, ServeSettings) -> Bool, shown: @escaping (ServeSettings) -> Logger.Metadata) {
         self.key = key
         self.shape = shape

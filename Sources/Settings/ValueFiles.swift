@@ -1,28 +1,48 @@
 import Foundation
 import HTTPCore
 
-/// The value files (`Name: @/path`) one configuration names, each path read once, and none
-/// after one is refused: a refusal can cost a read of 1 MiB or a wait of 5 s
-/// (`BoundedFile`), and a file of 1 MiB can name such a file in a hundred thousand items or
-/// routes. A secret that many routes share is read once, and held once.
-struct ValueFiles {
-    private var values: [String: String] = [:]
+/// The value files (`Name: @/path`) one configuration names, each path read once, 1 MiB
+/// of them at most together, and none after one is refused: a refusal can cost a read of
+/// 1 MiB or a wait of 5 s (`BoundedFile`), and a file of 1 MiB can name such a file, or one
+/// file spelled many ways, in a hundred thousand items or routes. A secret that many routes
+/// share is read, checked and held once.
+struct ValueFiles: Sendable {
+    /// What a value file gave.
+    enum Outcome: Sendable {
+        /// Its text without the newline it usually ends with: a field value.
+        case value(String)
+        /// Empty, or holding a control character (CR, LF, NUL).
+        case notAValue
+        /// Why it was not read whole (after the file's path in a problem).
+        case refused(String)
+    }
+
+    /// The most bytes the value files of one configuration hold together.
+    static let byteBudget = 1 << 20
+
+    private var outcomes: [String: Outcome] = [:]
+    private var bytes = 0
     /// Whether a value file was refused: later ones are not read (their items' words still are).
     private(set) var refused = false
 
-    /// The file's value (its text without the newline it usually ends with), why it cannot be
-    /// had, or nil when it is not read because an earlier one was refused.
-    mutating func value(at path: String) -> Result<String, BoundedFile.Refusal>? {
-        if let value = values[path] { return .success(value) }
+    /// What the file at `path` gives, or nil when it is not read because one was refused.
+    mutating func read(_ path: String) -> Outcome? {
+        if let outcome = outcomes[path] { return outcome }
         guard !refused else { return nil }
         switch BoundedFile.read(path) {
-        case .success(let bytes):
-            let value = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .newlines).trimmingOWS().description
-            values[path] = value
-            return .success(value)
+        case .success(let data):
+            bytes += data.count
+            guard bytes <= Self.byteBudget else {
+                refused = true
+                return .refused("would take the configuration's value files past 1 MiB (1,048,576 bytes) together")
+            }
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines).trimmingOWS().description
+            let outcome: Outcome = !text.isEmpty && FieldSyntax.isValue(text.utf8) ? .value(text) : .notAValue
+            outcomes[path] = outcome
+            return outcome
         case .failure(let refusal):
             refused = true
-            return .failure(refusal)
+            return .refused(refusal.reason)
         }
     }
 }

@@ -43,15 +43,19 @@ struct ValueReader {
 
     /// A sequence's items, each with its line; an item that is not text is a problem at its
     /// own line and left out, so the items after it are still checked. An alias (`*names`)
-    /// carries the line of its anchor: one before this key is reported at the key's line.
+    /// carries the line of its anchor: one before this key, or before the item ahead of it,
+    /// is reported at the key's line.
     mutating func items(_ node: Node, _ what: String = "must be a list of text values") -> [ListItem]? {
         guard case .sequence(let nodes) = node else {
             problem(what)
             return nil
         }
         var items: [ListItem] = []
+        var previous = self.line
         for node in nodes {
-            let line = max(node.mark?.line ?? self.line, self.line)
+            let marked = node.mark?.line ?? self.line
+            let line = marked < previous ? self.line : marked
+            previous = max(previous, marked)
             if let text = node.string { items.append(ListItem(text: text, line: line)) } else { problem("\(what); this item is not text", line: line) }
         }
         return items

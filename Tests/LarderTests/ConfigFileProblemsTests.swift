@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import Foundation
 import Testing
 import TestSupport
@@ -173,6 +176,66 @@ import TestSupport
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: good)
         #expect(settings.routes.first?.rules.setFields.map(\.name) == ["X-A", "X-B", "X-C"])
         #expect(settings.routes.last?.rules.removeFields == ["Cookie", "Authorization"])
+    }
+
+    /// A value file is read, checked and held once for the whole file, routes and header lists
+    /// alike: a FIFO that gives its value once serves both; a large one named thousands of times
+    /// is checked once; value files spelled many ways stop at 1 MiB together.
+    @Test func valueFilesAreReadOnceAndBoundedTogether() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("larder-values-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fifo = folder + "/once"
+        #expect(mkfifo(fifo, 0o600) == 0)
+        // The writer's open waits for Larder's; it writes once and leaves.
+        Thread {
+            let fd = open(fifo, O_WRONLY)
+            guard fd >= 0 else { return }
+            _ = "fifo-secret\n".withCString { write(fd, $0, 12) }
+            close(fd)
+        }.start()
+        defer { let fd = open(fifo, O_RDONLY | O_NONBLOCK); if fd >= 0 { close(fd) } }  // frees a writer still waiting
+        let once = try await ConfigFile.load(path: ConfigFixture.file(
+            "weather-headers: [\"X-W: @\(fifo)\"]\nroutes:\n  /r:\n    origin: http://127.0.0.1:9\n    set-fields: [\"X-A: @\(fifo)\"]\n"))
+        let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: once)
+        #expect(settings.weatherHeaders.map(\.value) == ["fifo-secret"])
+        #expect(settings.routes.first?.rules.setFields.map(\.value) == ["fifo-secret"])
+
+        let large = folder + "/large"
+        try Data(repeating: UInt8(ascii: "a"), count: 1_000_000).write(to: URL(fileURLWithPath: large))
+        let began = ContinuousClock.now
+        let named = (0..<5000).map { "  - \"X-\($0): @\(large)\"\n" }.joined()
+        let (_, none) = try await ConfigFixture.problems("weather-headers:\n" + named)
+        #expect(none.isEmpty, "\(none.prefix(2))")
+        let spelled = (0..<50).map { "  - \"X-\($0): @\(folder)/\(String(repeating: "./", count: $0))large\"\n" }.joined()
+        let (path, over) = try await ConfigFixture.problems("balance-headers:\n" + spelled)
+        #expect(over.count == 1 && over.first?.hasPrefix("\(path):3: balance-headers must be 'Name: value' or 'Name: @/path': "
+                                                      + "the value file for X-1 would take the configuration's value files past 1 MiB") == true,
+                "\(over.prefix(2))")
+        #expect(ContinuousClock.now - began < .seconds(10), "a value file is checked once, not 5,000 times")
+    }
+
+    /// A line that continues a value (white space first) is not a field of its own, and an
+    /// alias below its anchor in one list is reported at the list's key.
+    @Test func aContinuedLineAndAnAliasBelowItsAnchor() async throws {
+        let text = """
+            balance-headers:
+              - |
+                Authorization: Bearer
+                  part-of-a-secret:s3cret
+            weather-headers:
+              - &bad "Bad Name: v"
+              - "X-B: v"
+              - *bad
+
+            """
+        let (path, lines) = try await ConfigFixture.problems(text)
+        #expect(lines == [
+            "\(path):2: balance-headers must be 'Name: value' or 'Name: @/path': a line starts with white space, as a value continued from the line before; write each field on one line",
+            "\(path):5: weather-headers must be 'Name: value' or 'Name: @/path': 'Bad Name' is not a field name",
+            "\(path):6: weather-headers must be 'Name: value' or 'Name: @/path': 'Bad Name' is not a field name",
+        ], "\(lines.joined(separator: "\n"))")
+        #expect(!lines.joined().contains("s3cret") && !lines.joined().contains("part-of"))
     }
 
     /// A file saved with a byte order mark, as some editors save UTF-8, reads as without it.

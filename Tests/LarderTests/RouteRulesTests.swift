@@ -59,7 +59,8 @@ import TestSupport
         try Data("s3cret\n".utf8).write(to: secret)
         defer { try? FileManager.default.removeItem(at: secret) }
         var rules = ForwardingRules()
-        let read = CredentialHeaders.read(["X-Api-Key: @\(secret.path)\nX-Env: prod"])
+        var files = ValueFiles()
+        let read = CredentialHeaders.read(["X-Api-Key: @\(secret.path)\nX-Env: prod"], files: &files)
         #expect(read.problems.isEmpty)
         rules.setFields = read.fields
         rules.removeFields = ["Cookie"]
