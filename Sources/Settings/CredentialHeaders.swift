@@ -21,13 +21,14 @@ public enum CredentialHeaders {
         var fields = HTTPHeaders()
         var problems: [(index: Int, problem: Problem)] = []
         for (index, item) in items.enumerated() {
-            let lines = item.split(whereSeparator: \.isNewline)
-            for (number, line) in lines.enumerated() where !line.allSatisfy({ $0 == " " || $0 == "\t" }) {
-                // A line that starts with white space continues the one before (a value
-                // wrapped in a block): taken as a field, its words would be a name shown in
-                // the settings line, and perhaps part of a secret.
-                if number > 0, line.first == " " || line.first == "\t" {
-                    problems.append((index, Problem(reason: "a line starts with white space, as a value continued from the line before; write each field on one line")))
+            let lines = item.split(whereSeparator: \.isNewline).filter { !$0.allSatisfy { $0 == " " || $0 == "\t" } }
+            let indent = lines.first.map(Self.indent) ?? 0
+            for line in lines {
+                // A line indented more than its item's first continues the one before (a
+                // value wrapped in a block): taken as a field, its words would be a name
+                // shown in the settings line, and perhaps part of a secret.
+                if Self.indent(line) > indent {
+                    problems.append((index, Problem(reason: "a line is indented more than the item's first, as a value continued from the line before; write each field on one line")))
                     continue
                 }
                 switch parse(line, files: &files) {
@@ -57,10 +58,13 @@ public enum CredentialHeaders {
         case .value(let text)?: return .success((name, text))
         case .notAValue?: return .failure(notAValue)
         case .refused(let reason)?:
-            return .failure(Problem(reason: "the value file for \(name) \(reason): \(QuotedText.of(path)); "
+            return .failure(Problem(reason: "the value file for \(name) (\(QuotedText.of(path))): \(reason); "
                                     + "later value files are not read until it is fixed"))
         }
     }
+
+    /// The spaces and tabs that start `line`.
+    private static func indent(_ line: Substring) -> Int { line.prefix { $0 == " " || $0 == "\t" }.count }
 
     /// The field names with their values hidden, for start-up lines.
     public static func redacted(_ fields: HTTPHeaders) -> String {

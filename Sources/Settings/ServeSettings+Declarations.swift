@@ -130,8 +130,9 @@ extension SettingDeclaration {
             help: "Header field sent to the \(upstream) upstream, repeatable; @/path reads the value from a file", valueName: "name: value",
             needsRestart: false, secret: true,
             read: { text, settings in
+                // One item per flag (or line of the variable): no line continues another.
                 var files = ValueFiles()
-                return readItems([text], &files, &settings).first?.problem
+                return readItems(text.split(whereSeparator: \.isNewline).map(String.init), &files, &settings).first?.problem
             },
             readItems: readItems,
             keepRunning: { _, _ in false },

@@ -210,7 +210,8 @@ import TestSupport
         let spelled = (0..<50).map { "  - \"X-\($0): @\(folder)/\(String(repeating: "./", count: $0))large\"\n" }.joined()
         let (path, over) = try await ConfigFixture.problems("balance-headers:\n" + spelled)
         #expect(over.count == 1 && over.first?.hasPrefix("\(path):3: balance-headers must be 'Name: value' or 'Name: @/path': "
-                                                      + "the value file for X-1 would take the configuration's value files past 1 MiB") == true,
+                                                      + "the value file for X-1 (") == true
+                && over.first?.contains("): would take the configuration's value files past 1 MiB") == true,
                 "\(over.prefix(2))")
         #expect(ContinuousClock.now - began < .seconds(10), "a value file is checked once, not 5,000 times")
     }
@@ -231,11 +232,17 @@ import TestSupport
             """
         let (path, lines) = try await ConfigFixture.problems(text)
         #expect(lines == [
-            "\(path):2: balance-headers must be 'Name: value' or 'Name: @/path': a line starts with white space, as a value continued from the line before; write each field on one line",
+            "\(path):2: balance-headers must be 'Name: value' or 'Name: @/path': a line is indented more than the item's first, as a value continued from the line before; write each field on one line",
             "\(path):5: weather-headers must be 'Name: value' or 'Name: @/path': 'Bad Name' is not a field name",
             "\(path):6: weather-headers must be 'Name: value' or 'Name: @/path': 'Bad Name' is not a field name",
         ], "\(lines.joined(separator: "\n"))")
         #expect(!lines.joined().contains("s3cret") && !lines.joined().contains("part-of"))
+        // Lines indented alike are fields each, and so are flags (or a variable's lines),
+        // however indented: no flag continues another.
+        let alike = try await ConfigFile.load(path: ConfigFixture.file("weather-headers: [\"  X-A: 1\\n  X-B: 2\"]\n"))
+        #expect(try ServeSettings.resolve(flags: [:], environment: [:], file: alike).weatherHeaders.map(\.name) == ["X-A", "X-B"])
+        let flags = try ServeSettings.resolve(flags: ["weather.headers": "X-A: 1\n  X-B: 2"], environment: [:])
+        #expect(flags.weatherHeaders.map(\.name) == ["X-A", "X-B"])
     }
 
     /// A file saved with a byte order mark, as some editors save UTF-8, reads as without it.
