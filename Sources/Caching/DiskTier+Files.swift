@@ -5,6 +5,7 @@ import Glibc
 import CLinux
 import HTTPCore
 import Bodies
+import Locking
 
 /// Reading entry files, and keeping them open between reads.
 ///

@@ -5,6 +5,7 @@ import Glibc
 import Foundation
 import HTTPCore
 import Bodies
+import Locking
 
 /// The index of the files found at start, built in the background, so Larder listens at once
 /// whatever the number of entries (a million took minutes to read before the port opened).

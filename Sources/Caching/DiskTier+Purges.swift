@@ -4,6 +4,7 @@ import Glibc
 #endif
 import Foundation
 import HTTPCore
+import Locking
 
 /// Purges and inspection on the disk tier: removal by selection and lookup by name. The
 /// index says which files, so nothing here reads the whole disk.

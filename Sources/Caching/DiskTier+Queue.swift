@@ -5,6 +5,7 @@ import Glibc
 import HTTPCore
 import Bodies
 import LoopGuests
+import Locking
 
 /// The write queue: entries wait for the writer thread in a line bounded in bytes, and a miss
 /// that finds the line full waits on its loop for the writer to catch up rather than have its

@@ -1,6 +1,7 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import Locking
 #endif
 
 /// A directory's device and inode: the same path made again is another directory.

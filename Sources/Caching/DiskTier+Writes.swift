@@ -6,6 +6,7 @@ import Foundation
 import HTTPCore
 import Bodies
 import CLinux
+import Locking
 
 /// How the disk tier writes its files: whole (a small new entry in one `write` at its name,
 /// anything else through a temporary file), in real folders only.

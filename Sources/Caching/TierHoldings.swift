@@ -1,4 +1,5 @@
 import Synchronization
+import Locking
 /// How much of one tier a route's answers take, as the tier counts for its limit and for
 /// `larder_cache_entries` and `larder_cache_bytes`: entries (each `Vary` variant one, and a
 /// variant list one) and bytes charged. The admin listener's `GET /routes` shows it per route.

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPCore
 import Bodies
+import Locking
 import Synchronization
 import Testing
 @testable import Caching
