@@ -50,7 +50,7 @@ public enum CredentialHeaders {
         let value = String(item[item.index(after: colon)...].trimmingOWS())
         let notAValue = Problem(reason: "the value of \(name) is empty or holds a control character (CR, LF, NUL)")
         guard value.hasPrefix("@") else {
-            return !value.isEmpty && FieldSyntax.isValue(value.utf8) ? .success((name, value)) : .failure(notAValue)
+            return isValue(value) ? .success((name, value)) : .failure(notAValue)
         }
         let path = String(value.dropFirst())
         switch files.read(path) {
@@ -62,6 +62,9 @@ public enum CredentialHeaders {
                                     + "later value files are not read until it is fixed"))
         }
     }
+
+    /// Whether `text` can be a field's value here: not empty, and no control character.
+    static func isValue(_ text: String) -> Bool { !text.isEmpty && FieldSyntax.isValue(text.utf8) }
 
     /// The spaces and tabs that start `line`.
     private static func indent(_ line: Substring) -> Int { line.prefix { $0 == " " || $0 == "\t" }.count }

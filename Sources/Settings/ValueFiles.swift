@@ -37,7 +37,7 @@ struct ValueFiles: Sendable {
                 return .refused("would take the configuration's value files past 1 MiB (1,048,576 bytes) together")
             }
             let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .newlines).trimmingOWS().description
-            let outcome: Outcome = !text.isEmpty && FieldSyntax.isValue(text.utf8) ? .value(text) : .notAValue
+            let outcome: Outcome = CredentialHeaders.isValue(text) ? .value(text) : .notAValue
             outcomes[path] = outcome
             return outcome
         case .failure(let refusal):
