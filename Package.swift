@@ -25,6 +25,14 @@ let package = Package(
         .executable(name: "larder-bench", targets: ["LarderBench"]),
         .executable(name: "larder-fuzz", targets: ["LarderFuzz"]),
     ],
+    // Builds leave the OTLP exporter out with `--disable-default-traits`: `make sanitize`'s
+    // ThreadSanitizer build, where swift-otel 1.6.0 does not compile (SendingRisksDataRace in
+    // its batch processors under `-sanitize=thread`, Swift 6.3.1). Such a larder refuses a
+    // tracing endpoint at start.
+    traits: [
+        .trait(name: "OTLPExport", description: "Export traces over OTLP/HTTP (swift-otel)."),
+        .default(enabledTraits: ["OTLPExport"]),
+    ],
     dependencies: [
         // Exact versions, transitive ones included, so every build (the image's too) resolves
         // the same graph wherever it runs; moving one is a deliberate edit here. Package.resolved
@@ -307,7 +315,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
-                .product(name: "OTel", package: "swift-otel"),
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTLPExport"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -1,7 +1,9 @@
 import Foundation
 import Logging
 import ServiceMetrics
+#if OTLPExport
 import OTel
+#endif
 import ServiceLifecycle
 import Settings
 import Tracing
@@ -14,6 +16,7 @@ import Upstream
 /// absent collector loses spans, counted by `TraceExportDrops`, and never holds a request up.
 enum TraceExporter {
     static func make(_ export: TracingExport, drops: TraceExportDrops) throws -> (tracer: any Tracer, service: any Service) {
+        #if OTLPExport
         var configuration = OTel.Configuration.default
         // Each may be changed by its OTEL_* variable, which swift-otel applies over these.
         configuration.serviceName = "larder"
@@ -37,5 +40,8 @@ enum TraceExporter {
         for (name, value) in ProcessInfo.processInfo.environment where name.hasPrefix("OTEL_") && value.isEmpty { unsetenv(name) }
         let backend = try OTel.makeTracingBackend(configuration: configuration)
         return (backend.factory, backend.service)
+        #else
+        throw ConfigurationError("this larder was built without the OTLP exporter (the OTLPExport trait)")
+        #endif
     }
 }
