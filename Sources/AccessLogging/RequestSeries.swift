@@ -1,5 +1,6 @@
 import HTTPCore
 public import CacheVocabulary
+import Locking
 import Synchronization
 import Observability
 
@@ -51,7 +52,7 @@ public final class RequestSeries: Sendable {
     private let labels: [String]
     /// Labels configuration added, at indexes from `labels.count` on, and which labels the
     /// routes serving now do not have.
-    private let added: Mutex<Added>
+    private let added: Locked<Added>
     /// Positions in `routes` of the paths configuration gave (the aggregates at start), which a reload may remove.
     private let removable: [Int]
     /// Bits by position in `routes` (the first 64) of the removable paths not served now: a
@@ -85,7 +86,7 @@ public final class RequestSeries: Sendable {
         self.routes = routes
         let labels = [Self.passThroughLabel, Self.otherLabel] + routes
         self.labels = labels
-        added = Mutex(Added())
+        added = Locked(Added())
         self.removable = removable.compactMap { routes.firstIndex(of: $0) }
         self.cached = Set(cached.compactMap { labels.firstIndex(of: $0) })
         let slots = labels.count + Self.addedLabelLimit

@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// Connections that have sent nothing yet, counted by client address across every loop of a
@@ -5,7 +6,7 @@ import Synchronization
 /// (`HTTPServerConfiguration.maxUnusedConnectionsPerClient`). Touched when a connection is
 /// accepted, on its first bytes and at its close; never per request.
 final class UnusedConnections: Sendable {
-    private let counts = Mutex<[String: Int]>([:])
+    private let counts = Locked<[String: Int]>([:])
 
     /// Counts one more unused connection from `address`, unless it already has `limit`.
     func admit(_ address: String, limit: Int) -> Bool {

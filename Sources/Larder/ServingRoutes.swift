@@ -8,6 +8,7 @@ import AccessLogging
 import ServiceMetrics
 import RedisTier
 import Routes
+import Locking
 import Synchronization
 import Settings
 import Upstream
@@ -183,11 +184,11 @@ final class ServingRoutes: Sendable {
 /// (Keeping their caches for a stop to wait on grew memory by 5 KB a reload, never given
 /// back; every generation writes through the one disk tier, which a stop waits on.)
 final class CurrentRoutes: Sendable {
-    private let routes = Mutex<ServingRoutes?>(nil)
+    private let routes = Locked<ServingRoutes?>(nil)
     /// Held while a reload makes its routes and swaps them in: making them gives each
     /// configured route its series and lets go of the rest, so two reloads at once (SIGHUP,
     /// the admin API, a changed file) must swap in the routes of the last one made.
-    private let making = Mutex(())
+    private let making = Locked(())
 
     var now: ServingRoutes? { routes.withLock { $0 } }
 

@@ -1,3 +1,4 @@
+import Locking
 import Synchronization
 
 /// What an aggregate keeps from one request to the next so as not to make it again (a part's
@@ -6,7 +7,7 @@ import Synchronization
 /// than an eighth of the budget is never kept.
 final class BoundedMemo<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     private let budget: Int
-    private let kept = Mutex<(values: [Key: Value], cost: Int)>(([:], 0))
+    private let kept = Locked<(values: [Key: Value], cost: Int)>(([:], 0))
 
     init(budget: Int) { self.budget = budget }
 

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPCore
+import Locking
 import Synchronization
 
 /// Any JSON value, for the JSON Larder reads without a type of its own: an aggregate part's
@@ -30,7 +31,7 @@ public enum JSONValue: Sendable, Equatable {
     /// object to a custom key strategy as it reads the object, repeats included; the
     /// strategy keeps the top level's and changes none.
     public static func readingNames(_ bytes: [UInt8]) throws -> (value: JSONValue, names: [String]) {
-        let names = Mutex<[String]>([])
+        let names = Locked<[String]>([])
         let decoder = JSONDecoder()
         decoder.keyDecodingStrategy = .custom { path in
             if path.count == 1 { names.withLock { $0.append(path[0].stringValue) } }

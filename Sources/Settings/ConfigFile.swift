@@ -2,6 +2,8 @@ import Configuration
 import Foundation
 import HTTPCore
 import Bodies
+import Locking
+import Synchronization
 import CacheVocabulary
 import Yams
 
@@ -63,11 +65,22 @@ public struct ConfigFile: Sendable {
     /// On a thread of its own: a FIFO that sends nothing holds the read for seconds, and a
     /// large file's parse takes seconds too; on a task either would hold one of the few threads
     /// every task runs on (one per core), and with it every request waiting on that pool.
+    /// The file is handed over under a lock: a continuation resumed before its task suspends
+    /// orders the thread's writes by atomics ThreadSanitizer does not see, and it reported them.
     public static func load(path: String) async throws(ConfigurationError) -> ConfigFile {
-        let loaded: Result<ConfigFile, ConfigurationError> = await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: Result { () throws(ConfigurationError) in try loadHere(path: path) }) }.start()
+        let loaded = Loaded()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            Thread {
+                let result = Result { () throws(ConfigurationError) in try loadHere(path: path) }
+                loaded.result.withLock { $0 = result }
+                continuation.resume()
+            }.start()
         }
-        return try loaded.get()
+        return try loaded.result.withLock { $0! }.get()
+    }
+
+    private final class Loaded: Sendable {
+        let result = Locked<Result<ConfigFile, ConfigurationError>?>(nil)
     }
 
     private static func loadHere(path: String) throws(ConfigurationError) -> ConfigFile {

@@ -109,8 +109,10 @@ import TestSupport
 }
 
 /// Stands in for an event loop: always "current", keeping its guests and letting the test
-/// fire their timers; work after the turn runs at once.
+/// fire their timers; work after the turn runs at once. Its jobs and timers run on one serial
+/// queue, as a loop's run on its one thread: its guests are touched from no other.
 private final class FakeLoop: LoopReactor, @unchecked Sendable {
+    private let queue = DispatchQueue(label: "fake-loop")
     private let guests = Locked<[ObjectIdentifier: any LoopGuest]>([:])
     private let timers = Locked<Set<ObjectIdentifier>>([])
     var isCurrent: Bool { true }
@@ -129,7 +131,7 @@ private final class FakeLoop: LoopReactor, @unchecked Sendable {
     func afterTurn(_ work: @escaping () -> Void) { work() }
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
     /// Waits until a guest has set its timer: the code that set it is done with the guest.
     func untilArmed() async throws {
@@ -138,6 +140,6 @@ private final class FakeLoop: LoopReactor, @unchecked Sendable {
     }
     func fireTimers() {
         let due = timers.withLock { timers in guests.withLock { guests in timers.compactMap { guests[$0] } } }
-        due.forEach { $0.timerFired() }
+        queue.sync { due.forEach { $0.timerFired() } }
     }
 }
