@@ -26,6 +26,7 @@ import Tracing
     /// traceparent, Larder's own client span's, and no tracestate.
     @Test func aMalformedTraceparentStartsANewTrace() async throws {
         let (origin, h, tracer) = try Self.pair()
+        defer { tracer.clear() }
         let id = "0af7651916cd43dd8448eb211c80319c", span = "b7ad6b7169203331"
         let bad: [String: [String]] = [
             "version ff": ["traceparent: ff-\(id)-\(span)-01"],
@@ -62,6 +63,7 @@ import Tracing
     /// for a header block is a 431 problem, not a crash.
     @Test func anAbusiveTracestateIsDropped() async throws {
         let (origin, h, tracer) = try Self.pair()
+        defer { tracer.clear() }
         let members33 = (0..<33).map { "v\($0)=x" }.joined(separator: ",")
         let cases: [(String, String, [String])] = [
             ("33 members", members33, []),
@@ -87,7 +89,8 @@ import Tracing
 
     /// A bare CR inside a traceparent value cannot smuggle a field to the origin.
     @Test func aBareCRInTraceparentSmugglesNothing() async throws {
-        let (origin, h, _) = try Self.pair()
+        let (origin, h, tracer) = try Self.pair()
+        defer { tracer.clear() }
         let answer = try await h.get("/api/cr", headers: ["traceparent: \(Self.parent)\rX-Smuggled: 1"])
         #expect(!origin.requests.contains { $0.headers["x-smuggled"] != nil })
         #expect(answer.status == 400 || answer.status == 200, "\(answer.status)")
@@ -100,6 +103,7 @@ import Tracing
     /// route and a made-up method mint no new names.
     @Test func spanNamesStayBounded() async throws {
         let (origin, h, tracer) = try Self.pair()
+        defer { tracer.clear() }
         let long = "/api/" + String(repeating: "a", count: 6000) + "?q=" + String(repeating: "b", count: 1000)
         #expect(try await h.get(long).status == 200)
         _ = try await h.get("/nowhere/" + String(repeating: "c", count: 6000))

@@ -44,6 +44,7 @@ import Tracing
     /// exchange as its client child, whose context reached the origin; then a hit, one span.
     @Test func aMissAndAHit() async throws {
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let log = RecordedLog()
         let h = try Self.start(tracer, log: log)
         let miss = try await h.get(Self.weather)
@@ -94,6 +95,7 @@ import Tracing
         let parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
         let fields = ["traceparent: \(parent)", "tracestate: congo=t61rcWkgMzE"]
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let h = try Self.start(tracer) { $0.routes = [RouteMount("/api=\(origin.url)")!] }
         #expect(try await h.get("/api/items", headers: fields).status == 200)
         let spans = tracer.finishedSpans
@@ -116,6 +118,7 @@ import Tracing
     /// A 5xx answer sets the server span's status to error, and the upstream's span's too.
     @Test func aServerErrorIsASpanError() async throws {
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let h = try Self.start(tracer)
         h.upstream.update { $0.status = 500 }
         let failed = try await h.get(Self.weather)
@@ -134,6 +137,7 @@ import Tracing
         let body = patternBytes(32 << 20)  // more than loopback's socket buffers hold
         let origin = try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "no-store")]), body: body) }
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let h = try Self.start(tracer) { $0.routes = [RouteMount("/files=\(origin.url)")!] }
         let client = try TestClient(port: h.port)
         try client.send("GET /files/big HTTP/1.1\r\nHost: larder\r\n\r\n")
@@ -153,6 +157,7 @@ import Tracing
     @Test func anAggregatesLatePartOutlivesTheRequestSpan() async throws {
         let origin = try TestOrigin { _ in HTTPResponse(status: 200, headers: HTTPHeaders([("Cache-Control", "max-age=300")]), body: "{}") }
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let h = try Self.start(tracer) { settings in
             settings.routes = [RouteMount("/rates=\(origin.url)")!]
             var weather = AggregateDeclaration.Part(name: "weather", target: PartTarget("/weather?lat={lat}&lon={lon}")!)
@@ -184,6 +189,7 @@ import Tracing
     /// A request that joins another's fetch has a span for the wait.
     @Test func aCollapsedRequestWaitsInASpan() async throws {
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let upstream = try TestUpstream()
         upstream.update { $0.delay = .milliseconds(500) }
         let h = try Self.start(tracer, upstream: upstream)
@@ -205,6 +211,7 @@ import Tracing
     /// started it, with the upstream exchange under it.
     @Test func aRefreshIsItsOwnLinkedTrace() async throws {
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let h = try Self.start(tracer)
         #expect(try await h.get(Self.weather).status == 200)
         h.clock.advance(by: 70)  // past max-age 60, inside the 30 s stale-while-revalidate
@@ -228,6 +235,7 @@ import Tracing
         let redis = try await RedisServer()
         defer { redis.stop() }
         let tracer = TestTracer()
+        defer { tracer.clear() }
         let h = try Self.start(tracer) { settings in
             settings.redisURL = RedisURL(redis.url)
             settings.redisTimeout = .seconds(1)
