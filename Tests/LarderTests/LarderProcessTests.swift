@@ -203,6 +203,21 @@ import Observability
         #expect(lines.first?.hasPrefix("larder: ") == true)
     }
 
+    /// A larder built without the OTLP exporter (`make sanitize`'s ThreadSanitizer build
+    /// leaves the package's `OTLPExport` trait off) does not start when asked to trace, and
+    /// says why; one built with it starts (`make test`'s tracing step follows its spans).
+    @Test func aTracingEndpointNeedsABuildWithTheExporter() async throws {
+        let larder = try LarderProcess(["serve", "--port", "0", "--tracing-endpoint", "http://127.0.0.1:\(closedPort())"])
+        #if OTLPExport
+        _ = try await larder.waitForPort()
+        larder.signal(SIGTERM)
+        #expect(await larder.waitForExit() == 0)
+        #else
+        #expect(await larder.waitForExit() == 2)
+        #expect(await eventually { larder.errorOutput.contains("built without the OTLP exporter") }, "\(larder.errorOutput)")
+        #endif
+    }
+
     @Test func aHealthcheckThatFailsSaysWhyOnStandardError() async throws {
         let closed = try LarderProcess(["healthcheck", "--url", "http://127.0.0.1:\(closedPort())/readyz"])
         #expect(await closed.waitForExit() == 1)
