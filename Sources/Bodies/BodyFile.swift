@@ -39,16 +39,18 @@ public final class BodyFile: Sendable {
         self.room = room
     }
 
-    /// Makes sure the file's room covers it up to `end` (a file position), taking more a
-    /// step at a time; false when the room has no more. Always true without a room. One
+    /// Makes sure the file's room covers it up to `end` (a file position), taking more in
+    /// whole steps; false, and nothing taken, when the room has not that much. Always true without a room. One
     /// writer calls it.
     public func reserve(through end: Int) -> Bool {
         guard let room else { return true }
-        var held = reserved.load(ordering: .relaxed)
-        while held < end {
-            guard room.take(SpoolRoom.step) else { return false }
-            held = reserved.add(SpoolRoom.step, ordering: .relaxed).newValue
-        }
+        let held = reserved.load(ordering: .relaxed)
+        guard held < end else { return true }
+        // Every step needed at once or none: a reservation that fails takes no room, so the
+        // disk tier evicts no entry for it.
+        let needed = (end - held + SpoolRoom.step - 1) / SpoolRoom.step * SpoolRoom.step
+        guard room.take(needed) else { return false }
+        reserved.add(needed, ordering: .relaxed)
         return true
     }
 

@@ -13,6 +13,8 @@ public struct HTTPParseError: Error, Equatable, Sendable, CustomStringConvertibl
     static let tooManyHeaders = HTTPParseError(status: 431, detail: "The request has more header fields than the server accepts.")
     static let bodyTooLarge = HTTPParseError(status: 413, detail: "The request body is larger than the server accepts.")
     static let bodyNotStored = HTTPParseError(status: 503, detail: "The request body could not be written to the server's disk.")
+    static let bodyOverDiskBudget = HTTPParseError(status: 503, detail: "The request body does not fit in what the server's disk budget has free now; try again later.")
+    static let bodyOverDiskLimit = HTTPParseError(status: 413, detail: "The request body is larger than the server's disk budget holds.")
     static let versionNotSupported = HTTPParseError(status: 505, detail: "Only HTTP/1.0 and HTTP/1.1 are supported.")
     static let connectNotImplemented = HTTPParseError(status: 501, detail: "CONNECT is not implemented: the server makes no tunnels.")
     static let unknownTransferCoding = HTTPParseError(status: 501, detail: "The transfer coding is not implemented; only chunked is.")

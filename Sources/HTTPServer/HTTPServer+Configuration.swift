@@ -1,3 +1,5 @@
+public import Bodies
+
 /// Every limit and timeout of the server in one value, with documented defaults.
 ///
 /// The defaults are the service's contract: a request line of 8 KiB, a header block of
@@ -30,6 +32,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// for a chunked body, filled first and handed over once the body is whole
     /// (`RequestBodyStore`). Nil: bodies are held in memory.
     public var requestSpoolDirectory: String?
+    /// The disk room those files take, together with answers being fetched (the disk tier's
+    /// `SpoolRoom`, out of its budget), as they are written. A body longer than the room's
+    /// limit is refused at its head (413); one that finds no room left, when it does (503).
+    /// Nil: not counted.
+    public var requestSpoolRoom: SpoolRoom?
     /// Time allowed for a whole request body held in memory, however steadily it drips in
     /// (408, then close); a body in a file need only keep arriving (`bodyProgressTimeout`).
     public var bodyReadTimeout: Duration = .seconds(60)

@@ -8,8 +8,13 @@ import Bodies
 /// fills as the client sends. A chunked body is read whole before its request is
 /// dispatched, so it goes on with its length: held in memory up to `held`, then moved to
 /// an unnamed file that the request carries once the body has ended.
+///
+/// A spool file takes its room (`SpoolRoom`) as it is written, before each write, so a head
+/// that declares a length and sends nothing costs the disk nothing. A body longer than all
+/// the room there is is refused at once (413); one that finds no room left, when it does.
 struct RequestBodyStore {
     let directory: String?
+    let room: SpoolRoom?
     let held: Int
     private var bytes: [UInt8] = []
     /// The body of a request already dispatched, still arriving.
@@ -18,8 +23,12 @@ struct RequestBodyStore {
     private var spilled: BodyFile?
     private var spilledCount = 0
 
-    init(directory: String?, held: Int) {
+    /// Why the body was refused, once `startUpload` or `append` said false.
+    private(set) var failure = HTTPParseError.bodyNotStored
+
+    init(directory: String?, room: SpoolRoom? = nil, held: Int) {
         self.directory = directory
+        self.room = room
         self.held = held
     }
 
@@ -34,7 +43,11 @@ struct RequestBodyStore {
 
     /// Starts a streamed body of `length` bytes; false when no spool file could be made.
     mutating func startUpload(length: Int) -> Bool {
-        guard let directory, let file = BodyFile.spool(in: directory) else { return false }
+        if let room, length > room.limit {
+            failure = .bodyOverDiskLimit
+            return false
+        }
+        guard let directory, let file = BodyFile.spool(in: directory, room: room) else { return false }
         upload = BodyStream(file: file, length: length)
         return true
     }
@@ -42,10 +55,13 @@ struct RequestBodyStore {
     /// Appends to the body: in memory, to its stream, or past `held` to its file. False when
     /// the disk refused.
     mutating func append(_ chunk: UnsafeBufferPointer<UInt8>) -> Bool {
-        if let upload { return upload.append(UnsafeRawBufferPointer(chunk)) }
+        if let upload {
+            return hasRoom(upload.file, through: upload.written + chunk.count) && upload.append(UnsafeRawBufferPointer(chunk))
+        }
         if spilled == nil, bytes.count + chunk.count > held, let directory {
             // Past what is held: what was held moves to a file, and the rest follows it.
-            guard let file = BodyFile.spool(in: directory), bytes.withUnsafeBytes({ file.write($0, at: 0) }) else { return false }
+            guard let file = BodyFile.spool(in: directory, room: room) else { return false }
+            guard hasRoom(file, through: bytes.count), bytes.withUnsafeBytes({ file.write($0, at: 0) }) else { return false }
             spilled = file
             spilledCount = bytes.count
             bytes = []
@@ -54,8 +70,18 @@ struct RequestBodyStore {
             bytes.append(contentsOf: chunk)
             return true
         }
-        guard spilled.write(UnsafeRawBufferPointer(chunk), at: spilledCount) else { return false }
+        guard hasRoom(spilled, through: spilledCount + chunk.count),
+              spilled.write(UnsafeRawBufferPointer(chunk), at: spilledCount) else { return false }
         spilledCount += chunk.count
+        return true
+    }
+
+    /// Takes the room `file` needs through `end`; says why not when there is none.
+    private mutating func hasRoom(_ file: BodyFile, through end: Int) -> Bool {
+        guard file.reserve(through: end) else {
+            failure = end > room?.limit ?? .max ? .bodyOverDiskLimit : .bodyOverDiskBudget
+            return false
+        }
         return true
     }
 

@@ -1,3 +1,5 @@
+import Bodies
+
 /// What bounds a parser (line, header and body sizes) and where a large body goes, taken
 /// from the server's configuration once per connection; kept apart from the parsing itself.
 extension RequestParser {
@@ -12,6 +14,8 @@ extension RequestParser {
         /// sends it; chunked, it is read whole into a file first (`RequestBodyStore`). Nil:
         /// every body is held in memory (up to its limit).
         var spoolDirectory: String? = nil
+        /// The room spool files take (`HTTPServerConfiguration.requestSpoolRoom`).
+        var spoolRoom: SpoolRoom? = nil
         /// The most of a request body held in memory when it may be spooled.
         var heldBodyBytes = 1 << 20
     }
@@ -19,6 +23,6 @@ extension RequestParser {
     init(configuration c: HTTPServerConfiguration) {
         self.init(limits: Limits(maxRequestLineBytes: c.maxRequestLineBytes, maxHeaderBytes: c.maxHeaderBytes,
                                  maxHeaderCount: c.maxHeaderCount, maxBodyBytes: c.maxBodyBytes, bodyLimit: c.bodyLimit,
-                                 spoolDirectory: c.requestSpoolDirectory))
+                                 spoolDirectory: c.requestSpoolDirectory, spoolRoom: c.requestSpoolRoom))
     }
 }

@@ -61,7 +61,7 @@ struct RequestParser {
 
     init(limits: Limits) {
         self.limits = limits
-        body = RequestBodyStore(directory: limits.spoolDirectory, held: limits.heldBodyBytes)
+        body = RequestBodyStore(directory: limits.spoolDirectory, room: limits.spoolRoom, held: limits.heldBodyBytes)
     }
 
     /// A dispatched request's body is arriving; its answer may wait for it (`Connection.State.Load`).
@@ -155,7 +155,7 @@ struct RequestParser {
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
                 wantsContinue = false
-                guard buffer.withUnsafeBytes({ body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(.bodyNotStored) }
+                guard buffer.withUnsafeBytes({ body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(body.failure) }
                 buffer.consume(n)
                 state = .fixedBody(remaining: remaining - n)
 
@@ -187,7 +187,7 @@ struct RequestParser {
             case .chunkData(let remaining):
                 let n = min(remaining, buffer.count)
                 if n == 0 { return .needMore }
-                guard buffer.withUnsafeBytes({ body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(.bodyNotStored) }
+                guard buffer.withUnsafeBytes({ body.append(UnsafeBufferPointer(rebasing: $0[..<n])) }) else { return .failure(body.failure) }
                 buffer.consume(n)
                 state = remaining == n ? .chunkDataEnd : .chunkData(remaining: remaining - n)
 
@@ -335,7 +335,7 @@ struct RequestParser {
             // take no chunked request); `maxBody` bounds it.
             state = .chunkSize
         case .success(.length(let length)):
-            guard !body.streams(length: length) || body.startUpload(length: length) else { return .bodyNotStored }
+            guard !body.streams(length: length) || body.startUpload(length: length) else { return body.failure }
             state = .fixedBody(remaining: length)
         }
         if framing.expectContinue {

@@ -125,6 +125,8 @@ public final class LarderService: Service, @unchecked Sendable {
             series: series))
         routes.replace(with: first)
         var configuration = settings.serverConfiguration
+        // Request bodies spooled beside the cache count against its budget, as answers being fetched do.
+        configuration.requestSpoolRoom = disk.spoolRoom
         // Read per request with a body, from the routes serving now: a reload applies at once.
         configuration.bodyLimit = { path in current().requestBodyLimit(path) }
         let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router, tracer: tracer, untraced: Self.untracedPaths))

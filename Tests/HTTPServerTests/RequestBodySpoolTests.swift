@@ -2,6 +2,7 @@ import Foundation
 import HTTPCore
 import Bodies
 import Testing
+import TestSupport
 @testable import HTTPServer
 
 /// Request bodies past what is held in memory, with a spool directory: one of known length
@@ -78,6 +79,64 @@ import Testing
             }
             #expect(next.path == "/next" && next.body.isEmpty)
         }
+    }
+
+    /// Spool files take their room as they are written, in whole steps: a head that declares
+    /// a length takes none. A body longer than all the room is refused at its head (413); one
+    /// that finds the room taken, when it does (503, saying why), taking nothing. The room
+    /// comes back when a file is let go.
+    @Test func aSpoolFileTakesItsRoomAsItIsWrittenAndABodyWithoutRoomIsRefused() async throws {
+        let directory = NSTemporaryDirectory() + "larder-request-room-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let step = SpoolRoom.step
+        let room = SpoolRoom(limit: 2 * step)
+        func parser() -> RequestParser {
+            RequestParser(limits: RequestParser.Limits(maxRequestLineBytes: 8192, maxHeaderBytes: 16384, maxHeaderCount: 100,
+                                                       maxBodyBytes: 4 << 20, spoolDirectory: directory, spoolRoom: room,
+                                                       heldBodyBytes: Self.held))
+        }
+        var tooLong = parser(), buffer = InputBuffer()
+        buffer.append(Array("PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: \(2 * step + 1)\r\n\r\n".utf8))
+        #expect(tooLong.next(&buffer) == .failure(.bodyOverDiskLimit))
+        #expect(room.taken == 0)
+
+        var kept: [HTTPRequest] = []
+        var first = parser()
+        buffer = InputBuffer()
+        buffer.append(Array("PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: \(2 * step)\r\n\r\n".utf8))
+        if case .request(let request) = first.next(&buffer) { kept.append(request) }
+        #expect(kept.count == 1, "the first upload was dispatched at its head")
+        #expect(room.taken == 0, "a head takes no room")
+        buffer.append([UInt8](repeating: 1, count: step + 1))
+        #expect(first.next(&buffer) == .needMore)
+        #expect(room.taken == 2 * step, "what was written, in whole steps")
+
+        var second = parser()
+        buffer = InputBuffer()
+        buffer.append(Array("PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\n\r\n0123456789".utf8))
+        guard case .request = second.next(&buffer) else {
+            Issue.record("the second upload was not dispatched at its head")
+            return
+        }
+        #expect(second.next(&buffer) == .failure(.bodyOverDiskBudget))
+        var chunked = parser()
+        buffer = InputBuffer()
+        buffer.append(Array("POST /u HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n".utf8))
+        #expect(chunked.next(&buffer) == .failure(.bodyOverDiskBudget), "a chunked body past what is held")
+        #expect(room.taken == 2 * step, "a refusal keeps nothing")
+
+        first.abandonBody()
+        kept.removeAll()  // the upload's request, and with it its file, let go
+        #expect(await eventually { room.taken == 0 }, "\(room.taken) bytes still taken once the upload's file was let go")
+        var third = parser()
+        buffer = InputBuffer()
+        buffer.append(Array("PUT /u HTTP/1.1\r\nHost: a\r\nContent-Length: 20\r\n\r\n0123456789".utf8))
+        guard case .request = third.next(&buffer) else {
+            Issue.record("an upload with room was not dispatched")
+            return
+        }
+        #expect(third.next(&buffer) == .needMore && room.taken == step)
     }
 
     /// Without a spool directory every body is held, as large as its limit allows.
