@@ -11,13 +11,17 @@ import CLinux
 extension EventLoop {
     /// Queues an error response as the connection's last and stops reading requests. An
     /// error in the body of a request already dispatched (its body streaming on) is that
-    /// request's answer, in its handler's stead, and the handler hears it as the client's.
+    /// request's answer, in its handler's stead, and the handler hears it as the client's;
+    /// when its handler has answered already (it gave up on the body), that answer was the
+    /// request's one: nothing more is sent, and the connection closes after it.
     func fail(_ connection: Connection, status: Int, detail: String) {
         let response = ProblemDetails(status: status, detail: detail).response()
         connection.state.failed()
         if connection.parser.streamingBody {
             connection.parser.abandonBody(BodyStream.Refusal(status: status, detail: detail))
             if connection.answerInstead(response, date: &date) { return }
+            _ = connection.closeAfterOwedResponses()
+            return
         }
         connection.parser.abandonBody()
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))

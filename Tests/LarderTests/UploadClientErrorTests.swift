@@ -79,6 +79,24 @@ struct UploadClientErrorTests {
         }
     }
 
+    /// A body that stops arriving for longer than the route's timeout, shorter than the
+    /// server's 10 s: the transfer gives up and answers 400. When the server's own body
+    /// timeout comes later, that 400 stays the request's only answer (a 408 followed it on
+    /// the same connection) and the connection closes.
+    @Test func aBodyStalledPastTheRoutesTimeoutGetsOneAnswer() async throws {
+        let origin = try Upload.Origin()
+        defer { origin.server.stop() }
+        try await withLarder(Upload.route(origin, timeout: .seconds(2))) { larder in
+            let client = try TestClient(port: larder.port, timeout: .seconds(20))
+            try client.send("PUT /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(Upload.size)\r\n\r\n")
+            try await client.sendOffPool(Array(Upload.body[..<Upload.first]))
+            let response = try await client.readResponse()
+            #expect(response.status == 400, "\(response.status) \(response.text)")
+            #expect(await client.waitForClose(within: .seconds(15)))
+            #expect(client.bufferedByteCount == 0, "\(client.bufferedByteCount) bytes after the answer")
+        }
+    }
+
     /// A client that shuts its side mid-body still reads the answer: 400, its body ended short.
     @Test func aBodyEndedShortByTheClientIsA400() async throws {
         let origin = try Upload.Origin()
