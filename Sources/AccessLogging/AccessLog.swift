@@ -45,6 +45,17 @@ public struct AccessLog: Sendable {
         self.unroutedSeries = unroutedSeries
     }
 
+    /// An answer the server gave on its own, before any route heard of the request
+    /// (`HTTPServerConfiguration.refusals`): counted under `other`, and a line with what is
+    /// known of it, at the level an answer of its status gets.
+    public func refused(status: Int, detail: String, client: String) {
+        series.recordRefusal(status: status)
+        logger.log(level: status >= 500 ? .error : .info, "refused \(status)", metadata: [
+            "status": .stringConvertible(status), "client": .string(client), "detail": .string(detail),
+            "route": .string(RequestSeries.otherLabel), "method": "-", "path": "-",
+        ], source: "larder")
+    }
+
     /// The router's answers, logged and counted. The series must number routes as this
     /// router does (made from its `paths`): a request counts under the route that matched.
     public func wrap(_ router: Router) -> HTTPHandler {

@@ -158,6 +158,12 @@ public final class RequestSeries: Sendable {
         durations.add(first + Self.bounds.count + 2, nanoseconds)
     }
 
+    /// Counts an answer the server gave before any route heard of its request: under
+    /// `other`, with no duration (it was never the routes' to time).
+    public func recordRefusal(status: Int) {
+        if Self.statuses.contains(status) { requests.add(requestCell(route: Route.other.index, offset: status - Self.statuses.lowerBound)) }
+    }
+
     private func requestCell(route: Int, offset: Int) -> Int { route * Self.statuses.count + offset }
 
     private func durationsStart(route: Int, result: Int) -> Int { (route * CacheOutcome.allCases.count + result) * Self.histogramWidth }

@@ -26,6 +26,7 @@ extension EventLoop {
         connection.parser.abandonBody()
         let sequence = connection.admit(.init(isHead: false, keepAlive: false, version: .http11))
         connection.complete(sequence, response, date: &date)
+        configuration.refusals?(status, detail, connection.clientAddress)
     }
 
     /// Closes our side after the last answer and reads on until the client closes, so bytes

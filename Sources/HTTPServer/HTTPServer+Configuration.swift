@@ -37,6 +37,11 @@ public struct HTTPServerConfiguration: Sendable {
     /// limit is refused at its head (413); one that finds no room left, when it does (503).
     /// Nil: not counted.
     public var requestSpoolRoom: SpoolRoom?
+    /// Told of each answer the server gives on its own, before any handler hears of the
+    /// request: one it could not read or take (400, 413, 414, 431, 501, 505, or 503 without
+    /// disk room), a timeout (408), a connection over the limit (503). With its status,
+    /// detail and the client's address; on the connection's loop. Nil: nobody is told.
+    public var refusals: (@Sendable (_ status: Int, _ detail: String, _ client: String) -> Void)?
     /// Time allowed for a whole request body held in memory, however steadily it drips in
     /// (408, then close); a body in a file need only keep arriving (`bodyProgressTimeout`).
     public var bodyReadTimeout: Duration = .seconds(60)

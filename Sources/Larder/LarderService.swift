@@ -127,6 +127,7 @@ public final class LarderService: Service, @unchecked Sendable {
         var configuration = settings.serverConfiguration
         // Request bodies spooled beside the cache count against its budget, as answers being fetched do.
         configuration.requestSpoolRoom = disk.spoolRoom
+        configuration.refusals = { accessLog.refused(status: $0, detail: $1, client: $2) }
         // Read per request with a body, from the routes serving now: a reload applies at once.
         configuration.bodyLimit = { path in current().requestBodyLimit(path) }
         let server = HTTPServer(configuration: configuration, logger: logger, handler: accessLog.wrap(router, tracer: tracer, untraced: Self.untracedPaths))

@@ -31,6 +31,28 @@ import TestSupport
         }
     }
 
+    /// What the server refuses before any route hears of it (a body over the limit, a
+    /// framing it cannot read) is counted under `other` and written as an access line with
+    /// its detail and client, as nginx logs its 400s and 413s: an operator sees them.
+    @Test func answersTheServerGivesOnItsOwnAreCountedAndLogged() async throws {
+        let log = RecordedLog()
+        try await withLarder(logger: log.logger(level: .info)) { h in
+            let tooLarge = try TestClient(port: h.port)
+            try tooLarge.send("PUT /weather HTTP/1.1\r\nHost: l\r\nContent-Length: \(2 << 20)\r\n\r\n")
+            #expect(try await tooLarge.readResponse().status == 413)
+            let malformed = try TestClient(port: h.port)
+            try malformed.send("GET /weather HTTP/1.1\r\nHost: l\r\nContent-Length: x\r\n\r\n")
+            #expect(try await malformed.readResponse().status == 400)
+            let refusals = log.all.filter { $0.message.hasPrefix("refused ") }
+            #expect(refusals.map(\.message).sorted() == ["refused 400", "refused 413"], "\(refusals.map(\.message))")
+            #expect(refusals.allSatisfy { $0.level == .info && $0.metadata["client"] == "127.0.0.1" && $0.metadata["route"] == "other" })
+            #expect(refusals.contains { $0.metadata["detail"]?.contains("larger than the server accepts") == true })
+            let metrics = try await h.get("/metrics").text
+            #expect(metricValue("larder_http_requests_total{route=\"other\",status=\"413\"}", in: metrics) == 1)
+            #expect(metricValue("larder_http_requests_total{route=\"other\",status=\"400\"}", in: metrics) == 1)
+        }
+    }
+
     @Test func logfmtQuotesWhatWouldOtherwiseBeAmbiguousAndJSONKeepsNumbers() {
         func written(json: Bool, _ value: Logger.MetadataValue) -> String {
             var line = LogLine(json: json, level: .info, label: "t", message: "m")
