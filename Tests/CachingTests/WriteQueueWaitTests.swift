@@ -28,7 +28,13 @@ import TestSupport
 
     /// Starts a waiting write on `loop`; returns its task.
     private func waitingWrite(_ disk: DiskTier, _ key: CacheKey, on loop: FakeLoop, patience: Duration = .seconds(30)) -> Task<Bool, Never> {
-        Task { await LoopExecutor.$current.withValue(loop) { await disk.write(key, sample, waitingUpTo: patience) } }
+        Task(executorPreference: loop) { await LoopExecutor.$current.withValue(loop) { await disk.write(key, sample, waitingUpTo: patience) } }
+    }
+
+    /// A write made on `loop`, its executor as a loop's tasks have theirs: what it touches of
+    /// the loop's guests is touched on the loop's one queue.
+    private func write(_ disk: DiskTier, _ key: CacheKey, on loop: FakeLoop) async -> Bool {
+        await withTaskExecutorPreference(loop) { await LoopExecutor.$current.withValue(loop) { await disk.write(key, sample, waitingUpTo: .seconds(30)) } }
     }
 
     /// Waits until `count` misses wait for room.
@@ -57,7 +63,7 @@ import TestSupport
         #expect(!disk.write("/k2", sample), "off a loop a full queue skips")
         let waiting = [waitingWrite(disk, "/k3", on: loop), waitingWrite(disk, "/k4", on: loop)]
         try await untilWaiting(disk, 2)
-        let third = await LoopExecutor.$current.withValue(loop) { await disk.write("/k5", sample, waitingUpTo: .seconds(30)) }
+        let third = await write(disk, "/k5", on: loop)
         #expect(!third, "past twice the limit an entry is skipped, even on a loop")
         #expect(disk.skippedWrites == 2)
         gate.signal()
@@ -76,13 +82,13 @@ import TestSupport
         loop.fireTimers()
         #expect(await waiting.value, "its entry is in line: it is stored")
         #expect(disk.index.withLock { $0.stalled })
-        let later = await LoopExecutor.$current.withValue(loop) { await disk.write("/k2", sample, waitingUpTo: .seconds(30)) }
+        let later = await write(disk, "/k2", on: loop)
         #expect(!later && disk.skippedWrites == 1, "a stalled disk is not waited for")
         gate.signal()
         await disk.waitForWrites()
         #expect(!disk.index.withLock { $0.stalled })
         #expect(await disk.read("/k1") == sample)
-        #expect(await LoopExecutor.$current.withValue(loop) { await disk.write("/k3", sample, waitingUpTo: .seconds(30)) })
+        #expect(await write(disk, "/k3", on: loop))
     }
 
     /// Through the cache: the miss's answer waits for room, then says `stored`.
@@ -96,7 +102,8 @@ import TestSupport
                           fetcher: origin, clock: clock) { _, entry in .plain(entry) }
         #expect(disk.write("/k0", sample) && disk.write("/k1", sample))
         let request = CacheRequest(method: .get, resource: "/new", url: "http://origin.test/new", headers: HTTPHeaders(), body: nil)
-        let answer = Task { await LoopExecutor.$current.withValue(FakeLoop()) { await cache.answer(request) } }
+        let loop = FakeLoop()
+        let answer = Task(executorPreference: loop) { await LoopExecutor.$current.withValue(loop) { await cache.answer(request) } }
         try await untilWaiting(disk, 1)
         gate.signal()
         guard case .success(let answered) = await answer.value else {

@@ -122,7 +122,8 @@ import CacheVocabulary
         let path = try ConfigFixture.file("port: 0\nlog-level: info\nroutes:\n  /api:\n    origin: http://127.0.0.1:9\n")
         let larder = try LarderProcess(["serve", "--config", path])
         _ = try await larder.waitForPort()
-        #expect(larder.output.contains("pass-through route /api -> http://127.0.0.1:9"), "\(larder.output)")
+        // Logged after the listening line, so not always written yet when the port is read.
+        #expect(await eventually { larder.output.contains("pass-through route /api -> http://127.0.0.1:9") }, "\(larder.output)")
         larder.signal(SIGTERM)
         #expect(await larder.waitForExit() == 0)
     }
