@@ -1,8 +1,8 @@
 import HTTPCore
 
 /// The disk tier's index: for each file, only what eviction, purges and reads need, in flat
-/// storage. A million entries cost about 96 bytes each (a 48-byte slot, the policy's 32-byte
-/// node, an 8-byte hash bucket at most half full and the frequency sketch's 8 bytes), where a
+/// storage. A million entries cost about 120 bytes each (a 48-byte slot, the policy's 32-byte
+/// node, an 8-byte hash bucket at most half full and the frequency sketch's 32 bytes), where a
 /// dictionary of structs, with a set of names per tag and per primary key, cost 500 to 700
 /// (measured at 266,000 entries).
 ///

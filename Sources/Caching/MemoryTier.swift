@@ -35,8 +35,8 @@ public final class MemoryTier: Sendable {
     /// What the tier itself spends per item: its slot and the policy's node (doubled, as an
     /// array grows), its place on the free list, its dictionary entry and its share of the
     /// frequency sketch and of the keys let go lately (`GhostKeys`).
-    static let slotOverhead = 2 * (MemoryLayout<Item?>.stride + MemoryLayout<CacheKey?>.stride + AdmissionPolicy.nodeStride + 4) + 48 + 16
-        + GhostKeys.bytesPerEntry
+    static let slotOverhead = 2 * (MemoryLayout<Item?>.stride + MemoryLayout<CacheKey?>.stride + AdmissionPolicy.nodeStride + 4) + 48
+        + FrequencySketch.bytesPerEntry + GhostKeys.bytesPerEntry
 
     /// What became of an item offered to the tier.
     public enum Placement: Sendable, Equatable {
