@@ -21,8 +21,8 @@ extension Transfer {
         let detail = errorBuffer.pointee != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
         switch code {
         // Waiting on the client, or its body ended short: the client's doing, not the upstream's.
-        case _ where uploadFailure != nil: return .requestBodyIncomplete(uploadFailure!)
-        case CURLE_OPERATION_TIMEDOUT where uploadWaiting: return .requestBodyIncomplete("the client's body stopped arriving")
+        case _ where uploadFailure != nil: return .requestBodyIncomplete(uploadFailure!, stalled: false)
+        case CURLE_OPERATION_TIMEDOUT where uploadWaiting: return .requestBodyIncomplete("the client's body stopped arriving", stalled: true)
         case CURLE_OPERATION_TIMEDOUT: return .timeout
         case CURLE_ABORTED_BY_CALLBACK where headTimedOut: return .timeout
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: return .cannotResolve(detail)

@@ -14,9 +14,9 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Larder could not write a large body to its spool file (disk full or failing), or read
     /// a request body back from one: its own failure, not the upstream's.
     case spoolFailed(String)
-    /// The client's request body, sent on as it arrived, ended short or stopped arriving:
-    /// the client's doing, not the upstream's.
-    case requestBodyIncomplete(String)
+    /// The client's request body, sent on as it arrived, ended short or stopped arriving
+    /// (`stalled`) for longer than the transfer waits: the client's doing, not the upstream's.
+    case requestBodyIncomplete(String, stalled: Bool)
     /// The reply is not valid HTTP, or its content encoding cannot be decoded.
     case protocolError(String)
     /// The request itself cannot be sent (malformed URL, unsupported scheme).
@@ -32,7 +32,7 @@ public enum UpstreamError: Error, Equatable, Sendable, CustomStringConvertible {
         case .connectionLost(let d): "upstream connection lost: \(d)"
         case .bodyTooLarge(let limit): "upstream body larger than \(limit) bytes"
         case .spoolFailed(let d): "cannot spool the upstream's answer: \(d)"
-        case .requestBodyIncomplete(let d): "the request body did not arrive whole: \(d)"
+        case .requestBodyIncomplete(let d, _): "the request body did not arrive whole: \(d)"
         case .protocolError(let d): "upstream protocol error: \(d)"
         case .invalidRequest(let d): "invalid upstream request: \(d)"
         case .shutDown: "upstream client shut down"

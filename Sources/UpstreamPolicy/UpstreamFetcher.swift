@@ -94,7 +94,7 @@ public struct UpstreamFetcher: CacheFetcher {
             entry = try await concurrency.run(waitingAtMost: timeout) {
                 // A body its client broke off while the request waited goes nowhere.
                 if case .stream(let region)? = upstream.body, region.stream.progress == .failed {
-                    throw UpstreamError.requestBodyIncomplete("the client's body ended short")
+                    throw UpstreamError.requestBodyIncomplete("the client's body ended short", stalled: false)
                 }
                 let sent = clock.now()
                 let response = try await observer.observed(name, client: client, request: upstream, ok: isAnswer)
@@ -114,14 +114,15 @@ public struct UpstreamFetcher: CacheFetcher {
             // Larder's own disk, not the upstream: no backoff.
             _ = backoff.record(nil, probe: probe, now: clock.now())
             throw UpstreamFailure(detail: "the upstream's answer was too large to hold in memory and could not be written to disk")
-        } catch UpstreamError.requestBodyIncomplete(let why) {
+        } catch UpstreamError.requestBodyIncomplete(let why, let stalled) {
             // The client's doing: no backoff, and the client is answered as its connection
-            // refused the body (a body that only ended short or stalled is a 400).
+            // refused the body; else a body that stopped arriving is a 408, as the server's
+            // own body timeout answers (RFC 9110 §15.5.9), and one that ended short a 400.
             _ = backoff.record(nil, probe: probe, now: clock.now())
             if case .stream(let region)? = request.body, let refusal = region.stream.refusal {
                 throw UpstreamFailure.bodyRefused(status: refusal.status, detail: refusal.detail)
             }
-            throw UpstreamFailure.bodyRefused(status: 400, detail: "The request body did not arrive whole: \(why).")
+            throw UpstreamFailure.bodyRefused(status: stalled ? 408 : 400, detail: "The request body did not arrive whole: \(why).")
         } catch {
             settle(UpstreamBackoff.Outcome(failure: error), probe: probe)
             // The caches' terms: a timeout is a 504 or a stale answer, the rest a 502.

@@ -31,9 +31,9 @@ extension UpstreamObserver {
                    warns: response.status >= 500 || !answered && response.status != 429, detail: "answered \(response.status)" + (reason.map { ": " + $0 } ?? ""),
                    duration: ContinuousClock.now - start)
             return response
-        } catch UpstreamError.requestBodyIncomplete(let why) {
+        } catch UpstreamError.requestBodyIncomplete(let why, let stalled) {
             // The client's body failed, not the upstream: nothing is recorded against it.
-            throw UpstreamError.requestBodyIncomplete(why)
+            throw UpstreamError.requestBodyIncomplete(why, stalled: stalled)
         } catch UpstreamError.timeout {
             record(upstream: name, outcome: "timeout", healthy: false, warns: true, detail: "timed out", duration: ContinuousClock.now - start)
             throw UpstreamError.timeout

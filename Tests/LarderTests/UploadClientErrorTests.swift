@@ -80,9 +80,9 @@ struct UploadClientErrorTests {
     }
 
     /// A body that stops arriving for longer than the route's timeout, shorter than the
-    /// server's 10 s: the transfer gives up and answers 400. When the server's own body
-    /// timeout comes later, that 400 stays the request's only answer (a 408 followed it on
-    /// the same connection) and the connection closes.
+    /// server's 10 s: the transfer gives up and answers 408, as the server's own timeout
+    /// would. When that timeout comes later, the first 408 stays the request's only answer (a
+    /// second followed it on the same connection) and the connection closes.
     @Test func aBodyStalledPastTheRoutesTimeoutGetsOneAnswer() async throws {
         let origin = try Upload.Origin()
         defer { origin.server.stop() }
@@ -91,7 +91,8 @@ struct UploadClientErrorTests {
             try client.send("PUT /up/file HTTP/1.1\r\nHost: larder\r\nContent-Length: \(Upload.size)\r\n\r\n")
             try await client.sendOffPool(Array(Upload.body[..<Upload.first]))
             let response = try await client.readResponse()
-            #expect(response.status == 400, "\(response.status) \(response.text)")
+            #expect(response.status == 408, "\(response.status) \(response.text)")
+            #expect(response.text.contains("stopped arriving"), "\(response.text)")
             #expect(await client.waitForClose(within: .seconds(15)))
             #expect(client.bufferedByteCount == 0, "\(client.bufferedByteCount) bytes after the answer")
         }
