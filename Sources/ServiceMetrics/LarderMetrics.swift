@@ -218,6 +218,9 @@ public final class LarderMetrics: Sendable {
             catchUp(.diskWritesSkipped, [], to: disk.skippedWrites)
             catchUp(.diskWriteErrors, [], to: disk.failedWrites)
             catchUp(.diskWriteWaits, [], to: disk.waitedWrites)
+            let queued = disk.queuedWrites
+            gauge(.diskWriteQueueEntries).record(queued.entries)
+            gauge(.diskWriteQueueBytes).record(queued.bytes)
         }
         if let shared {
             catchUp(.cacheStores, [("tier", "redis")], to: shared.stores)

@@ -92,7 +92,8 @@ extension ServiceEndToEndTests {
             // At least this scrape's own connection; an earlier one may not have been closed yet.
             let open = metrics.text.firstMatch(of: /larder_open_connections (\d+)/).flatMap { Int($0.1) }
             #expect((open ?? 0) >= 1)
-            for series in ["larder_cache_bytes", "larder_upstream_request_duration_seconds_bucket"] {
+            for series in ["larder_cache_bytes", "larder_upstream_request_duration_seconds_bucket",
+                           "larder_disk_write_queue_entries ", "larder_disk_write_queue_bytes "] {
                 #expect(metrics.text.contains(series), "\(series)")
             }
         }
