@@ -1,10 +1,10 @@
 import HTTPCore
 
 /// The disk tier's index: for each file, only what eviction, purges and reads need, in flat
-/// storage. A million entries cost about 120 bytes each (a 48-byte slot, the policy's 32-byte
-/// node, an 8-byte hash bucket at most half full and the frequency sketch's 32 bytes), where a
-/// dictionary of structs, with a set of names per tag and per primary key, cost 500 to 700
-/// (measured at 266,000 entries).
+/// storage. A million entries cost 88.5 bytes each (`bench/scale.py`: a slot of the name,
+/// blocks, stamp and tags, the policy's node, a hash bucket at most half full and the
+/// frequency sketch's 32 bytes), where a dictionary of structs, with a set of names per tag
+/// and per primary key, cost 500 to 700 (measured at 266,000 entries).
 ///
 /// Slots live in one array and are known by number: the policy that keeps or lets go of
 /// entries (`AdmissionPolicy`, the memory tier's W-TinyLFU) holds its lists by the same

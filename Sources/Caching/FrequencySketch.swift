@@ -7,8 +7,9 @@
 /// against 0.908). Every twelve additions per key all counters are halved: what was asked
 /// long ago fades, and nobody can pump a key's counter up once and keep it there (counters
 /// also stop at 15). It costs 32 bytes per key it is sized for, and an access is two
-/// multiplications and one word updated, with no allocation (gate path memory-hit: a word per
-/// counter cost 252 instructions more per hit than before the sketch; one word per key, 120).
+/// multiplications and one word updated, with no allocation (gate path memory-hit: a word
+/// per counter cost 252 instructions more per hit than before the sketch; a key's four
+/// counters in one word, 120).
 struct FrequencySketch {
     /// Sixteen 4-bit counters per word.
     private var table: [UInt64]
