@@ -61,6 +61,10 @@ public final class DiskTier: Sendable {
         var corruptions = 0
         var pendingWrites = 0
         var pendingBytes = 0
+        /// The newest entry in line for the writer under each key's `sketchHash`, served until
+        /// its write is over (`DiskTier+Queue`).
+        var queued: [Int: QueuedEntry] = [:]
+        var lastQueued: UInt64 = 0
         var skippedWrites = 0
         var waitedWrites = 0
         var failedWrites = 0
@@ -223,6 +227,9 @@ public final class DiskTier: Sendable {
     /// The entry stored for `key` with the rendition kept beside it, if any; nil when there
     /// is none or its file is damaged (then removed).
     public func readKept(_ key: CacheKey) async -> (entry: CacheEntry, rendition: Rendition?)? {
+        if let queued = index.withLock({ $0.queued.isEmpty ? nil : $0.queued[key.sketchHash] }), queued.key == key {
+            return (queued.entry, queued.rendition)
+        }
         let name = Self.name(key)
         // On an event loop, a file the page cache holds is read there and then: the hop to a
         // reader thread and back cost more than the read. Anything else goes to the readers.
