@@ -33,10 +33,12 @@ import Testing
             try await group.run()
             steps.withLock { $0.append("group returned") }
         }
-        // Rewrite until the watch has seen a new version (its first look may come after a rewrite).
-        try await Self.eventually {
-            try? Data("port: 0\n# \(UUID())\n".utf8).write(to: URL(fileURLWithPath: path))
-            return steps.withLock { $0.contains("reload started") }
+        // Rewrite until the watch has seen a new version (its first look may come after a
+        // rewrite), each time only after a second unseen: a rewrite just after the one it
+        // saw would start a second reload once the first ends, if the stop had not come by then.
+        for _ in 0..<20 where !steps.withLock({ $0.contains("reload started") }) {
+            try Data("port: 0\n# \(UUID())\n".utf8).write(to: URL(fileURLWithPath: path))
+            try await Self.eventually(seconds: 1) { steps.withLock { $0.contains("reload started") } }
         }
         #expect(steps.withLock { $0 } == ["reload started"])
         await group.triggerGracefulShutdown()
