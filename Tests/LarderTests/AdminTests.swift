@@ -42,8 +42,33 @@ import TestSupport
         #expect(throws: ConfigurationError.self) { try service.start() }
         let adminPort = try #require(service.adminServer?.port)
         #expect((try? TestClient(port: adminPort)) != nil, "the admin listener serves until the stop")
+        // Its own sockets, by inode: once the port is free another test's listener may take it.
+        let listeners = Self.listeningSocketInodes(port: adminPort).intersection(Self.ownSocketInodes())
+        #expect(!listeners.isEmpty)
         await service.stop()
-        #expect((try? TestClient(port: adminPort)) == nil, "the admin listener is closed once stopped")
+        #expect(Self.ownSocketInodes().isDisjoint(with: listeners), "the admin listener is closed once stopped")
+    }
+
+    /// The inodes of the sockets listening on `port` (IPv4 and IPv6), from /proc/net.
+    private static func listeningSocketInodes(port: Int) -> Set<String> {
+        let lines = ["/proc/net/tcp", "/proc/net/tcp6"].flatMap { path in
+            ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").split(separator: "\n").dropFirst()
+        }
+        return Set(lines.compactMap { line -> String? in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, fields[3] == "0A", let local = fields[1].split(separator: ":").last,
+                  Int(local, radix: 16) == port else { return nil }
+            return String(fields[9])
+        })
+    }
+
+    /// The inodes of this process's open sockets.
+    private static func ownSocketInodes() -> Set<String> {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return Set(fds.compactMap { fd in
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + fd))
+                .flatMap { $0.hasPrefix("socket:[") ? String($0.dropFirst(8).dropLast()) : nil }
+        })
     }
 
     private func json(_ response: TestResponse) throws -> [String: Any] {
