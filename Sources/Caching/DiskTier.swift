@@ -194,8 +194,7 @@ public final class DiskTier: Sendable {
     public var waitedWrites: Int { index.withLock { $0.waitedWrites } }
     /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
     public var failedWrites: Int { index.withLock { $0.failedWrites } }
-    /// The entries waiting for the writer now, and what they hold in memory (`DiskTier+Queue`):
-    /// until written, an entry cannot be read from disk.
+    /// The entries waiting for the writer now, and what they hold in memory (`DiskTier+Queue`).
     public var queuedWrites: (entries: Int, bytes: Int) { index.withLock { ($0.pendingWrites, $0.pendingBytes) } }
 
     static func name(_ key: CacheKey) -> EntryName {
