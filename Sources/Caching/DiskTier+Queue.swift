@@ -232,7 +232,12 @@ extension DiskTier {
                 index.failedWrites += 1
                 report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
             }
-            return []
+            // A newer answer that could not be written supersedes the file it was to replace:
+            // served once the memory tier let the newer go, the older would go back in time.
+            // A rewrite carries the file's own entry, which stays.
+            guard !replacing else { return [] }
+            _ = index.forget(name)
+            return [name]
         }
         victims.forEach { unlink(path(for: $0)) }
         let (finished, roomWaiters) = index.withLock { index in

@@ -209,5 +209,25 @@ import TestSupport
         #expect(!disk.isFull)
         #expect(await disk.read("small") == sample)
     }
-}
 
+    /// RFC 9111 §4: a cache uses the most recent response it has; the one the failed write
+    /// was to replace is older than what was answered since.
+    @Test(.enabled(if: getuid() == 0, "mounting a tmpfs needs root"))
+    func aNewerAnswerThatCannotBeWrittenTakesTheOlderFileWithIt() async throws {
+        let directory = temporaryDirectory()
+        try #require(mountTmpfs(at: directory, size: "64k"))
+        defer { unmountTmpfs(at: directory) }
+        let disk = try DiskTier(directory: directory, budget: 1 << 24)
+        disk.write("key", sample)
+        disk.write("kept", sample)
+        await disk.waitForWrites()
+        let older = disk.path(for: DiskTier.name("key"))
+        #expect(await disk.read("key") == sample)
+        disk.write("key", entry([], body: String(repeating: "x", count: 100_000)))
+        await disk.waitForWrites()
+        #expect(disk.failedWrites == 1)
+        #expect(await disk.read("key") == nil)
+        #expect(!FileManager.default.fileExists(atPath: older))
+        #expect(await disk.read("kept") == sample)
+    }
+}
