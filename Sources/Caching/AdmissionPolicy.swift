@@ -77,8 +77,8 @@ struct AdmissionPolicy {
     func cost(_ slot: Int32) -> Int { nodes[Int(slot)].cost }
     func queue(_ slot: Int32) -> Queue { nodes[Int(slot)].queue }
 
-    /// Counts an access to a key without offering it (tests raise a victim's counters, as
-    /// collisions would).
+    /// Counts an access to a key without offering it: one read before it is placed (the disk
+    /// tier's write line), or, in tests, a victim's counters raised as collisions would.
     mutating func record(hash: Int) { sketch.increment(hash) }
 
     /// Counts an access to a key about to be offered, and says whether an entry of `cost`,

@@ -228,9 +228,10 @@ struct DiskIndex {
     // MARK: The policy's order
 
     /// `name` was used: counted, and moved up in the policy's order. One found at start
-    /// that the listing has not placed yet goes in as the window's newest.
+    /// that the listing has not placed yet goes in as the window's newest; one not indexed
+    /// (waiting for the writer) is counted only, for the contest it meets once written.
     mutating func touch(_ name: EntryName) {
-        guard let number = slot(of: name) else { return }
+        guard let number = slot(of: name) else { return policy.record(hash: sketchHash(name)) }
         if slots[Int(number)].flags.contains(.unordered) {
             slots[Int(number)].flags.remove(.unordered)
             policy.record(hash: sketchHash(name))

@@ -227,6 +227,8 @@ public final class DiskTier: Sendable {
     /// is none or its file is damaged (then removed).
     public func readKept(_ key: CacheKey) async -> (entry: CacheEntry, rendition: Rendition?)? {
         if let queued = index.withLock({ $0.queued.isEmpty ? nil : $0.queued[key.sketchHash] }), queued.key == key {
+            let name = Self.name(key)
+            index.withLock { $0.entries.touch(name) }
             return (queued.entry, queued.rendition)
         }
         let name = Self.name(key)

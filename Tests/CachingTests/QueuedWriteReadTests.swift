@@ -41,4 +41,30 @@ import Testing
         await disk.waitForWrites()
         #expect(await disk.read("key") == newer)
     }
+
+    /// A read from the line counts as a use, as a read of the file would: the entry, once
+    /// written, wins a place it would lose asked once. A full tier of 100 blocks whose
+    /// entries were each asked three times; the window holds one.
+    @Test func aReadFromTheLineCountsInTheEntrysContest() async throws {
+        let disk = try DiskTier(directory: temporaryDirectory(), budget: DiskTier.blockSize * 100, loadsIndex: true)
+        await disk.waitForIndex()
+        let asked = entry([("Cache-Control", "max-age=60")], body: "asked")
+        for n in 0..<99 { disk.write("k\(n)", asked) }
+        await disk.waitForWrites()
+        for n in 0..<99 {
+            #expect(await disk.read("k\(n)") == asked)
+            #expect(await disk.read("k\(n)") == asked)
+        }
+        let writer = DispatchSemaphore(value: 0)
+        disk.write("first", asked, whenDone: { writer.wait() })
+        let wanted = entry([("Cache-Control", "max-age=60")], body: "wanted")
+        disk.write("wanted", wanted)
+        for _ in 0..<4 { #expect(await disk.read("wanted") == wanted, "in line: read from the line") }
+        writer.signal()
+        // Pushes "wanted" out of the window, into its contest with the oldest on probation.
+        disk.write("next", asked)
+        await disk.waitForWrites()
+        #expect(disk.count == 100)
+        #expect(await disk.read("wanted") == wanted, "asked five times: kept over an entry asked three")
+    }
 }
