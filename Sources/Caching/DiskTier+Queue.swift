@@ -170,7 +170,10 @@ extension DiskTier {
             }
             return .queued(overfilled: !fits, judged: judging)
         }
-        guard case .queued(_, let judged) = admission else { return admission }
+        guard case .queued(_, let judged) = admission else {
+            if !replacing { supersede(key, named: judgedName ?? Self.name(key), hash: hash) }
+            return admission
+        }
         let readableID = queuedID
         // On an event loop, the writer thread is woken once the answer is out, not ahead of it.
         let loop = LoopExecutor.reactor
@@ -182,6 +185,33 @@ extension DiskTier {
         }
         loop?.afterTurn { [writes] in writes.start() }
         return admission
+    }
+
+    /// An answer for `key` that is not written still replaces what the tier holds under its
+    /// name, in line or in a file: once the memory tier let the newer answer go, the older
+    /// would be served again, back in time (RFC 9111 §4: a cache uses the most recent
+    /// response it has). It leaves the index at once; the writer does not index an older
+    /// write still in line, and removes the file after them.
+    private func supersede(_ key: CacheKey, named name: EntryName, hash: Int) {
+        let mark: UInt64? = index.withLock { index in
+            let inLine = index.queued[hash]?.key == key
+            guard inLine || index.mayHold(name) else { return nil }
+            if inLine { index.queued[hash] = nil }
+            index.superseded[hash] = index.lastQueued
+            index.forget(name)
+            index.pendingWrites += 1
+            return index.lastQueued
+        }
+        guard let mark else { return }
+        writes.add(start: true) { [self] in
+            let written = index.withLock { index in
+                if index.superseded[hash] == mark { index.superseded[hash] = nil }
+                // A newer answer for the key may have been written since.
+                return index.entries.contains(name)
+            }
+            if !written { unlink(path(for: name)) }
+            finishWrite()
+        }
     }
 
     /// A miss's wait for room ran out: its answer goes out, and the disk counts as stalled.
@@ -213,6 +243,7 @@ extension DiskTier {
             case nil:
                 break
             case .written:
+                if let queued, let mark = index.superseded[queued.hash], queued.id <= mark { return [name] }
                 index.full = false
                 index.verified.remove(name)
                 if index.loading.phase != .listing { index.entries.limit = entryBudget }
@@ -232,14 +263,19 @@ extension DiskTier {
                 index.failedWrites += 1
                 report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
             }
-            // A newer answer that could not be written supersedes the file it was to replace:
-            // served once the memory tier let the newer go, the older would go back in time.
-            // A rewrite carries the file's own entry, which stays.
+            // As in `supersede`: the file this answer was to replace goes with it. A rewrite
+            // carries the file's own entry, which stays.
             guard !replacing else { return [] }
-            _ = index.forget(name)
+            index.forget(name)
             return [name]
         }
         victims.forEach { unlink(path(for: $0)) }
+        finishWrite()
+    }
+
+    /// One write in line is over (or a removal counted as one): wakes the misses waiting for
+    /// room, and, the line empty, `waitForWrites`.
+    private func finishWrite() {
         let (finished, roomWaiters) = index.withLock { index in
             index.pendingWrites -= 1
             var finished: [CheckedContinuation<Void, Never>] = [], room: [CheckedContinuation<Void, Never>] = []

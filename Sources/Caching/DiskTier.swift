@@ -65,6 +65,9 @@ public final class DiskTier: Sendable {
         /// its write is over (`DiskTier+Queue`).
         var queued: [Int: QueuedEntry] = [:]
         var lastQueued: UInt64 = 0
+        /// Under a key's `sketchHash`, the last id in line when a newer answer for the key was
+        /// not written: writes up to it are older, and are not indexed (`supersede`).
+        var superseded: [Int: UInt64] = [:]
         var skippedWrites = 0
         var waitedWrites = 0
         var failedWrites = 0
@@ -194,7 +197,8 @@ public final class DiskTier: Sendable {
     public var waitedWrites: Int { index.withLock { $0.waitedWrites } }
     /// Writes that failed (disk full, I/O error, directory gone); the entry stayed in memory only.
     public var failedWrites: Int { index.withLock { $0.failedWrites } }
-    /// The entries waiting for the writer now, and what they hold in memory (`DiskTier+Queue`).
+    /// The entries waiting for the writer now (a file to remove once a newer answer went
+    /// unwritten counts as one), and what they hold in memory (`DiskTier+Queue`).
     public var queuedWrites: (entries: Int, bytes: Int) { index.withLock { ($0.pendingWrites, $0.pendingBytes) } }
 
     static func name(_ key: CacheKey) -> EntryName {

@@ -1,10 +1,12 @@
 import Dispatch
+import Foundation
 import HTTPCore
 import Testing
 @testable import Caching
 
 /// An entry in line for the disk's writer is read from the line, then from its file once
 /// written: a key asked again while the writer is behind does not go to the upstream again.
+/// A newer answer not written supersedes what is in line or on disk for its key.
 @Suite(.timeLimit(.minutes(1))) struct QueuedWriteReadTests {
     private func held() async throws -> (DiskTier, DispatchSemaphore) {
         let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, loadsIndex: true)
@@ -66,5 +68,37 @@ import Testing
         await disk.waitForWrites()
         #expect(disk.count == 100)
         #expect(await disk.read("wanted") == wanted, "asked five times: kept over an entry asked three")
+    }
+
+    /// An answer for a key that is not written (here larger than the whole write queue)
+    /// takes the file it would have replaced with it: nothing older is read after it.
+    @Test func aNewerAnswerNotWrittenTakesTheFileWithIt() async throws {
+        let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, writeQueueLimit: 2048)
+        let older = entry([("Cache-Control", "max-age=60")], body: "older")
+        disk.write("key", older)
+        await disk.waitForWrites()
+        let path = disk.path(for: DiskTier.name("key"))
+        #expect(await disk.read("key") == older)
+        #expect(!disk.write("key", entry([("Cache-Control", "max-age=60")], body: String(repeating: "n", count: 4000))))
+        #expect(await disk.read("key") == nil, "the older file is no longer read")
+        await disk.waitForWrites()
+        #expect(disk.count == 0)
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    /// The same with the older answer still in line: it is not read from the line, and its
+    /// write, when its turn comes, leaves nothing indexed or on disk.
+    @Test func aNewerAnswerNotWrittenTakesAnOlderInLineWithIt() async throws {
+        let (disk, writer) = try await held()
+        let older = entry([("Cache-Control", "max-age=60")], body: "older")
+        disk.write("key", older)
+        #expect(await disk.read("key") == older, "in line: read from the line")
+        #expect(!disk.write("key", entry([], body: String(repeating: "n", count: 17 << 20))))
+        #expect(await disk.read("key") == nil)
+        writer.signal()
+        await disk.waitForWrites()
+        #expect(await disk.read("key") == nil)
+        #expect(disk.count == 1, "only the entry the writer was held after")
+        #expect(!FileManager.default.fileExists(atPath: disk.path(for: DiskTier.name("key"))))
     }
 }
