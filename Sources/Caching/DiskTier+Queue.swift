@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -145,6 +146,8 @@ extension DiskTier {
         let judgedName = !replacing && charge > AdmissionPolicy.window(of: budget) ? Self.name(key) : nil
         var queuedID: UInt64?
         let hash = replacing ? 0 : key.sketchHash
+        // Under the same lock as the verdict, so a newer answer queued by another loop meanwhile is not taken too.
+        var superseded: Supersession?
         let admission: Admission = index.withLock { index in
             // An entry the budget cannot hold would only evict everything else, then itself;
             // one larger than the whole queue would never see it come back under its limit.
@@ -152,13 +155,17 @@ extension DiskTier {
             let mayWait = mayOverfill && !index.stalled && index.pendingBytes + queued <= 2 * writeQueueLimit
             guard charge <= budget, queued <= writeQueueLimit, fits || mayWait else {
                 index.skippedWrites += 1
+                if !replacing { superseded = index.supersedeInLine(key, hash: hash) }
                 return .skipped
             }
             // While the listing runs nothing is contested: what is on disk is not counted yet.
             let judging = judgedName != nil && index.loading.phase != .listing
             if judging, let judgedName {
                 index.entries.limit = entryBudget
-                guard index.entries.admits(judgedName, charge: charge) else { return .notAdmitted }
+                guard index.entries.admits(judgedName, charge: charge) else {
+                    superseded = index.supersedeInLine(key, hash: hash)
+                    return .notAdmitted
+                }
             }
             index.pendingWrites += 1
             index.pendingBytes += queued
@@ -171,7 +178,7 @@ extension DiskTier {
             return .queued(overfilled: !fits, judged: judging)
         }
         guard case .queued(_, let judged) = admission else {
-            if !replacing { supersede(key, named: judgedName ?? Self.name(key), hash: hash) }
+            if let superseded { removeSuperseded(judgedName ?? Self.name(key), hash: hash, superseded) }
             return admission
         }
         let readableID = queuedID
@@ -187,28 +194,32 @@ extension DiskTier {
         return admission
     }
 
-    /// An answer for `key` that is not written still replaces what the tier holds under its
-    /// name, in line or in a file: once the memory tier let the newer answer go, the older
-    /// would be served again, back in time (RFC 9111 §4: a cache uses the most recent
-    /// response it has). It leaves the index at once; the writer does not index an older
-    /// write still in line, and removes the file after them.
-    private func supersede(_ key: CacheKey, named name: EntryName, hash: Int) {
-        let mark: UInt64? = index.withLock { index in
-            let inLine = index.queued[hash]?.key == key
-            guard inLine || index.mayHold(name) else { return nil }
-            if inLine { index.queued[hash] = nil }
-            index.superseded[hash] = index.lastQueued
+    /// An answer for a key that is not written still replaces what the tier holds for it, in
+    /// line or in a file: once the memory tier let the newer answer go, the older would be
+    /// served again, back in time (RFC 9111 §4: a cache uses the most recent response it
+    /// has). `Index.supersedeInLine` took it out of the line and marked its writes in line;
+    /// here the file leaves the index and is unlinked at once, off the loop but not behind
+    /// the writer's backlog (a kill meanwhile would leave it to be listed at the next start).
+    /// The writer, after the older writes, lets the mark go.
+    private func removeSuperseded(_ name: EntryName, hash: Int, _ superseded: Supersession) {
+        let held = index.withLock { index in
+            guard superseded.inLine || index.mayHold(name) else {
+                if index.superseded[hash] == superseded.mark { index.superseded[hash] = nil }
+                return false
+            }
             index.forget(name)
             index.pendingWrites += 1
-            return index.lastQueued
+            return true
         }
-        guard let mark else { return }
+        guard held else { return }
+        reads.async { [self] in unlink(path(for: name)) }
         writes.add(start: true) { [self] in
             let written = index.withLock { index in
-                if index.superseded[hash] == mark { index.superseded[hash] = nil }
+                if index.superseded[hash] == superseded.mark { index.superseded[hash] = nil }
                 // A newer answer for the key may have been written since.
                 return index.entries.contains(name)
             }
+            // Again, should an older write have been under way as the answer was superseded.
             if !written { unlink(path(for: name)) }
             finishWrite()
         }
@@ -231,7 +242,7 @@ extension DiskTier {
                                counted: Bool, queued: (hash: Int, id: UInt64)?) {
         let name = Self.name(key)
         let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
-        let wanted = !replacing || index.withLock { $0.entries.contains(name) }
+        let wanted = index.withLock { index in replacing ? index.entries.contains(name) : !index.isSuperseded(queued) }
         let (outcome, size) = wanted ? writeEntry(key, entry, rendition, to: path(for: name)) : (nil, 0)
         let victims = index.withLock { index in
             index.pendingBytes -= charged
@@ -243,7 +254,7 @@ extension DiskTier {
             case nil:
                 break
             case .written:
-                if let queued, let mark = index.superseded[queued.hash], queued.id <= mark { return [name] }
+                if index.isSuperseded(queued) { return [name] }
                 index.full = false
                 index.verified.remove(name)
                 if index.loading.phase != .listing { index.entries.limit = entryBudget }
@@ -265,7 +276,7 @@ extension DiskTier {
             }
             // As in `supersede`: the file this answer was to replace goes with it. A rewrite
             // carries the file's own entry, which stays.
-            guard !replacing else { return [] }
+            guard !replacing, outcome != nil else { return [] }
             index.forget(name)
             return [name]
         }
@@ -300,5 +311,32 @@ extension DiskTier {
             }
             if idle { continuation.resume() }
         }
+    }
+}
+
+extension DiskTier {
+    /// A newer answer for a key that is not written: the id of the last write in line then
+    /// (that write and every older one are superseded), and whether the key's answer was
+    /// waiting in the line.
+    struct Supersession {
+        let mark: UInt64
+        let inLine: Bool
+    }
+}
+
+extension DiskTier.Index {
+    /// Takes `key`'s answer out of the line, where reads would find it, and marks every write
+    /// in line so far as superseded for the key.
+    mutating func supersedeInLine(_ key: CacheKey, hash: Int) -> DiskTier.Supersession {
+        let inLine = queued[hash]?.key == key
+        if inLine { queued[hash] = nil }
+        superseded[hash] = lastQueued
+        return DiskTier.Supersession(mark: lastQueued, inLine: inLine)
+    }
+
+    /// Whether a write in line (its key's hash and its id) was superseded since it was queued.
+    func isSuperseded(_ queued: (hash: Int, id: UInt64)?) -> Bool {
+        guard let queued, let mark = superseded[queued.hash] else { return false }
+        return queued.id <= mark
     }
 }

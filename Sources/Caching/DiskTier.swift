@@ -66,7 +66,7 @@ public final class DiskTier: Sendable {
         var queued: [Int: QueuedEntry] = [:]
         var lastQueued: UInt64 = 0
         /// Under a key's `sketchHash`, the last id in line when a newer answer for the key was
-        /// not written: writes up to it are older, and are not indexed (`supersede`).
+        /// not written: writes up to it are older, and are neither written nor indexed.
         var superseded: [Int: UInt64] = [:]
         var skippedWrites = 0
         var waitedWrites = 0

@@ -101,4 +101,27 @@ import Testing
         #expect(disk.count == 1, "only the entry the writer was held after")
         #expect(!FileManager.default.fileExists(atPath: disk.path(for: DiskTier.name("key"))))
     }
+
+    /// The superseded file goes at once, not behind the writer's backlog: a process killed
+    /// before the writer caught up would list it again at its next start.
+    @Test func aSupersededFileGoesWhileTheWriterIsBehind() async throws {
+        let disk = try DiskTier(directory: temporaryDirectory(), budget: 1 << 24, loadsIndex: true)
+        await disk.waitForIndex()
+        let older = entry([("Cache-Control", "max-age=60")], body: "older")
+        disk.write("key", older)
+        await disk.waitForWrites()
+        let path = disk.path(for: DiskTier.name("key"))
+        let writer = DispatchSemaphore(value: 0)
+        disk.write("first", older, whenDone: { writer.wait() })
+        #expect(!disk.write("key", entry([], body: String(repeating: "n", count: 17 << 20))))
+        var gone = false
+        for _ in 0..<100 where !gone {
+            gone = !FileManager.default.fileExists(atPath: path)
+            if !gone { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        #expect(gone, "the older file is still there while the writer is held")
+        writer.signal()
+        await disk.waitForWrites()
+        #expect(await disk.read("key") == nil)
+    }
 }
