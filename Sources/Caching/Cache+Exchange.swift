@@ -181,7 +181,10 @@ extension Cache {
             region.stream.whenPaced { [memory] in memory.remove(key, ifStill: response) }
             region.stream.whenFinished { [self] whole in
                 guard whole, !region.stream.isPaced, let body = Self.settled(region), body.count <= policy.maxObjectSize else {
-                    return memory.remove(key, ifStill: response)
+                    memory.remove(key, ifStill: response)
+                    // Kept nowhere, it still supersedes what the tiers hold, as in `keep`.
+                    Task { await invalidate(key: key.primary) }
+                    return
                 }
                 // Once the stream has ended no answer waits for this entry: a full queue skips it.
                 let entry = entry.with(body: body)

@@ -167,7 +167,11 @@ public final class Cache: Sendable {
     /// Removes what is stored for a resource (and so every variant of it) from every tier,
     /// and, through the shared tier, from every other replica's.
     public func invalidate(_ resource: String) async {
-        let key = key(resource)
+        await invalidate(key: key(resource))
+    }
+
+    /// As `invalidate(_:)`, by the resource's primary key.
+    func invalidate(key: CacheKey) async {
         memory.remove(key)
         await disk?.remove(key)
         // Again: a concurrent request may have read the file back into memory before it went.
