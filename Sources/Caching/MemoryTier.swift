@@ -59,18 +59,22 @@ public final class MemoryTier: Sendable {
         var slotIndex: [CacheKey: Int32] = [:]
         /// Which items stay: each slot's cost, hash and place in its lists.
         var policy: AdmissionPolicy
-        /// Removals asked for (invalidations, purges), counted so that a read of another tier
-        /// begun before one does not put back what it removed (`set(_:_:unlessRemovedSince:)`).
+        /// Removals asked for (invalidations, purges) and answers stored, counted so that a
+        /// read of another tier begun before one does not put back what it removed or
+        /// replaced (`set(_:_:unlessRemovedSince:)`).
         var removals: UInt64 = 0
-        /// The keys of the latest removals, oldest first; nil for a purge by selection, which
-        /// may take any key.
+        /// The keys of the latest removals, a ring with the next to overwrite at `nextRemoval`;
+        /// nil for a purge by selection, which may take any key. A ring: every answer stored
+        /// counts one, and shifting an array of 32 keys for each cost revalidation-304 1.4 % of
+        /// its instructions (gate).
         var recentRemovals: [CacheKey?] = []
+        var nextRemoval = 0
         static let remembered = 32
 
         mutating func noteRemoval(of key: CacheKey?) {
             removals &+= 1
-            if recentRemovals.count == Self.remembered { recentRemovals.removeFirst() }
-            recentRemovals.append(key)
+            if recentRemovals.count < Self.remembered { recentRemovals.append(key) } else { recentRemovals[nextRemoval] = key }
+            nextRemoval = (nextRemoval + 1) % Self.remembered
         }
 
         /// Whether a removal since `count` may have taken `key` (or its primary key).
@@ -78,7 +82,10 @@ public final class MemoryTier: Sendable {
             let since = removals &- count
             guard since > 0 else { return false }
             guard since <= UInt64(recentRemovals.count) else { return true }
-            return recentRemovals.suffix(Int(since)).contains { $0 == nil || $0 == key || $0 == key.primary }
+            return (1...Int(since)).contains { back in
+                let removed = recentRemovals[(nextRemoval - back + Self.remembered) % Self.remembered]
+                return removed == nil || removed == key || removed == key.primary
+            }
         }
 
         /// Offers `item` to the policy; whether it was kept. What the policy let go (evicted,
@@ -153,15 +160,16 @@ public final class MemoryTier: Sendable {
         offer(key, item, unlessRemovedSince: nil) == .kept
     }
 
-    /// The removals asked for so far: what a read of the disk or shared tier passes to
-    /// `set(_:_:unlessRemovedSince:)` once it has the item.
+    /// The removals asked for and answers stored so far: what a read of the disk or shared
+    /// tier passes to `set(_:_:unlessRemovedSince:)` once it has the item.
     public var removals: UInt64 { state.withLock { $0.removals } }
 
-    /// As `set`, unless a removal that may have taken `key` was asked for since `removals` was
-    /// read: then nothing is kept and it returns nil. An item read from another tier while a
-    /// purge removed it there would otherwise come back into memory after the purge and be
-    /// served until it expires. A purge by tag or of everything counts for every key, as do
-    /// removals too many to remember: a put-back skipped costs the next request a read.
+    /// As `set`, unless a removal that may have taken `key`, or a newer answer for it, came
+    /// since `removals` was read: then nothing is kept and it returns nil. An item read from
+    /// another tier while a purge removed it there would otherwise come back into memory after
+    /// the purge, or over the newer answer, and be served until it expires. A purge by tag or
+    /// of everything counts for every key, as do changes too many to remember (32): a put-back
+    /// skipped costs the next request a read.
     public func set(_ key: CacheKey, _ item: Item, unlessRemovedSince removals: UInt64?) -> Bool? {
         offer(key, item, unlessRemovedSince: removals).map { $0 == .kept }
     }
@@ -179,6 +187,8 @@ public final class MemoryTier: Sendable {
                 placement = nil
                 return []
             }
+            // A newer answer, not a put-back: a read of another tier begun before must not undo it.
+            if removals == nil { state.noteRemoval(of: key) }
             var dropped: [(key: CacheKey, item: Item)] = []
             var replacing: AdmissionPolicy.Queue?
             if let existing = state.slotIndex[key] {

@@ -24,6 +24,18 @@ import Bodies
         #expect(memory.get("/a") != nil)
     }
 
+    /// A newer answer stored while an older one was being read from another tier: the read
+    /// does not put the older back over it.
+    @Test func anItemReadBeforeANewerAnswerWasStoredIsNotKept() {
+        let memory = MemoryTier(budget: 1 << 20)
+        let newer = entry([("Cache-Control", "max-age=600")], body: "{\"v\":2}")
+        let before = memory.removals
+        memory.set("/a", .response(StoredResponse(entry: newer, rendered: .plain(newer))))
+        #expect(memory.set("/a", item, unlessRemovedSince: before) == nil)
+        guard case .response(let held)? = memory.get("/a") else { return #expect(Bool(false), "the newer answer is gone") }
+        #expect(held.entry == newer)
+    }
+
     @Test func anotherKeysRemovalLetsItInButAPurgeBySelectionDoesNot() {
         let memory = MemoryTier(budget: 1 << 20)
         let before = memory.removals
