@@ -43,7 +43,12 @@ import TestSupport
         let adminPort = try #require(service.adminServer?.port)
         #expect((try? TestClient(port: adminPort)) != nil, "the admin listener serves until the stop")
         // Its own sockets, by inode: once the port is free another test's listener may take it.
-        let listeners = Self.listeningSocketInodes(port: adminPort).intersection(Self.ownSocketInodes())
+        // Listed again if need be: with hundreds of tests at once, one listing came back empty.
+        var listeners = Set<String>()
+        for _ in 0..<10 where listeners.isEmpty {
+            listeners = Self.listeningSocketInodes(port: adminPort).intersection(Self.ownSocketInodes())
+            if listeners.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        }
         #expect(!listeners.isEmpty)
         await service.stop()
         #expect(Self.ownSocketInodes().isDisjoint(with: listeners), "the admin listener is closed once stopped")
