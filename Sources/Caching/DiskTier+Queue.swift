@@ -199,8 +199,9 @@ extension DiskTier {
     /// served again, back in time (RFC 9111 §4: a cache uses the most recent response it
     /// has). `Index.supersedeInLine` took it out of the line and marked its writes in line;
     /// here the file leaves the index and is unlinked at once, off the loop but not behind
-    /// the writer's backlog (a kill meanwhile would leave it to be listed at the next start).
-    /// The writer, after the older writes, lets the mark go.
+    /// the writer's backlog (a kill meanwhile would leave it to be listed at the next start),
+    /// unless a newer answer was written since (`naming` keeps the two apart). The writer,
+    /// after the older writes, lets the mark go.
     private func removeSuperseded(_ name: EntryName, hash: Int, _ superseded: Supersession) {
         let held = index.withLock { index in
             guard superseded.inLine || index.mayHold(name) else {
@@ -212,7 +213,13 @@ extension DiskTier {
             return true
         }
         guard held else { return }
-        reads.async { [self] in unlink(path(for: name)) }
+        reads.async { [self] in
+            naming.withLock { _ in
+                // Not once a newer answer for the key was written: it is indexed by then.
+                guard !index.withLock({ $0.entries.contains(name) }) else { return }
+                unlink(path(for: name))
+            }
+        }
         writes.add(start: true) { [self] in
             let written = index.withLock { index in
                 if index.superseded[hash] == superseded.mark { index.superseded[hash] = nil }
@@ -243,42 +250,46 @@ extension DiskTier {
         let name = Self.name(key)
         let head = DiskIndex.Head(key: key, status: entry.status, headers: entry.headers)
         let wanted = index.withLock { index in replacing ? index.entries.contains(name) : !index.isSuperseded(queued) }
-        let (outcome, size) = wanted ? writeEntry(key, entry, rendition, to: path(for: name)) : (nil, 0)
-        let victims = index.withLock { index in
-            index.pendingBytes -= charged
-            // Indexed under the same lock, or not written: readable from its file or gone.
-            if let queued, let at = index.queued.index(forKey: queued.hash), index.queued.values[at].id == queued.id {
-                index.queued.remove(at: at)
+        // An early removal of a superseded file (`removeSuperseded`) takes `naming` too: it
+        // cannot unlink this file between its naming and its indexing.
+        let victims = naming.withLock { _ in
+            let (outcome, size) = wanted ? writeEntry(key, entry, rendition, to: path(for: name)) : (nil, 0)
+            return index.withLock { index in
+                index.pendingBytes -= charged
+                // Indexed under the same lock, or not written: readable from its file or gone.
+                if let queued, let at = index.queued.index(forKey: queued.hash), index.queued.values[at].id == queued.id {
+                    index.queued.remove(at: at)
+                }
+                switch outcome {
+                case nil:
+                    break
+                case .written:
+                    if index.isSuperseded(queued) { return [name] }
+                    index.full = false
+                    index.verified.remove(name)
+                    if index.loading.phase != .listing { index.entries.limit = entryBudget }
+                    // What the policy let go: evicted, or lost its contest (this entry among them,
+                    // when it lost at once: its file is removed again).
+                    let released = index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head,
+                                                        counted: counted)
+                    released.forEach { index.verified.remove($0) }
+                    // Its checksum was taken from the body just written: no read need take it again.
+                    if size > Self.largestReadWhole, index.entries.contains(name) { index.verified.insert(name) }
+                    return released + Self.evict(&index, budget: entryBudget)
+                case .full:
+                    if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
+                    index.full = true
+                    index.failedWrites += 1
+                case .failed:
+                    index.failedWrites += 1
+                    report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
+                }
+                // As in `removeSuperseded`: the file this answer was to replace goes with it. A rewrite
+                // carries the file's own entry, which stays.
+                guard !replacing, outcome != nil else { return [] }
+                index.forget(name)
+                return [name]
             }
-            switch outcome {
-            case nil:
-                break
-            case .written:
-                if index.isSuperseded(queued) { return [name] }
-                index.full = false
-                index.verified.remove(name)
-                if index.loading.phase != .listing { index.entries.limit = entryBudget }
-                // What the policy let go: evicted, or lost its contest (this entry among them,
-                // when it lost at once: its file is removed again).
-                let released = index.entries.insert(name, charge: Self.charge(size), stamp: index.nextStamp(), head: head,
-                                                    counted: counted)
-                released.forEach { index.verified.remove($0) }
-                // Its checksum was taken from the body just written: no read need take it again.
-                if size > Self.largestReadWhole, index.entries.contains(name) { index.verified.insert(name) }
-                return released + Self.evict(&index, budget: entryBudget)
-            case .full:
-                if !index.full { report("the disk is full: answers are kept in memory only until a write succeeds") }
-                index.full = true
-                index.failedWrites += 1
-            case .failed:
-                index.failedWrites += 1
-                report("a cache file could not be written (\(path(for: name))): the answer is kept in memory only")
-            }
-            // As in `supersede`: the file this answer was to replace goes with it. A rewrite
-            // carries the file's own entry, which stays.
-            guard !replacing, outcome != nil else { return [] }
-            index.forget(name)
-            return [name]
         }
         victims.forEach { unlink(path(for: $0)) }
         finishWrite()

@@ -105,6 +105,9 @@ public final class DiskTier: Sendable {
     }
 
     let index = Locked(Index())
+    /// Held by the writer from naming a file to indexing it, and by the early removal of a
+    /// superseded one (`DiskTier+Queue`), which must not unlink a newer file named meanwhile.
+    let naming = Locked(())
     /// Where the index found at start is loaded, once; `stopLoading` waits on it.
     let loads = DispatchQueue(label: "larder.disk.load", qos: .utility)
     let reads = DispatchQueue(label: "larder.disk.read", qos: .userInitiated, attributes: .concurrent)
