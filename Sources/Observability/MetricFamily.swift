@@ -51,7 +51,7 @@ package enum MetricFamily: String, CaseIterable, Sendable {
         case .diskWritesSkipped: "Entries kept in memory only because the disk write queue was full."
         case .diskWriteErrors: "Disk writes that failed (disk full, I/O error); the entry stayed in memory only."
         case .diskWriteWaits: "Misses whose answer waited for the disk writer, the write queue being full (up to 100 ms each)."
-        case .diskWriteQueueEntries: "Entries waiting for the disk writer now (each served from the queue until written)."
+        case .diskWriteQueueEntries: "Entries waiting for the disk writer now (each served from the queue until written; a superseded file to remove counts as one)."
         case .diskWriteQueueBytes: "Bytes the entries waiting for the disk writer hold in memory (past 16 MiB, misses wait for it)."
         case .upstreamRequests: "Requests sent to each upstream, by outcome (ok, status_4xx, status_5xx, timeout, error)."
         case .upstreamDuration: "Time of each upstream exchange, by upstream."
