@@ -233,12 +233,11 @@ public final class DiskTier: Sendable {
     /// The entry stored for `key` with the rendition kept beside it, if any; nil when there
     /// is none or its file is damaged (then removed).
     public func readKept(_ key: CacheKey) async -> (entry: CacheEntry, rendition: Rendition?)? {
+        let name = Self.name(key)
         if let queued = index.withLock({ $0.queued.isEmpty ? nil : $0.queued[key.sketchHash] }), queued.key == key {
-            let name = Self.name(key)
             index.withLock { $0.entries.touch(name) }
             return (queued.entry, queued.rendition)
         }
-        let name = Self.name(key)
         // On an event loop, a file the page cache holds is read there and then: the hop to a
         // reader thread and back cost more than the read. Anything else goes to the readers.
         var read: EntryRead?

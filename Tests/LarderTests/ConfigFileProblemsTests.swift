@@ -187,14 +187,14 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let fifo = folder + "/once"
         #expect(mkfifo(fifo, 0o600) == 0)
-        // The writer's open waits for Larder's; it writes once and leaves.
-        Thread {
-            let fd = open(fifo, O_WRONLY)
-            guard fd >= 0 else { return }
-            _ = "fifo-secret\n".withCString { write(fd, $0, 12) }
-            close(fd)
-        }.start()
-        defer { let fd = open(fifo, O_RDONLY | O_NONBLOCK); if fd >= 0 { close(fd) } }  // frees a writer still waiting
+        // Written once before Larder reads: a read end held open keeps the bytes in the pipe,
+        // and the writer gone, a second read would find nothing.
+        let holder = open(fifo, O_RDONLY | O_NONBLOCK)
+        defer { close(holder) }
+        let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+        #expect(holder >= 0 && writer >= 0)
+        _ = "fifo-secret\n".withCString { write(writer, $0, 12) }
+        close(writer)
         let once = try await ConfigFile.load(path: ConfigFixture.file(
             "weather-headers: [\"X-W: @\(fifo)\"]\nroutes:\n  /r:\n    origin: http://127.0.0.1:9\n    set-fields: [\"X-A: @\(fifo)\"]\n"))
         let settings = try ServeSettings.resolve(flags: [:], environment: [:], file: once)
