@@ -226,7 +226,7 @@ extension DiskTier {
                 // A newer answer for the key may have been written since.
                 return index.entries.contains(name)
             }
-            // Again, should an older write have been under way as the answer was superseded.
+            // Again, in line: `waitForWrites` then covers the removal the read queue may not have made yet.
             if !written { unlink(path(for: name)) }
             finishWrite()
         }

@@ -234,10 +234,12 @@ public final class DiskTier: Sendable {
     /// is none or its file is damaged (then removed).
     public func readKept(_ key: CacheKey) async -> (entry: CacheEntry, rendition: Rendition?)? {
         let name = Self.name(key)
-        if let queued = index.withLock({ $0.queued.isEmpty ? nil : $0.queued[key.sketchHash] }), queued.key == key {
-            index.withLock { $0.entries.touch(name) }
-            return (queued.entry, queued.rendition)
+        let queued = index.withLock { index -> QueuedEntry? in
+            guard !index.queued.isEmpty, let queued = index.queued[key.sketchHash], queued.key == key else { return nil }
+            index.entries.touch(name)
+            return queued
         }
+        if let queued { return (queued.entry, queued.rendition) }
         // On an event loop, a file the page cache holds is read there and then: the hop to a
         // reader thread and back cost more than the read. Anything else goes to the readers.
         var read: EntryRead?
